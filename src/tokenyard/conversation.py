@@ -1,0 +1,137 @@
+"""The canonical request.
+
+Every API's request becomes a `Conversation`; the prompt is a function of it alone.
+An assistant turn is an ordered list of parts: reasoning, text and tool calls keep
+the order the model produced them in, because the next turn must replay them
+exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Text(_Part):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class Reasoning(_Part):
+    """Model reasoning. `text` is the exact reasoning as generated, when we have it.
+    `signature` is whatever proof of origin the client echoed (ours or foreign);
+    `opaque` holds reasoning we can not read (Anthropic `redacted_thinking` data, an
+    encrypted item that is not ours) and is never rendered into a prompt."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str = ""
+    signature: str | None = None
+    opaque: str | None = None
+
+
+class ToolCall(_Part):
+    """`arguments` is the arguments JSON text exactly as it was produced."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    arguments: str = "{}"
+    kind: Literal["function", "custom"] = "function"
+
+    def input(self) -> Any:
+        try:
+            return json.loads(self.arguments) if self.arguments.strip() else {}
+        except ValueError:
+            return self.arguments
+
+
+class Image(_Part):
+    type: Literal["image"] = "image"
+    media_type: str | None = None
+    data: str | None = None  # base64
+    url: str | None = None
+
+
+class ToolResult(_Part):
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    content: list[Union[Text, Image]] = Field(default_factory=list)
+    is_error: bool = False
+    name: str | None = None
+
+    def text(self) -> str:
+        return "".join(p.text for p in self.content if isinstance(p, Text))
+
+
+Part = Annotated[Union[Text, Reasoning, ToolCall, ToolResult, Image], Field(discriminator="type")]
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+
+
+class Message(BaseModel):
+    role: Role
+    parts: list[Part] = Field(default_factory=list)
+
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, Text))
+
+
+class ToolSpec(BaseModel):
+    """A tool offered to the model. Custom (freeform) tools are presented to open
+    models as a function with one string parameter."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    kind: Literal["function", "custom"] = "function"
+
+
+class ToolChoice(BaseModel):
+    mode: Literal["auto", "none", "required", "named"] = "auto"
+    name: str | None = None
+
+
+class ThinkingControl(BaseModel):
+    """Per-request thinking. `default` means the client said nothing; `adaptive` lets
+    the model decide (Claude Code's default). `effort` is OpenAI's reasoning.effort
+    or Anthropic's output_config.effort."""
+
+    mode: Literal["default", "enabled", "adaptive", "disabled"] = "default"
+    budget_tokens: int | None = None
+    effort: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "disabled"
+
+
+class SamplingParams(BaseModel):
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    stop: list[str] = Field(default_factory=list)
+    seed: int | None = None
+
+
+class Conversation(BaseModel):
+    model: str
+    system: list[Text] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    tool_choice: ToolChoice = Field(default_factory=ToolChoice)
+    parallel_tool_calls: bool = True
+    sampling: SamplingParams = Field(default_factory=SamplingParams)
+    thinking: ThinkingControl = Field(default_factory=ThinkingControl)
+    # Extra chat-template variables the client asked for (chat_template_kwargs).
+    template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    # Identifies the agent session for prefix-stability tracking.
+    session_key: str | None = None
+    # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
+    agent: str | None = None

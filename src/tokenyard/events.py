@@ -1,0 +1,128 @@
+"""The canonical output stream.
+
+Parsers turn the engine's raw text into these events, in order; every API encoder
+turns them into its own wire events. Order is data: an encoder opens and closes
+blocks as the kind of event changes and never regroups.
+
+Classes are plain slotted dataclasses: they are created once per streamed token on
+the hot path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+
+@dataclass(slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(slots=True)
+class Marker:
+    """Recognised syntax that carries no content: reasoning and tool-call markers, and
+    the whitespace that separates blocks. Encoders ignore it; it exists so every
+    character the engine emitted is accounted for (conservation) and so `tokenyard
+    parse` can show what was recognised."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class ToolCallStart:
+    """The function name is known. `declared` is False when the request never
+    offered a tool of that name."""
+
+    index: int
+    id: str
+    name: str
+    declared: bool = True
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    """A fragment of the arguments JSON. The fragments of one call, joined, equal the
+    `arguments` of its `ToolCallReady` exactly, and every prefix of the join is a
+    prefix of valid JSON."""
+
+    index: int
+    arguments: str
+
+
+@dataclass(slots=True)
+class ToolCallReady:
+    """A complete, well-formed call: the dispatch point. `raw` is the exact text the
+    model emitted for this call, markers included."""
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+    raw: str
+    declared: bool = True
+
+    def input(self) -> dict[str, Any]:
+        value = json.loads(self.arguments)
+        return value if isinstance(value, dict) else {"value": value}
+
+
+@dataclass(slots=True)
+class ToolCallIncomplete:
+    """A call that was started but can not be dispatched: the output ended inside it
+    (`reason="truncated"`, e.g. at max_tokens) or its arguments stopped being valid
+    JSON (`reason="invalid_arguments"`). `arguments` is what was streamed as deltas;
+    `raw` is every character the model emitted for the call."""
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+    raw: str
+    reason: Literal["truncated", "invalid_arguments"]
+    declared: bool = True
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+FinishReason = Literal["stop", "length", "stop_sequence", "tool_calls", "cancelled", "error"]
+
+
+@dataclass(slots=True)
+class Finish:
+    reason: FinishReason
+    stop_sequence: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(slots=True)
+class StreamError:
+    message: str
+    kind: str = "api_error"
+
+
+ParseEvent = Union[
+    ReasoningDelta, TextDelta, Marker, ToolCallStart, ToolCallDelta, ToolCallReady, ToolCallIncomplete
+]
+Event = Union[ParseEvent, Usage, Finish, StreamError]
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """A JSON-ready view of an event, `type` first (used by `tokenyard parse`)."""
+    out: dict[str, Any] = {"type": type(event).__name__}
+    for name in event.__slots__:  # type: ignore[union-attr]
+        value = getattr(event, name)
+        out[name] = event_to_dict(value) if isinstance(value, Usage) else value
+    return out

@@ -1,0 +1,168 @@
+"""Schema-typed coercion of untyped tool-call parameters.
+
+XML-parameter formats (qwen3_coder, minimax_m2, DSML with string="false", glm47...)
+carry every value as text. The tool's JSON schema decides what it becomes:
+integer/number/boolean/null are converted, object/array are parsed as JSON (or a
+Python literal, which models also write), anything else stays a string. A
+parameter the schema does not declare stays a string. A value that does not fit
+its declared type is kept as the string the model wrote rather than invented.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+from ..conversation import ToolSpec
+
+_SCALAR_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
+
+
+def parameter_types(tool: ToolSpec | None, name: str) -> tuple[str, ...]:
+    """The JSON types the tool's schema allows for parameter `name`, in the order we
+    try them (a string is always the last resort). Empty when undeclared."""
+    if tool is None:
+        return ()
+    props = tool.parameters.get("properties") if isinstance(tool.parameters, dict) else None
+    if not isinstance(props, dict) or name not in props:
+        return ()
+    return schema_types(props[name])
+
+
+def schema_types(schema: Any) -> tuple[str, ...]:
+    found: set[str] = set()
+    _collect_types(schema, found)
+    return tuple(t for t in _SCALAR_ORDER if t in found)
+
+
+def _collect_types(schema: Any, found: set[str]) -> None:
+    if not isinstance(schema, dict):
+        return
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        found.add(kind)
+    elif isinstance(kind, list):
+        found.update(k for k in kind if isinstance(k, str))
+    if "enum" in schema and "type" not in schema:
+        for value in schema["enum"]:
+            found.add(_json_type(value))
+    if "const" in schema and "type" not in schema:
+        found.add(_json_type(schema["const"]))
+    if "properties" in schema and "type" not in schema:
+        found.add("object")
+    if "items" in schema and "type" not in schema:
+        found.add("array")
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key) or ():
+            _collect_types(sub, found)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "string"
+
+
+def wants_string(types: tuple[str, ...]) -> bool:
+    """Whether a value can be streamed as a JSON string while it is still arriving:
+    the parameter is undeclared, or a string is the only thing it can be."""
+    return not types or types == ("string",)
+
+
+def coerce_value(text: str, types: tuple[str, ...]) -> Any:
+    """Convert parameter text according to the allowed `types` (see
+    `parameter_types`)."""
+    if not types:
+        return text
+    stripped = text.strip()
+    for kind in types:
+        ok, value = _TRY[kind](stripped)
+        if ok:
+            return value
+    return text
+
+
+def _try_null(s: str) -> tuple[bool, Any]:
+    return (s.lower() in ("null", "none"), None)
+
+
+def _try_boolean(s: str) -> tuple[bool, Any]:
+    low = s.lower()
+    if low in ("true", "false"):
+        return True, low == "true"
+    return False, None
+
+
+def _try_integer(s: str) -> tuple[bool, Any]:
+    try:
+        return True, int(s)
+    except ValueError:
+        pass
+    try:  # "3.0" for an integer parameter
+        value = float(s)
+    except ValueError:
+        return False, None
+    if value.is_integer():
+        return True, int(value)
+    return False, None
+
+
+def _try_number(s: str) -> tuple[bool, Any]:
+    try:
+        value = float(s)
+    except ValueError:
+        return False, None
+    if value != value or value in (float("inf"), float("-inf")):
+        return False, None  # not representable in JSON
+    return True, int(value) if value.is_integer() and "." not in s and "e" not in s.lower() else value
+
+
+def _try_container(kind: type) -> Any:
+    def attempt(s: str) -> tuple[bool, Any]:
+        try:
+            value = json.loads(s)
+        except ValueError:
+            try:
+                value = ast.literal_eval(s)
+            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+                return False, None
+        if isinstance(value, kind):
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError):
+                return False, None
+            return True, value
+        return False, None
+
+    return attempt
+
+
+def _try_string(s: str) -> tuple[bool, Any]:
+    return False, None  # the caller keeps the original (unstripped) text
+
+
+_TRY = {
+    "null": _try_null,
+    "boolean": _try_boolean,
+    "integer": _try_integer,
+    "number": _try_number,
+    "object": _try_container(dict),
+    "array": _try_container(list),
+    "string": _try_string,
+}
+
+
+def dumps(value: Any) -> str:
+    """The one JSON spelling every parser uses for arguments it builds itself."""
+    return json.dumps(value, ensure_ascii=False)

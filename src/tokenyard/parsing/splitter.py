@@ -1,0 +1,141 @@
+"""`OutputSplitter`: one response's raw text in, one ordered event stream out.
+
+The reasoning parser runs first; what it leaves as text goes through the tool-call
+parser. Events come out in the order the model produced them, so interleaved
+reasoning → tool → reasoning → tool → text stays exactly that.
+
+Block-edge whitespace (the newlines templates put after `<think>`, between calls,
+after `</think>`) is reported as `Marker`s rather than content, so a text block is
+never just "\\n\\n" and reasoning does not start with a newline; conservation still
+holds because markers carry those characters.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..conversation import ToolSpec
+from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta
+from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, reasoning_format
+from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
+from .tools.base import CallIds, ToolParser
+
+
+class OutputSplitter:
+    def __init__(
+        self,
+        reasoning_parser: str | None = None,
+        tool_parser: str | None = None,
+        *,
+        tools: Iterable[ToolSpec] | None = None,
+        thinking_enabled: bool = True,
+        prompt_opened_reasoning: bool = False,
+        call_ids: CallIds | None = None,
+    ):
+        tools = None if tools is None else list(tools)
+        call_ids = call_ids or CallIds()
+        self._reasoning: ReasoningParser | None = None
+        self._tools: ToolParser | None = None
+        self._harmony = None
+        reasoning_name = (reasoning_parser or "").strip().lower()
+        tool_name = (tool_parser or "").strip().lower()
+        if tool_name:
+            tool_name = check_tool_parser_name(tool_name)
+        if reasoning_name in HARMONY_REASONING_NAMES or tool_name in HARMONY_TOOL_NAMES:
+            from .harmony import HarmonyParser
+
+            if tool_name not in ("", *HARMONY_TOOL_NAMES) or reasoning_name not in ("", *HARMONY_REASONING_NAMES):
+                raise ValueError("gpt-oss harmony output needs reasoning parser 'gpt_oss' with tool parser 'harmony'")
+            self._harmony = HarmonyParser(
+                tools=tools, call_ids=call_ids, thinking_enabled=thinking_enabled, parse_tools=bool(tool_name)
+            )
+        else:
+            if tool_name:
+                self._tools = tool_parser_class(tool_name)(tools, call_ids)
+            if reasoning_name:
+                self._reasoning = ReasoningParser(
+                    reasoning_format(reasoning_name),
+                    thinking_enabled=thinking_enabled,
+                    prompt_opened=prompt_opened_reasoning,
+                    exit_markers=self._tools.exit_markers() if self._tools else (),
+                )
+        # Block-edge whitespace tracking (see module docstring).
+        self._run_kind: type | None = None
+        self._run_has_content = False
+        self._pending_space = ""
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        if self._harmony is not None:
+            return self._trim(self._harmony.feed(text))
+        if self._reasoning is not None:
+            events = self._reasoning.feed(text)
+        elif text:
+            events = [TextDelta(text)]
+        else:
+            return []
+        return self._trim(self._route(events))
+
+    def finish(self) -> list[ParseEvent]:
+        if self._harmony is not None:
+            events = self._harmony.finish()
+        else:
+            events = self._route(self._reasoning.finish()) if self._reasoning else []
+            if self._tools is not None:
+                events.extend(self._tools.finish())
+        out = self._trim(events)
+        if self._pending_space:
+            out.append(Marker(self._pending_space))
+            self._pending_space = ""
+        self._run_kind = None
+        return out
+
+    def _route(self, events: list[ParseEvent]) -> list[ParseEvent]:
+        tools = self._tools
+        if tools is None:
+            return events
+        if len(events) == 1 and type(events[0]) is TextDelta:
+            return tools.feed(events[0].text)  # type: ignore[union-attr]
+        out: list[ParseEvent] = []
+        for event in events:
+            if type(event) is TextDelta:
+                out.extend(tools.feed(event.text))  # type: ignore[union-attr]
+            else:
+                out.append(event)
+        return out
+
+    def _trim(self, events: list[ParseEvent]) -> list[ParseEvent]:
+        out: list[ParseEvent] = []
+        for event in events:
+            kind = type(event)
+            if kind is not TextDelta and kind is not ReasoningDelta:
+                if self._pending_space:
+                    out.append(Marker(self._pending_space))
+                    self._pending_space = ""
+                self._run_kind = None
+                out.append(event)
+                continue
+            text = event.text  # type: ignore[union-attr]
+            if kind is not self._run_kind:
+                if self._pending_space:
+                    out.append(Marker(self._pending_space))
+                    self._pending_space = ""
+                self._run_kind = kind
+                self._run_has_content = False
+            if not self._run_has_content:
+                body = text.lstrip()
+                if len(body) != len(text):
+                    out.append(Marker(text[: len(text) - len(body)]))
+                if not body:
+                    continue
+                text = body
+                self._run_has_content = True
+            body = text.rstrip()
+            if body:
+                tail = text[len(body) :]
+                if self._pending_space:
+                    body = self._pending_space + body
+                out.append(event if body is event.text else kind(body))  # type: ignore[union-attr]
+                self._pending_space = tail
+            else:
+                self._pending_space += text
+        return out

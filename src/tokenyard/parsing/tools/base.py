@@ -1,0 +1,432 @@
+"""What every tool-call parser shares.
+
+A `ToolParser` is fed the non-reasoning text of one response and returns ordered
+events. The base class owns the text state (find a format's start markers, holding
+back only a suffix that could still become one), event emission, call indices and
+ids, and the bookkeeping that guarantees conservation: every character ends up in
+a `TextDelta`, a `Marker`, or the `raw` of exactly one call.
+
+A format subclass implements `_parse_region(buf, final) -> int`: it is called with
+the buffer starting at a start marker (and then wherever it stopped consuming), and
+returns how many characters it consumed. Returning 0 means "need more input"; with
+`final=True` it must consume everything. It reports what it found through the
+`_text`, `_marker`, `_open_call`, `_raw`, `_stream_args`, `_close_call`, `_fail_call` and
+`_exit_region` helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import ClassVar, Iterable
+
+from ...conversation import ToolSpec
+from ...events import (
+    Marker,
+    ParseEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallIncomplete,
+    ToolCallReady,
+    ToolCallStart,
+)
+from ..json_stream import JsonStreamError, JsonValueScanner
+from ..markers import MarkerSet
+
+# What a model may plausibly call a function: identifiers, MCP-style `a__b`, dotted
+# and namespaced names. Anything else (spaces, quotes, newlines) is not a call.
+_FUNCTION_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,255}").fullmatch
+
+
+def is_function_name(name: str) -> bool:
+    return _FUNCTION_NAME(name) is not None
+
+
+class CallIds:
+    """Tool-call ids, unique within one response. A model's own ids (kimi's
+    `functions.get_weather:0`) are kept unless they collide."""
+
+    def __init__(self, prefix: str = "call_", nonce: str | None = None):
+        self._prefix = prefix
+        self._nonce = nonce if nonce is not None else secrets.token_hex(8)
+        self._count = 0
+        self._used: set[str] = set()
+
+    def new(self, model_id: str | None = None) -> str:
+        if model_id and model_id not in self._used:
+            self._used.add(model_id)
+            return model_id
+        while True:
+            candidate = f"{self._prefix}{self._nonce}{self._count:02d}"
+            self._count += 1
+            if candidate not in self._used:
+                self._used.add(candidate)
+                return candidate
+
+
+@dataclass(slots=True)
+class _OpenCall:
+    index: int
+    id: str
+    name: str
+    declared: bool
+    raw: list[str] = field(default_factory=list)
+    arguments: list[str] = field(default_factory=list)
+
+
+class ToolParser:
+    """Base class for tool-call parsers (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    # Markers that begin tool-call syntax in text.
+    start_markers: ClassVar[tuple[str, ...]] = ()
+    # Markers that, met inside reasoning, mean the model has started a call there
+    # (a known failure shape): the reasoning ends and the call is parsed. Defaults
+    # to `start_markers`.
+    reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = None
+
+    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
+        self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
+        self._ids = call_ids or CallIds()
+        self._starts = MarkerSet(self.start_markers)
+        self._events: list[ParseEvent] = []
+        self._buf = ""
+        self._in_region = False
+        self._next_index = 0
+        self._call: _OpenCall | None = None
+
+    @classmethod
+    def exit_markers(cls) -> tuple[str, ...]:
+        return cls.start_markers if cls.reasoning_exit_markers is None else cls.reasoning_exit_markers
+
+    # ---- the sans-IO interface -------------------------------------------------
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        if not self._in_region and not self._buf and not self._starts.could_start(text):
+            return [TextDelta(text)] if text else []
+        self._buf += text
+        self._run(final=False)
+        events, self._events = self._events, []
+        return events
+
+    def finish(self) -> list[ParseEvent]:
+        self._run(final=True)
+        if self._call is not None:
+            self._fail_call("truncated")
+        if self._buf:  # a subclass left text unconsumed at the end: it is text
+            self._text(self._buf)
+            self._buf = ""
+        events, self._events = self._events, []
+        return events
+
+    # ---- the loop ----------------------------------------------------------------
+
+    def _run(self, final: bool) -> None:
+        while self._buf:
+            if self._in_region:
+                consumed = self._parse_region(self._buf, final)
+                if consumed:
+                    self._buf = self._buf[consumed:]
+                elif not self._in_region:
+                    pass
+                elif not final:
+                    return
+                else:
+                    # A subclass must consume everything at the end; if it can not,
+                    # the rest is text rather than lost.
+                    self._abandon_region()
+                continue
+            buf = self._buf
+            match = self._starts.find(buf)
+            if match is not None:
+                at = match.start()
+                if not final and self._starts.is_proper_prefix(buf[at:]):
+                    # `<tool_call` of `<tool_calls>`: wait to see which marker it is.
+                    if at:
+                        self._text(buf[:at])
+                    self._buf = buf[at:]
+                    return
+                if at:
+                    self._text(buf[:at])
+                self._buf = buf[at:]
+                self._in_region = True
+                self._enter_region(match.group())
+                continue
+            held = 0 if final else self._starts.held_suffix(buf)
+            if held:
+                if held < len(buf):
+                    self._text(buf[:-held])
+                self._buf = buf[-held:]
+            else:
+                self._text(buf)
+                self._buf = ""
+            return
+
+    def _abandon_region(self) -> None:
+        if self._call is not None:
+            self._raw(self._buf)
+            self._fail_call("truncated")
+        else:
+            self._text(self._buf)
+        self._buf = ""
+        self._exit_region()
+
+    # ---- hooks for subclasses ------------------------------------------------------
+
+    def _enter_region(self, marker: str) -> None:
+        """Called when a start marker is found; the buffer begins with it."""
+
+    def _parse_region(self, buf: str, final: bool) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ---- emission helpers ------------------------------------------------------------
+
+    def _text(self, text: str) -> None:
+        if text:
+            self._events.append(TextDelta(text))
+
+    def _marker(self, text: str) -> None:
+        if text:
+            self._events.append(Marker(text))
+
+    def _exit_region(self) -> None:
+        self._in_region = False
+
+    def _open_call(self, name: str, raw: str = "", model_id: str | None = None) -> None:
+        if self._call is not None:  # a format subclass bug must not lose the call
+            self._fail_call("truncated")
+        declared = self.tools is None or name in self.tools
+        call = _OpenCall(self._next_index, self._ids.new(model_id), name, declared)
+        self._next_index += 1
+        if raw:
+            call.raw.append(raw)
+        self._call = call
+        self._events.append(ToolCallStart(call.index, call.id, name, declared))
+
+    def _raw(self, text: str) -> None:
+        if text and self._call is not None:
+            self._call.raw.append(text)
+
+    def _stream_args(self, fragment: str) -> None:
+        call = self._call
+        if fragment and call is not None:
+            call.arguments.append(fragment)
+            self._events.append(ToolCallDelta(call.index, fragment))
+
+    def _close_call(self, raw: str = "") -> None:
+        call = self._call
+        if call is None:
+            return
+        self._raw(raw)
+        if not call.arguments:
+            self._stream_args("{}")
+        self._call = None
+        self._events.append(
+            ToolCallReady(call.index, call.id, call.name, "".join(call.arguments), "".join(call.raw), call.declared)
+        )
+
+    def _fail_call(self, reason: str, raw: str = "") -> None:
+        call = self._call
+        if call is None:
+            return
+        self._raw(raw)
+        self._call = None
+        self._events.append(
+            ToolCallIncomplete(
+                call.index, call.id, call.name, "".join(call.arguments), "".join(call.raw), reason, call.declared  # type: ignore[arg-type]
+            )
+        )
+
+    @property
+    def _call_open(self) -> bool:
+        return self._call is not None
+
+    def _tool(self, name: str) -> ToolSpec | None:
+        return None if self.tools is None else self.tools.get(name)
+
+
+class NotACall(Exception):
+    """The text after a start marker is not a tool call; `consumed` characters of the
+    chunk that raised were read before that became clear."""
+
+    def __init__(self, consumed: int):
+        super().__init__(consumed)
+        self.consumed = consumed
+
+
+class BadCallSyntax(Exception):
+    """A started call's syntax broke; `consumed` characters of the chunk were read."""
+
+    def __init__(self, consumed: int, error: Exception | None = None):
+        super().__init__(consumed, error)
+        self.consumed = consumed
+
+
+# Reader states.
+_OPEN, _KEY_OR_CLOSE, _KEY, _KEY_STRING, _COLON, _VALUE_START, _VALUE, _AFTER = range(8)
+_NAME_KEYS = frozenset(("name",))
+_ARGUMENT_KEYS = frozenset(("arguments", "parameters"))
+
+
+class JsonCallReader:
+    """Streams one `{"name": ..., "arguments": {...}}` object (the JSON call shape
+    of hermes, nemotron_deci, jamba, mistral, phi4, llama3_json...).
+
+    The call is announced as soon as the name has been read; its arguments stream
+    as validated JSON fragments. Arguments that arrive before the name are held
+    until the name is known. Feed it text; `feed` returns the index just past the
+    object's closing brace, or -1 when it consumed everything. It raises `NotACall`
+    if the structure breaks before the call was announced (the owner turns the
+    held text into text) and `BadCallSyntax` after (the owner fails the call).
+    """
+
+    def __init__(self, owner: ToolParser, raw_prefix: str = ""):
+        self._owner = owner
+        self._state = _OPEN
+        self._scanner: JsonValueScanner | None = None
+        self._value_out: list[str] = []
+        self._key = ""
+        self._pending_args: list[str] = []
+        self._args_seen = False
+        self.started = False
+        self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
+
+    def feed(self, text: str) -> int:
+        owner = self._owner
+        i, n = 0, len(text)
+        segment = 0  # start of the raw not yet attributed
+        try:
+            while i < n:
+                st = self._state
+                if st == _KEY_STRING or st == _VALUE:
+                    scanner = self._scanner
+                    assert scanner is not None
+                    out, end = scanner.feed(text[i:] if i else text)
+                    is_args = st == _VALUE and self._key in _ARGUMENT_KEYS and not self._args_seen
+                    if is_args and self.started:
+                        owner._stream_args(out)
+                    elif is_args or st == _KEY_STRING or self._key in _NAME_KEYS:
+                        self._value_out.append(out)
+                    if end < 0:
+                        i = n
+                        break
+                    i += end
+                    if st == _KEY_STRING:
+                        self._key = _json_string("".join(self._value_out))
+                        self._value_out = []
+                        self._state = _COLON
+                        continue
+                    # A value ended.
+                    self._state = _AFTER
+                    if is_args:
+                        self._args_seen = True
+                        if not self.started:
+                            self._pending_args = self._value_out
+                            self._value_out = []
+                    elif self._key in _NAME_KEYS and not self.started:
+                        name = _json_string("".join(self._value_out))
+                        self._value_out = []
+                        if name is None or not is_function_name(name):
+                            raise NotACall(i)
+                        self.pre_raw.append(text[segment:i])
+                        segment = i
+                        owner._open_call(name, "".join(self.pre_raw))
+                        self.pre_raw = []
+                        self.started = True
+                        for fragment in self._pending_args:
+                            owner._stream_args(fragment)
+                        self._pending_args = []
+                    else:
+                        self._value_out = []
+                    continue
+                c = text[i]
+                if c in " \t\r\n":
+                    i += 1
+                    continue
+                if st == _OPEN:
+                    if c != "{":
+                        raise NotACall(i)
+                    self._state = _KEY_OR_CLOSE
+                elif st == _KEY_OR_CLOSE or st == _KEY:
+                    if c == '"':
+                        self._scanner = JsonValueScanner()
+                        self._state = _KEY_STRING
+                        continue  # the scanner reads the opening quote
+                    if c == "}" and st == _KEY_OR_CLOSE:
+                        return self._object_closed(text, segment, i + 1)
+                    raise NotACall(i) if not self.started else BadCallSyntax(i)
+                elif st == _COLON:
+                    if c != ":":
+                        raise NotACall(i) if not self.started else BadCallSyntax(i)
+                    self._state = _VALUE_START
+                elif st == _VALUE_START:
+                    self._scanner = JsonValueScanner()
+                    self._state = _VALUE
+                    continue
+                elif st == _AFTER:
+                    if c == ",":
+                        self._state = _KEY
+                    elif c == "}":
+                        return self._object_closed(text, segment, i + 1)
+                    else:
+                        raise NotACall(i) if not self.started else BadCallSyntax(i)
+                i += 1
+        except JsonStreamError as error:
+            if self.started and self._state == _VALUE and self._key in _ARGUMENT_KEYS and not self._args_seen:
+                owner._stream_args(error.valid)
+            consumed = min(n, i + error.offset + 1)
+            self._attribute(text[segment:consumed])
+            if not self.started:
+                raise NotACall(consumed) from error
+            raise BadCallSyntax(consumed, error) from error
+        except (NotACall, BadCallSyntax) as error:
+            error.consumed = min(n, error.consumed + 1)
+            self._attribute(text[segment : error.consumed])
+            raise
+        self._attribute(text[segment:])
+        return -1
+
+    def _attribute(self, raw: str) -> None:
+        if self.started:
+            self._owner._raw(raw)
+        else:
+            self.pre_raw.append(raw)
+
+    def _object_closed(self, text: str, segment: int, end: int) -> int:
+        if not self.started:
+            raise NotACall(end - 1)
+        self._owner._raw(text[segment:end])
+        return end
+
+
+def _json_string(literal: str) -> str | None:
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def starts_with(buf: str, literal: str) -> bool | None:
+    """True if `buf` starts with `literal`, None if `buf` is still a proper prefix of
+    it (more input decides), False otherwise."""
+    if buf.startswith(literal):
+        return True
+    if literal.startswith(buf):
+        return None
+    return False
+
+
+def split_before(buf: str, markers: MarkerSet, final: bool) -> tuple[int, re.Match[str] | None]:
+    """Scan `buf` for the earliest marker. Returns (end of the content that can be
+    released, match or None). Without a match, the content end stops short of a
+    suffix that could still become a marker (unless `final`)."""
+    match = markers.find(buf)
+    if match is not None:
+        return match.start(), match
+    if final:
+        return len(buf), None
+    return len(buf) - markers.held_suffix(buf), None

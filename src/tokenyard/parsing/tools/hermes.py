@@ -1,0 +1,76 @@
+"""Hermes / Qwen2.5 / Qwen3: `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`."""
+
+from __future__ import annotations
+
+from ..markers import MarkerSet
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_before
+
+_OPEN = "<tool_call>"
+_CLOSE = "</tool_call>"
+_CLOSE_SET = MarkerSet([_CLOSE])
+
+_MARKER, _OBJECT, _AFTER_OBJECT, _SKIP_TO_CLOSE = range(4)
+
+
+class HermesToolParser(ToolParser):
+    name = "hermes"
+    aliases = ("qwen25",)
+    start_markers = (_OPEN,)
+
+    def _enter_region(self, marker: str) -> None:
+        self._state = _MARKER
+        self._reader: JsonCallReader | None = None
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        state = self._state
+        if state == _MARKER:
+            self._reader = JsonCallReader(self, _OPEN)
+            self._state = _OBJECT
+            return len(_OPEN)
+        if state == _OBJECT:
+            reader = self._reader
+            assert reader is not None
+            try:
+                end = reader.feed(buf)
+            except NotACall as error:
+                self._text("".join(reader.pre_raw))
+                self._exit_region()
+                return error.consumed
+            except BadCallSyntax as error:
+                self._state = _SKIP_TO_CLOSE
+                return error.consumed
+            if end >= 0:
+                self._close_call()
+                self._state = _AFTER_OBJECT
+                return end
+            if final:
+                if reader.started:
+                    self._fail_call("truncated")
+                else:
+                    self._text("".join(reader.pre_raw))
+                self._exit_region()
+            return len(buf)
+        if state == _AFTER_OBJECT:
+            stripped = buf.lstrip()
+            lead = len(buf) - len(stripped)
+            if stripped.startswith(_CLOSE):
+                self._marker(buf[: lead + len(_CLOSE)])
+                self._exit_region()
+                return lead + len(_CLOSE)
+            if (not stripped or _CLOSE.startswith(stripped)) and not final:
+                return 0
+            # No closing tag (the model went straight on): the call stands.
+            self._marker(buf[:lead])
+            self._exit_region()
+            return lead
+        # _SKIP_TO_CLOSE: the rest of a call whose arguments broke belongs to it.
+        end, match = split_before(buf, _CLOSE_SET, final)
+        if match is not None:
+            self._fail_call("invalid_arguments", buf[: match.end()])
+            self._exit_region()
+            return match.end()
+        self._raw(buf[:end])
+        if final:
+            self._fail_call("invalid_arguments")
+            self._exit_region()
+        return end

@@ -1,0 +1,146 @@
+"""Qwen3-Coder / Qwen3.5 / Nemotron Nano:
+
+    <tool_call>
+    <function=get_weather>
+    <parameter=city>
+    Tokyo
+    </parameter>
+    </function>
+    </tool_call>
+
+Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
+`<function=`), a missing `</parameter>` (the next tag ends the value), a missing
+`</function>` (`</tool_call>` ends the call).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..markers import MarkerSet
+from .base import ToolParser, split_before
+from .xml_args import ArgumentsBuilder
+
+_SECTION_OPEN = "<tool_call>"
+_SECTION_CLOSE = "</tool_call>"
+_FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
+_FUNCTION_PREFIX = re.compile(r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:=[^>\n]{0,256})?)?)?)?)?)?)?)?)?)?\Z")
+_PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
+_BODY_MARKERS = MarkerSet(["<parameter=", "</function>", _SECTION_CLOSE])
+_VALUE_END = MarkerSet(["</parameter>", "<parameter=", "</function>", _SECTION_CLOSE])
+
+_SECTION, _FUNCTION_HEAD, _BODY, _VALUE, _AFTER_CALL = range(5)
+
+
+class Qwen3CoderToolParser(ToolParser):
+    name = "qwen3_coder"
+    aliases = ("nemotron_nano", "qwen3_xml")
+    start_markers = (_SECTION_OPEN, "<function=")
+    # Inside reasoning, `<function=` is too often prose about code to end it.
+    reasoning_exit_markers = (_SECTION_OPEN,)
+
+    def _enter_region(self, marker: str) -> None:
+        self._state = _SECTION
+        self._pending = ""  # raw read before the call could be announced
+        self._in_section = False
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        state = self._state
+        if state == _SECTION:
+            self._in_section = buf.startswith(_SECTION_OPEN)
+            if self._in_section:
+                self._pending = _SECTION_OPEN
+                self._state = _FUNCTION_HEAD
+                return len(_SECTION_OPEN)
+            self._state = _FUNCTION_HEAD
+            return self._parse_region(buf, final)
+        if state == _FUNCTION_HEAD:
+            match = _FUNCTION.match(buf)
+            if match is not None and self._valid_name(match.group(1)):
+                name = match.group(1).strip()
+                self._open_call(name, self._pending + match.group())
+                self._pending = ""
+                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=True)
+                self._state = _BODY
+                return match.end()
+            if match is None and _FUNCTION_PREFIX.match(buf) and not final:
+                return 0
+            # Not a call after all: what was read is text.
+            self._text(self._pending)
+            self._pending = ""
+            self._exit_region()
+            return 0 if self._in_section or not buf else self._consume_text_char(buf)
+        if state == _BODY:
+            end, match = split_before(buf, _BODY_MARKERS, final)
+            if match is None:
+                self._raw(buf[:end])
+                if final:
+                    self._arguments.close()
+                    self._fail_call("truncated")
+                    self._exit_region()
+                return end
+            self._raw(buf[: match.start()])
+            marker = match.group()
+            if marker == "<parameter=":
+                param = _PARAMETER.match(buf, match.start())
+                if param is None:
+                    if not final and len(buf) - match.start() < 270 and "\n" not in buf[match.start() :]:
+                        return match.start()
+                    self._raw(buf[match.start() : match.end()])
+                    return match.end()
+                self._raw(param.group())
+                self._arguments.begin(param.group(1).strip())
+                self._state = _VALUE
+                return param.end()
+            self._arguments.close()
+            self._close_call(marker if marker == "</function>" else "")
+            if marker == _SECTION_CLOSE:
+                self._marker(marker)
+                self._exit_region()
+            else:
+                self._state = _AFTER_CALL
+            return match.end()
+        if state == _VALUE:
+            end, match = split_before(buf, _VALUE_END, final)
+            self._raw(buf[:end])
+            self._arguments.text(buf[:end])
+            if match is None:
+                if final:
+                    self._arguments.end()
+                    self._arguments.close()
+                    self._fail_call("truncated")
+                    self._exit_region()
+                return end
+            self._arguments.end()
+            self._state = _BODY
+            if match.group() == "</parameter>":
+                self._raw(match.group())
+                return match.end()
+            return match.start()  # a missing `</parameter>`: the body handles the tag
+        # _AFTER_CALL: the section closes, or another function follows in it.
+        stripped = buf.lstrip()
+        lead = len(buf) - len(stripped)
+        if stripped.startswith(_SECTION_CLOSE):
+            self._marker(buf[: lead + len(_SECTION_CLOSE)])
+            self._exit_region()
+            return lead + len(_SECTION_CLOSE)
+        if stripped.startswith("<function="):
+            self._marker(buf[:lead])
+            self._state = _FUNCTION_HEAD
+            return lead if lead else self._parse_region(buf, final)
+        if not final and (not stripped or _SECTION_CLOSE.startswith(stripped) or "<function=".startswith(stripped)):
+            return 0
+        self._marker(buf[:lead])
+        self._exit_region()
+        return lead
+
+    def _valid_name(self, name: str) -> bool:
+        from .base import is_function_name
+
+        return is_function_name(name.strip())
+
+    def _consume_text_char(self, buf: str) -> int:
+        # Without `<tool_call>` the region began at `<function=` itself; emit that
+        # character as text so the scan moves past it.
+        self._text(buf[0])
+        return 1

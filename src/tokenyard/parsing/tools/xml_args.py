@@ -1,0 +1,85 @@
+"""Arguments JSON built incrementally from untyped XML-style parameters.
+
+Formats such as qwen3_coder, minimax_m2, DSML and glm47 send each parameter as a
+name and raw text. `ArgumentsBuilder` turns that into `ToolCallDelta` fragments of
+one JSON object, typed by the tool's schema (parsing/coercion.py): a parameter
+that is (or may only be) a string streams as it arrives; any other type is held
+until the parameter ends, then coerced. The fragments join to exactly
+`{"city": "Tokyo", "days": 3}`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ...conversation import ToolSpec
+from ..coercion import coerce_value, dumps, parameter_types, wants_string
+from .base import ToolParser
+
+
+class ArgumentsBuilder:
+    """`strip_newline`: drop one newline right after the opening tag and one right
+    before the closing tag (qwen3_coder writes `<parameter=x>\\nvalue\\n</parameter>`)."""
+
+    def __init__(self, owner: ToolParser, tool: ToolSpec | None, strip_newline: bool = False):
+        self._owner = owner
+        self._tool = tool
+        self._strip_newline = strip_newline
+        self._count = 0
+        self._types: tuple[str, ...] = ()
+        self._streaming = False
+        self._held: list[str] = []
+        self._fresh = False  # no value text seen yet for this parameter
+        self._tail = ""  # a trailing newline held back while streaming
+
+    def begin(self, name: str, string_hint: bool | None = None) -> None:
+        """Start parameter `name`. `string_hint` is what the format itself says
+        (DSML's `string="true"`); None defers to the schema."""
+        self._owner._stream_args(("{" if self._count == 0 else ", ") + dumps(name) + ": ")
+        self._count += 1
+        self._types = ("string",) if string_hint else parameter_types(self._tool, name)
+        if string_hint is False and not self._types:
+            self._types = ("null", "boolean", "integer", "number", "object", "array")
+        self._streaming = wants_string(self._types)
+        self._held = []
+        self._fresh = True
+        self._tail = ""
+        if self._streaming:
+            self._owner._stream_args('"')
+
+    def text(self, chunk: str) -> None:
+        if not chunk:
+            return
+        if self._fresh:
+            if self._strip_newline and chunk.startswith("\n"):
+                chunk = chunk[1:]
+            self._fresh = False
+            if not chunk:
+                return
+        if not self._streaming:
+            self._held.append(chunk)
+            return
+        chunk = self._tail + chunk
+        self._tail = ""
+        if self._strip_newline and chunk.endswith("\n"):
+            chunk, self._tail = chunk[:-1], "\n"
+        if chunk:
+            self._owner._stream_args(json.dumps(chunk, ensure_ascii=False)[1:-1])
+
+    def end(self) -> None:
+        """The parameter's closing tag was read."""
+        if self._streaming:
+            self._owner._stream_args('"')
+            return
+        value = "".join(self._held)
+        if self._strip_newline and value.endswith("\n"):
+            value = value[:-1]
+        self._owner._stream_args(dumps(coerce_value(value, self._types)))
+
+    def close(self) -> None:
+        """The call's closing tag was read."""
+        self._owner._stream_args("}" if self._count else "{}")
+
+    @property
+    def in_string(self) -> bool:
+        return self._streaming

@@ -1,0 +1,289 @@
+"""Tokenizers over HF `tokenizers`, and an exact incremental detokenizer.
+
+A `Tokenizer` loads from a model directory (tokenizer.json + tokenizer_config.json)
+or from a GGUF file's embedded vocabulary. Special-token text inside a rendered
+prompt always encodes as the special token, and decoding always keeps special
+tokens as their text: downstream parsers need to see `<think>`, `<tool_call>`...
+
+Everything here is sans-IO except the two `from_*` loaders.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers
+from tokenizers import Tokenizer as HFTokenizer
+
+_BYTE_FALLBACK_PIECE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+_SPM_SPACE = "\u2581"  # ▁
+
+
+def _gpt2_unicode_to_byte() -> dict[str, int]:
+    """Inverse of GPT-2's byte -> printable-character map (byte-level BPE)."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
+    chars = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(printable, chars)}
+
+
+_UNICODE_TO_BYTE = _gpt2_unicode_to_byte()
+
+
+class Tokenizer:
+    """A model's tokenizer: HF `tokenizers` backend plus the metadata that prompt
+    rendering needs (bos/eos, the chat template)."""
+
+    def __init__(self, backend: HFTokenizer, *, bos_token: str | None = None, eos_token: str | None = None,
+                 chat_template: str | None = None):
+        self.backend = backend
+        self.bos_token = bos_token
+        self.eos_token = eos_token
+        self.chat_template = chat_template
+        self.bos_token_id = self.token_to_id(bos_token) if bos_token else None
+        self.eos_token_id = self.token_to_id(eos_token) if eos_token else None
+        self._added = {i: t.content for i, t in backend.get_added_tokens_decoder().items()}
+        self._piece_style = _piece_style(json.loads(backend.to_str())["decoder"])
+        self._pieces: dict[int, bytes] = {}
+
+    # ------------------------------------------------------------------ loaders
+
+    @classmethod
+    def from_model_dir(cls, path: str | os.PathLike) -> Tokenizer:
+        """Load tokenizer.json, tokenizer_config.json and the chat template
+        (chat_template.jinja, else chat_template.json, else the config's own)."""
+        folder = Path(path)
+        backend = HFTokenizer.from_file(str(folder / "tokenizer.json"))
+        config_path = folder / "tokenizer_config.json"
+        config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+        # Templates may be shipped as a separate file; that file wins, as in transformers.
+        jinja_path, json_path = folder / "chat_template.jinja", folder / "chat_template.json"
+        if jinja_path.exists():
+            template = jinja_path.read_text(encoding="utf-8")
+        elif json_path.exists():
+            template = json.loads(json_path.read_text(encoding="utf-8"))["chat_template"]
+        else:
+            template = config.get("chat_template")
+        if isinstance(template, list):  # named templates: [{"name", "template"}]
+            template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        return cls(backend, bos_token=_token_text(config.get("bos_token")),
+                   eos_token=_token_text(config.get("eos_token")), chat_template=template)
+
+    @classmethod
+    def from_gguf(cls, path: str | os.PathLike) -> Tokenizer:
+        """Rebuild the tokenizer embedded in a GGUF file as an equivalent HF tokenizer."""
+        from gguf import GGUFReader  # imported here: only this loader needs it
+
+        fields = GGUFReader(str(path)).fields
+
+        def value(key: str, default: Any = None) -> Any:
+            field = fields.get(key)
+            return field.contents() if field is not None else default
+
+        return tokenizer_from_gguf_metadata(value)
+
+    # ---------------------------------------------------------------- encoding
+
+    @property
+    def vocab_size(self) -> int:
+        return self.backend.get_vocab_size(with_added_tokens=True)
+
+    @property
+    def added_tokens(self) -> dict[int, str]:
+        """Every added (special or control) token: id -> text."""
+        return dict(self._added)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.backend.token_to_id(token)
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        """Token ids of `text`. Added-token text inside it (`<|im_start|>`...)
+        becomes that single token; `add_special_tokens` adds the post-processor's
+        BOS/EOS, which a rendered prompt already carries, hence off by default."""
+        return self.backend.encode(text, add_special_tokens=add_special_tokens).ids
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of `ids`, special tokens kept as their text."""
+        return self.backend.decode(ids, skip_special_tokens=False)
+
+    def detokenizer(self) -> IncrementalDetokenizer:
+        return IncrementalDetokenizer(self)
+
+    # ------------------------------------------------------------ token pieces
+
+    def piece_bytes(self, token_id: int) -> bytes:
+        """The exact bytes one token contributes to decoded text."""
+        piece = self._pieces.get(token_id)
+        if piece is None:
+            piece = self._pieces[token_id] = self._compute_piece_bytes(token_id)
+        return piece
+
+    @cached_property
+    def strips_leading_space(self) -> bool:
+        """SentencePiece decoders drop the space of the first token's `▁`."""
+        return self._piece_style == "sentencepiece-strip"
+
+    def _compute_piece_bytes(self, token_id: int) -> bytes:
+        added = self._added.get(token_id)
+        if added is not None:
+            return added.encode("utf-8")
+        token = self.backend.id_to_token(token_id)
+        if token is None:
+            raise ValueError(f"token id {token_id} is not in the vocabulary")
+        if self._piece_style == "byte-level":
+            try:
+                return bytes(_UNICODE_TO_BYTE[c] for c in token)
+            except KeyError:  # not a byte-level piece; the decoder emits it as UTF-8
+                return token.encode("utf-8")
+        byte = _BYTE_FALLBACK_PIECE.match(token)
+        if byte:
+            return bytes([int(byte.group(1), 16)])
+        return token.replace(_SPM_SPACE, " ").encode("utf-8")
+
+
+def _token_text(token: Any) -> str | None:
+    """tokenizer_config tokens are strings or AddedToken dicts."""
+    if isinstance(token, dict):
+        return token.get("content")
+    return token
+
+
+def _piece_style(decoder: dict | None) -> str:
+    """How a token's vocabulary string maps to output bytes, read off the decoder."""
+    if decoder is None:
+        raise ValueError("tokenizer has no decoder; cannot detokenize")
+    kinds = [d["type"] for d in decoder.get("decoders", [])] if decoder["type"] == "Sequence" else [decoder["type"]]
+    if "ByteLevel" in kinds:
+        return "byte-level"
+    if "Metaspace" in kinds or "ByteFallback" in kinds or "Replace" in kinds:
+        strips = "Strip" in kinds or (decoder["type"] == "Metaspace" and decoder.get("prepend_scheme") != "never")
+        return "sentencepiece-strip" if strips else "sentencepiece"
+    raise ValueError(f"unsupported tokenizer decoder {kinds}")
+
+
+class IncrementalDetokenizer:
+    """Turns a stream of token ids into text, sans-IO and O(1) per token.
+
+    `push(id)` returns the text that became final with this token: complete UTF-8
+    characters only, so a character split across byte-level or `<0xNN>` tokens is
+    emitted whole by the token that completes it, never as U+FFFD. Special tokens
+    come out as their text. The concatenation of every `push` and the final
+    `flush` equals `tokenizer.decode(all ids)`.
+    """
+
+    def __init__(self, tokenizer: Tokenizer):
+        self._tokenizer = tokenizer
+        # 'replace' mirrors the full decode's lossy handling of invalid bytes.
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._strip_space = tokenizer.strips_leading_space
+
+    def push(self, token_id: int) -> str:
+        return self._emit(self._utf8.decode(self._tokenizer.piece_bytes(token_id)))
+
+    def flush(self) -> str:
+        """Text still held at the end of the stream (an incomplete UTF-8 tail
+        becomes U+FFFD, as in a full decode)."""
+        return self._emit(self._utf8.decode(b"", final=True))
+
+    def _emit(self, text: str) -> str:
+        if self._strip_space and text:
+            self._strip_space = False
+            if text.startswith(" "):
+                text = text[1:]
+        return text
+
+
+# ------------------------------------------------------------------- GGUF
+
+# GGUF token types (llama.cpp's llama_token_type).
+_GGUF_NORMAL, _GGUF_UNKNOWN, _GGUF_CONTROL, _GGUF_USER_DEFINED, _GGUF_UNUSED, _GGUF_BYTE = 1, 2, 3, 4, 5, 6
+
+_GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
+_LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+_QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+# `tokenizer.ggml.pre` -> (pre-tokenizer split regexes applied in order, ignore_merges),
+# as llama.cpp's llama-vocab.cpp defines them.
+_GGUF_PRE_TOKENIZERS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "default": ((_GPT2_SPLIT,), False),
+    "gpt-2": ((_GPT2_SPLIT,), False),
+    "smollm": ((r"\p{N}", _GPT2_SPLIT), False),
+    "starcoder": ((r"\p{N}", _GPT2_SPLIT), False),
+    "llama3": ((_LLAMA3_SPLIT,), True),
+    "llama-v3": ((_LLAMA3_SPLIT,), True),
+    "llama-bpe": ((_LLAMA3_SPLIT,), True),
+    "qwen2": ((_QWEN2_SPLIT,), False),
+}
+
+
+def tokenizer_from_gguf_metadata(value) -> Tokenizer:
+    """Build a `Tokenizer` from GGUF metadata; `value(key, default)` reads a field."""
+    kind = value("tokenizer.ggml.model")
+    tokens: list[str] = list(value("tokenizer.ggml.tokens"))
+    types: list[int] = list(value("tokenizer.ggml.token_type", [_GGUF_NORMAL] * len(tokens)))
+    if kind == "gpt2":
+        backend = _gguf_byte_level_bpe(tokens, list(value("tokenizer.ggml.merges")),
+                                       value("tokenizer.ggml.pre", "default"))
+    elif kind == "llama":
+        backend = _gguf_sentencepiece_bpe(tokens, list(value("tokenizer.ggml.scores")), types,
+                                          value("tokenizer.ggml.add_space_prefix", True))
+    else:
+        raise ValueError(f"unsupported GGUF tokenizer model {kind!r} (supported: gpt2, llama)")
+    # Control and user-defined tokens are matched whole in input text, as llama.cpp does.
+    backend.add_special_tokens([AddedToken(tokens[i], special=True, normalized=False)
+                                for i, t in enumerate(types) if t == _GGUF_CONTROL])
+    backend.add_tokens([AddedToken(tokens[i], special=False, normalized=False)
+                        for i, t in enumerate(types) if t == _GGUF_USER_DEFINED])
+    bos_id, eos_id = value("tokenizer.ggml.bos_token_id"), value("tokenizer.ggml.eos_token_id")
+    return Tokenizer(backend, bos_token=tokens[bos_id] if bos_id is not None else None,
+                     eos_token=tokens[eos_id] if eos_id is not None else None,
+                     chat_template=value("tokenizer.chat_template"))
+
+
+def _gguf_byte_level_bpe(tokens: list[str], merges: list[str], pre: str) -> HFTokenizer:
+    if pre not in _GGUF_PRE_TOKENIZERS:
+        raise ValueError(f"unsupported GGUF pre-tokenizer {pre!r} (supported: {', '.join(_GGUF_PRE_TOKENIZERS)})")
+    splits, ignore_merges = _GGUF_PRE_TOKENIZERS[pre]
+    model = models.BPE(vocab={t: i for i, t in enumerate(tokens)},
+                       merges=[tuple(m.split(" ", 1)) for m in merges], ignore_merges=ignore_merges)
+    backend = HFTokenizer(model)
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(r), behavior="isolated") for r in splits]
+        + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    backend.decoder = decoders.ByteLevel()
+    return backend
+
+
+def _gguf_sentencepiece_bpe(tokens: list[str], scores: list[float], types: list[int],
+                            add_space_prefix: bool) -> HFTokenizer:
+    """SentencePiece BPE as HF models it: byte-fallback BPE whose merges are ranked by
+    the merged piece's score (transformers' SentencePieceExtractor does the same)."""
+    vocab = {t: i for i, t in enumerate(tokens)}
+    merges: list[tuple[str, str, float]] = []
+    for piece, score in zip(tokens, scores):
+        local = [(piece[:k], piece[k:]) for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab]
+        local.sort(key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
+        merges.extend((left, right, score) for left, right in local)
+    merges.sort(key=lambda merge: merge[2], reverse=True)
+    unknown = next((tokens[i] for i, t in enumerate(types) if t == _GGUF_UNKNOWN), None)
+    backend = HFTokenizer(models.BPE(vocab=vocab, merges=[(a, b) for a, b, _ in merges], unk_token=unknown,
+                                     byte_fallback=True, fuse_unk=True))
+    steps = [normalizers.Prepend(_SPM_SPACE)] if add_space_prefix else []
+    backend.normalizer = normalizers.Sequence(steps + [normalizers.Replace(" ", _SPM_SPACE)])
+    backend.decoder = decoders.Sequence(
+        [decoders.Replace(_SPM_SPACE, " "), decoders.ByteFallback(), decoders.Fuse()]
+        + ([decoders.Strip(" ", 1, 0)] if add_space_prefix else []))
+    return backend

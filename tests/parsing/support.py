@@ -1,0 +1,144 @@
+"""Shared checks for every parser test: split-point equivalence and conservation."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Iterable
+
+from tokenyard.conversation import ToolSpec
+from tokenyard.events import (
+    Marker,
+    ParseEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallIncomplete,
+    ToolCallReady,
+    ToolCallStart,
+)
+from tokenyard.parsing.splitter import OutputSplitter
+from tokenyard.parsing.tools.base import CallIds
+
+SplitterFactory = Callable[[], OutputSplitter]
+
+
+def splitter_factory(reasoning: str | None, tool: str | None, tools: Iterable[ToolSpec] | None = None, **kwargs) -> SplitterFactory:
+    tool_list = None if tools is None else list(tools)
+
+    def make() -> OutputSplitter:
+        return OutputSplitter(reasoning, tool, tools=tool_list, call_ids=CallIds(nonce="test"), **kwargs)
+
+    return make
+
+
+def run_chunks(make: SplitterFactory, chunks: Iterable[str]) -> list[ParseEvent]:
+    splitter = make()
+    events: list[ParseEvent] = []
+    for chunk in chunks:
+        events.extend(splitter.feed(chunk))
+    events.extend(splitter.finish())
+    return events
+
+
+def merge(events: list[ParseEvent]) -> list[ParseEvent]:
+    """Coalesce adjacent deltas of one kind: chunking may split them differently,
+    but never change what they say or their order."""
+    out: list[ParseEvent] = []
+    for event in events:
+        last = out[-1] if out else None
+        if type(event) in (TextDelta, ReasoningDelta, Marker) and type(last) is type(event):
+            out[-1] = type(event)(last.text + event.text)  # type: ignore[union-attr,call-arg]
+        elif type(event) is ToolCallDelta and type(last) is ToolCallDelta and last.index == event.index:
+            out[-1] = ToolCallDelta(event.index, last.arguments + event.arguments)
+        else:
+            out.append(event)
+    return out
+
+
+def reconstruct(events: list[ParseEvent]) -> str:
+    """Every input character, back in order: conservation."""
+    parts: list[str] = []
+    for event in events:
+        if type(event) in (TextDelta, ReasoningDelta, Marker):
+            parts.append(event.text)  # type: ignore[union-attr]
+        elif type(event) in (ToolCallReady, ToolCallIncomplete):
+            parts.append(event.raw)  # type: ignore[union-attr]
+    return "".join(parts)
+
+
+def check_stream_invariants(events: list[ParseEvent], text: str) -> None:
+    assert reconstruct(events) == text, "conservation: input characters lost, duplicated or reordered"
+    open_calls: dict[int, list[str]] = {}
+    seen_ids: set[str] = set()
+    for event in events:
+        if type(event) is ToolCallStart:
+            assert event.index not in open_calls
+            assert event.id not in seen_ids, "tool-call ids must be unique per response"
+            seen_ids.add(event.id)
+            open_calls[event.index] = []
+        elif type(event) is ToolCallDelta:
+            assert event.index in open_calls, "delta outside its call"
+            open_calls[event.index].append(event.arguments)
+        elif type(event) in (ToolCallReady, ToolCallIncomplete):
+            joined = "".join(open_calls.pop(event.index))
+            assert joined == event.arguments, "deltas must join to the final arguments exactly"
+            if type(event) is ToolCallReady:
+                event.input()  # valid JSON
+        else:
+            assert not open_calls, f"{type(event).__name__} inside an open call"
+    assert not open_calls, "a started call was never finished"
+
+
+def chunkings(text: str, seed: int = 0, random_rounds: int = 12) -> Iterable[list[str]]:
+    yield [text]
+    yield list(text)
+    for i in range(1, len(text)):
+        yield [text[:i], text[i:]]
+    rng = random.Random(seed)
+    for _ in range(random_rounds):
+        chunks, i = [], 0
+        while i < len(text):
+            step = rng.randint(1, 9)
+            chunks.append(text[i : i + step])
+            i += step
+        yield chunks
+
+
+def parse(make: SplitterFactory, text: str) -> list[ParseEvent]:
+    """Parse `text` every way it can be chunked; all must agree. Returns the merged
+    events of the whole-input run."""
+    expected = merge(run_chunks(make, [text]))
+    check_stream_invariants(run_chunks(make, [text]), text)
+    for chunks in chunkings(text):
+        events = run_chunks(make, chunks)
+        check_stream_invariants(events, text)
+        got = merge(events)
+        assert got == expected, f"chunking {chunks!r} changed the events"
+    return expected
+
+
+def summary(events: list[ParseEvent]) -> list[tuple]:
+    """A compact, readable view of merged events for assertions."""
+    out: list[tuple] = []
+    for event in events:
+        kind = type(event)
+        if kind is ReasoningDelta:
+            out.append(("reasoning", event.text))
+        elif kind is TextDelta:
+            out.append(("text", event.text))
+        elif kind is ToolCallReady:
+            out.append(("call", event.name, event.input()))
+        elif kind is ToolCallIncomplete:
+            out.append(("incomplete", event.name, event.reason))
+    return out
+
+
+WEATHER = ToolSpec(
+    name="get_weather",
+    description="Weather forecast",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"],
+    },
+)

@@ -1,0 +1,76 @@
+import pytest
+
+from tokenyard.events import ToolCallReady, ToolCallStart
+
+from .support import WEATHER, parse, splitter_factory, summary
+
+LITERAL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>'
+hermes = splitter_factory(None, "hermes", [WEATHER])
+
+
+def test_reference_literal():
+    events = parse(hermes, LITERAL)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = [e for e in events if isinstance(e, ToolCallReady)][0]
+    assert ready.arguments == '{"city": "Tokyo", "days": 3}'
+    assert ready.raw == LITERAL[: LITERAL.index("}}") + 2]
+
+
+def test_prose_then_several_calls():
+    text = "Let me check both.\n\n" + LITERAL + "\n" + LITERAL.replace("Tokyo", "Paris") + "\nDone."
+    assert summary(parse(hermes, text)) == [
+        ("text", "Let me check both."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("call", "get_weather", {"city": "Paris", "days": 3}),
+        ("text", "Done."),
+    ]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {},
+        {"city": "東京 🌸", "days": 3},
+        {"city": 'quote " back\\slash \n newline', "nested": {"a": [1, 2.5, None, True, {"b": []}]}},
+    ],
+)
+def test_argument_shapes(arguments):
+    import json
+
+    text = "<tool_call>\n" + json.dumps({"name": "get_weather", "arguments": arguments}) + "\n</tool_call>"
+    assert summary(parse(hermes, text)) == [("call", "get_weather", arguments)]
+
+
+def test_arguments_before_name_and_parameters_key():
+    text = '<tool_call>{"parameters": {"city": "Oslo"}, "name": "get_weather"}</tool_call>'
+    assert summary(parse(hermes, text)) == [("call", "get_weather", {"city": "Oslo"})]
+
+
+def test_raw_newline_inside_string_is_escaped():
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "a\nb"}}</tool_call>'
+    events = parse(hermes, text)
+    ready = [e for e in events if isinstance(e, ToolCallReady)][0]
+    assert ready.arguments == '{"city": "a\\nb"}'
+    assert ready.input() == {"city": "a\nb"}
+
+
+def test_not_a_call_is_text():
+    text = "<tool_call>I will call the tool now</tool_call> ok"
+    assert summary(parse(hermes, text)) == [("text", text)]
+
+
+def test_invalid_arguments_are_reported_not_dispatched():
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Tokyo",}}</tool_call>after'
+    assert summary(parse(hermes, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
+
+
+def test_truncated_call():
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Tok'
+    assert summary(parse(hermes, text)) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_undeclared_tool_is_flagged():
+    events = parse(hermes, '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>')
+    start = [e for e in events if isinstance(e, ToolCallStart)][0]
+    assert start.declared is False
+    assert [e for e in events if isinstance(e, ToolCallReady)][0].declared is False

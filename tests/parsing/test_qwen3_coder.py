@@ -1,0 +1,68 @@
+from tokenyard.events import ToolCallReady
+
+from .support import WEATHER, parse, splitter_factory, summary
+
+LITERAL = (
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n"
+    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+)
+coder = splitter_factory(None, "qwen3_coder", [WEATHER])
+qwen3 = splitter_factory("qwen3", "qwen3_coder", [WEATHER])
+
+
+def test_reference_literal():
+    events = parse(coder, LITERAL)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = [e for e in events if isinstance(e, ToolCallReady)][0]
+    assert ready.arguments == '{"city": "Tokyo", "days": 3}'
+
+
+def test_multiline_string_value_and_unicode():
+    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nline1\n  東京 \"q\" \\\n\n</parameter>\n</function>\n</tool_call>"
+    assert summary(parse(coder, text)) == [("call", "get_weather", {"city": 'line1\n  東京 "q" \\\n'})]
+
+
+def test_no_parameters():
+    text = "<tool_call>\n<function=get_weather>\n</function>\n</tool_call>"
+    assert summary(parse(coder, text)) == [("call", "get_weather", {})]
+
+
+def test_missing_opening_tool_call():
+    text = "Sure.\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n</function>\n</tool_call>"
+    assert summary(parse(coder, text)) == [("text", "Sure."), ("call", "get_weather", {"city": "Tokyo"})]
+
+
+def test_several_calls_and_undeclared_parameter():
+    one = "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=extra>\n7\n</parameter>\n</function>\n</tool_call>"
+    assert summary(parse(coder, one + "\n" + LITERAL)) == [
+        ("call", "get_weather", {"city": "Oslo", "extra": "7"}),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+    ]
+
+
+def test_truncated():
+    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nTok"
+    assert summary(parse(coder, text)) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_interleaved_with_reasoning_in_order():
+    text = (
+        "<think>\nFirst Tokyo.\n</think>\n\n" + LITERAL + "\n<think>\nNow Paris.\n</think>\n\n"
+        + LITERAL.replace("Tokyo", "Paris") + "\nBoth done."
+    )
+    assert summary(parse(qwen3, text)) == [
+        ("reasoning", "First Tokyo."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 3}),
+        ("text", "Both done."),
+    ]
+
+
+def test_call_inside_reasoning_ends_it():
+    text = "<think>\nI should call it.\n" + LITERAL + "\n</think>\n\nDone."
+    assert summary(parse(qwen3, text)) == [
+        ("reasoning", "I should call it."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("text", "Done."),
+    ]
