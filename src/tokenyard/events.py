@@ -126,3 +126,20 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         value = getattr(event, name)
         out[name] = event_to_dict(value) if isinstance(value, Usage) else value
     return out
+
+
+def merge_adjacent(events: list[ParseEvent]) -> list[ParseEvent]:
+    """Coalesce adjacent deltas of one kind (and argument fragments of one call).
+    Chunking changes how output is split into deltas, never what the merged
+    stream says."""
+    out: list[ParseEvent] = []
+    for event in events:
+        last = out[-1] if out else None
+        kind = type(event)
+        if (kind is TextDelta or kind is ReasoningDelta or kind is Marker) and type(last) is kind:
+            out[-1] = kind(last.text + event.text)  # type: ignore[union-attr,call-arg]
+        elif kind is ToolCallDelta and type(last) is ToolCallDelta and last.index == event.index:  # type: ignore[union-attr]
+            out[-1] = ToolCallDelta(event.index, last.arguments + event.arguments)  # type: ignore[union-attr]
+        else:
+            out.append(event)
+    return out

@@ -8,6 +8,7 @@ from typing import Callable, Iterable
 from tokenyard.conversation import ToolSpec
 from tokenyard.events import (
     Marker,
+    merge_adjacent,
     ParseEvent,
     ReasoningDelta,
     TextDelta,
@@ -41,18 +42,7 @@ def run_chunks(make: SplitterFactory, chunks: Iterable[str]) -> list[ParseEvent]
 
 
 def merge(events: list[ParseEvent]) -> list[ParseEvent]:
-    """Coalesce adjacent deltas of one kind: chunking may split them differently,
-    but never change what they say or their order."""
-    out: list[ParseEvent] = []
-    for event in events:
-        last = out[-1] if out else None
-        if type(event) in (TextDelta, ReasoningDelta, Marker) and type(last) is type(event):
-            out[-1] = type(event)(last.text + event.text)  # type: ignore[union-attr,call-arg]
-        elif type(event) is ToolCallDelta and type(last) is ToolCallDelta and last.index == event.index:
-            out[-1] = ToolCallDelta(event.index, last.arguments + event.arguments)
-        else:
-            out.append(event)
-    return out
+    return merge_adjacent(events)
 
 
 def reconstruct(events: list[ParseEvent]) -> str:

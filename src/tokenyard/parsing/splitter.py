@@ -58,6 +58,7 @@ class OutputSplitter:
                     thinking_enabled=thinking_enabled,
                     prompt_opened=prompt_opened_reasoning,
                     exit_markers=self._tools.exit_markers() if self._tools else (),
+                    downstream=self._tools,
                 )
         # Block-edge whitespace tracking (see module docstring).
         self._run_kind: type | None = None
@@ -68,39 +69,26 @@ class OutputSplitter:
         if self._harmony is not None:
             return self._trim(self._harmony.feed(text))
         if self._reasoning is not None:
-            events = self._reasoning.feed(text)
-        elif text:
-            events = [TextDelta(text)]
-        else:
-            return []
-        return self._trim(self._route(events))
+            return self._trim(self._reasoning.feed(text))
+        if self._tools is not None:
+            return self._trim(self._tools.feed(text))
+        return self._trim([TextDelta(text)]) if text else []
 
     def finish(self) -> list[ParseEvent]:
         if self._harmony is not None:
             events = self._harmony.finish()
         else:
-            events = self._route(self._reasoning.finish()) if self._reasoning else []
-            if self._tools is not None:
-                events.extend(self._tools.finish())
+            if self._reasoning is not None:
+                events = self._reasoning.finish()  # finishes its downstream too
+            elif self._tools is not None:
+                events = self._tools.finish()
+            else:
+                events = []
         out = self._trim(events)
         if self._pending_space:
             out.append(Marker(self._pending_space))
             self._pending_space = ""
         self._run_kind = None
-        return out
-
-    def _route(self, events: list[ParseEvent]) -> list[ParseEvent]:
-        tools = self._tools
-        if tools is None:
-            return events
-        if len(events) == 1 and type(events[0]) is TextDelta:
-            return tools.feed(events[0].text)  # type: ignore[union-attr]
-        out: list[ParseEvent] = []
-        for event in events:
-            if type(event) is TextDelta:
-                out.extend(tools.feed(event.text))  # type: ignore[union-attr]
-            else:
-                out.append(event)
         return out
 
     def _trim(self, events: list[ParseEvent]) -> list[ParseEvent]:

@@ -13,6 +13,7 @@ from typing import Iterable
 
 from ...events import Marker, ParseEvent, ReasoningDelta, TextDelta
 from ..markers import MarkerSet
+from ..tools.base import ToolParser
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,9 @@ class ReasoningParser:
     assumed to be reasoning (explicit markers the model writes are still honoured).
     `exit_markers`: tool-call start markers; met inside reasoning they end it and
     are passed on, unconsumed, as text for the tool parser.
+    `downstream`: the tool parser that receives the text. It is fed in step, so a
+    reasoning marker that appears inside a tool call's arguments stays part of the
+    call, and text the tool parser holds back is released before a marker.
     """
 
     def __init__(
@@ -98,6 +102,7 @@ class ReasoningParser:
         thinking_enabled: bool = True,
         prompt_opened: bool = False,
         exit_markers: Iterable[str] = (),
+        downstream: ToolParser | None = None,
     ):
         self.format = fmt
         self.in_reasoning = prompt_opened or (fmt.force and thinking_enabled)
@@ -108,6 +113,7 @@ class ReasoningParser:
         # end (or implicit end) closes it, a repeated start is a marker.
         self._text_markers = MarkerSet((*fmt.start, *fmt.end))
         self._reasoning_markers = MarkerSet((*fmt.start, *fmt.end, *self._implicit))
+        self._downstream = downstream
         self._buf = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
@@ -115,48 +121,72 @@ class ReasoningParser:
         if not self._buf and not markers.could_start(text):
             if not text:
                 return []
-            return [ReasoningDelta(text) if self.in_reasoning else TextDelta(text)]
+            if self.in_reasoning:
+                return [ReasoningDelta(text)]
+            return self._downstream.feed(text) if self._downstream else [TextDelta(text)]
         self._buf += text
-        return self._drain(final=False)
+        events: list[ParseEvent] = []
+        self._drain(events, final=False)
+        return events
 
     def finish(self) -> list[ParseEvent]:
-        return self._drain(final=True)
-
-    def _drain(self, final: bool) -> list[ParseEvent]:
         events: list[ParseEvent] = []
+        self._drain(events, final=True)
+        if self._downstream is not None:
+            events.extend(self._downstream.finish())
+        return events
+
+    def _text(self, events: list[ParseEvent], text: str) -> None:
+        if not text:
+            return
+        if self._downstream is not None:
+            events.extend(self._downstream.feed(text))
+        else:
+            events.append(TextDelta(text))
+
+    def _content(self, events: list[ParseEvent], text: str) -> None:
+        if self.in_reasoning:
+            events.append(ReasoningDelta(text))
+        else:
+            self._text(events, text)
+
+    def _drain(self, events: list[ParseEvent], final: bool) -> None:
         buf = self._buf
+        downstream = self._downstream
         while buf:
             markers = self._reasoning_markers if self.in_reasoning else self._text_markers
-            delta = ReasoningDelta if self.in_reasoning else TextDelta
             match = markers.find(buf)
             if match is None:
                 held = 0 if final else markers.held_suffix(buf)
                 if held < len(buf):
-                    events.append(delta(buf[: len(buf) - held]))
+                    self._content(events, buf[: len(buf) - held])
                 buf = buf[len(buf) - held :]
                 break
             at = match.start()
             if not final and markers.is_proper_prefix(buf[at:]):
                 # A complete marker that may still grow into a longer one.
                 if at:
-                    events.append(delta(buf[:at]))
+                    self._content(events, buf[:at])
                 buf = buf[at:]
                 break
             if at:
-                events.append(delta(buf[:at]))
+                self._content(events, buf[:at])
             marker = match.group()
+            buf = buf[match.end() :]
+            if not self.in_reasoning and downstream is not None:
+                if downstream.in_call_region:
+                    # Inside a tool call the marker is argument text, not syntax.
+                    self._text(events, marker)
+                    continue
+                events.extend(downstream.release_held())
             if self.in_reasoning and marker in self._implicit and marker not in self._ends:
+                # The marker belongs to what follows: pass it on, whole, as text.
                 self.in_reasoning = False
-                buf = buf[at:]
-                # The marker belongs to what follows: pass it on as text, whole.
-                events.append(TextDelta(marker))
-                buf = buf[len(marker) :]
+                self._text(events, marker)
                 continue
             events.append(Marker(marker))
             if marker in self._starts:
                 self.in_reasoning = True
             elif marker in self._ends:
                 self.in_reasoning = False
-            buf = buf[match.end() :]
         self._buf = buf
-        return events

@@ -114,11 +114,33 @@ class ToolParser:
 
     def finish(self) -> list[ParseEvent]:
         self._run(final=True)
+        if self._in_region:
+            # Everything was consumed but the region is still open (a call or a
+            # half-read header): let the format resolve it at end of input.
+            self._parse_region("", True)
+            if self._in_region:
+                self._abandon_region()
         if self._call is not None:
             self._fail_call("truncated")
         if self._buf:  # a subclass left text unconsumed at the end: it is text
             self._text(self._buf)
             self._buf = ""
+        events, self._events = self._events, []
+        return events
+
+    @property
+    def in_call_region(self) -> bool:
+        """Inside tool-call syntax: text here belongs to a call (or to deciding
+        whether one starts)."""
+        return self._in_region
+
+    def release_held(self) -> list[ParseEvent]:
+        """Another parser found a marker right after the text fed so far: a held
+        partial start marker can not complete any more, so it is text."""
+        if self._in_region or not self._buf:
+            return []
+        self._text(self._buf)
+        self._buf = ""
         events, self._events = self._events, []
         return events
 

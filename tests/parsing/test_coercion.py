@@ -1,0 +1,57 @@
+import pytest
+
+from tokenyard.conversation import ToolSpec
+from tokenyard.parsing.coercion import coerce_value, parameter_types
+
+TOOL = ToolSpec(
+    name="t",
+    parameters={
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "x": {"type": "number"},
+            "b": {"type": "boolean"},
+            "o": {"type": "object"},
+            "a": {"type": "array", "items": {"type": "string"}},
+            "s": {"type": "string"},
+            "maybe": {"type": ["integer", "null"]},
+            "any_of": {"anyOf": [{"type": "boolean"}, {"type": "string"}]},
+            "e": {"enum": [1, 2, 3]},
+        },
+    },
+)
+
+
+@pytest.mark.parametrize(
+    "name,text,expected",
+    [
+        ("n", "3", 3),
+        ("n", " 42\n", 42),
+        ("n", "3.0", 3),
+        ("n", "three", "three"),  # kept as written, never invented
+        ("x", "2.5", 2.5),
+        ("x", "7", 7),
+        ("x", "nan", "nan"),
+        ("b", "True", True),
+        ("b", "false", False),
+        ("o", '{"k": [1, 2]}', {"k": [1, 2]}),
+        ("o", "{'k': None}", {"k": None}),  # a Python literal, as models write
+        ("a", '["a", "b"]', ["a", "b"]),
+        ("a", "not a list", "not a list"),
+        ("s", "007", "007"),
+        ("s", " spaced ", " spaced "),
+        ("maybe", "null", None),
+        ("maybe", "5", 5),
+        ("any_of", "true", True),
+        ("any_of", "yes", "yes"),
+        ("e", "2", 2),
+        ("undeclared", "5", "5"),
+    ],
+)
+def test_coerce(name, text, expected):
+    value = coerce_value(text, parameter_types(TOOL, name))
+    assert value == expected and type(value) is type(expected)
+
+
+def test_no_tool_means_strings():
+    assert coerce_value("5", parameter_types(None, "n")) == "5"

@@ -1,0 +1,64 @@
+"""REFERENCE §1 literal examples (get_weather(city="Tokyo", days=3)) per tool-call
+parser, with the reasoning parser the family pairs it with."""
+
+FB = "\uff5c"  # full-width bar in DeepSeek markers
+SP = "\u2581"
+
+TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
+    "hermes": ("qwen3", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>'),
+    "qwen3_coder": (
+        "qwen3",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+    ),
+    "nemotron_deci": ("nemotron_deci", '<TOOLCALL>[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]</TOOLCALL>'),
+    "llama3_json": (None, '<|python_tag|>{"name":"get_weather","parameters":{"city":"Tokyo","days":3}}'),
+    "mistral": ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city":"Tokyo","days":3}'),
+    "phi4": (None, 'functools[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]'),
+    "jamba": (None, '<tool_calls>[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]</tool_calls>'),
+    "pythonic": (None, '[get_weather(city="Tokyo", days=3)]'),
+    "harmony": (
+        "gpt_oss",
+        '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Tokyo","days":3}<|call|>',
+    ),
+    "deepseek_v3": (
+        "deepseek_v3",
+        f"<{FB}tool{SP}calls{SP}begin{FB}><{FB}tool{SP}call{SP}begin{FB}>function<{FB}tool{SP}sep{FB}>get_weather\n```json\n"
+        f'{{"city":"Tokyo","days":3}}\n```<{FB}tool{SP}call{SP}end{FB}><{FB}tool{SP}calls{SP}end{FB}>',
+    ),
+    "deepseek_v3_1": (
+        "deepseek_v3_1",
+        f"<{FB}tool{SP}calls{SP}begin{FB}><{FB}tool{SP}call{SP}begin{FB}>get_weather<{FB}tool{SP}sep{FB}>"
+        f'{{"city":"Tokyo","days":3}}<{FB}tool{SP}call{SP}end{FB}><{FB}tool{SP}calls{SP}end{FB}>',
+    ),
+    "deepseek_v3_2": (
+        "deepseek_v3_2",
+        f'<{FB}DSML{FB}function_calls>\n<{FB}DSML{FB}invoke name="get_weather">\n'
+        f'<{FB}DSML{FB}parameter name="city" string="true">Tokyo</{FB}DSML{FB}parameter>\n'
+        f'<{FB}DSML{FB}parameter name="days" string="false">3</{FB}DSML{FB}parameter>\n'
+        f"</{FB}DSML{FB}invoke>\n</{FB}DSML{FB}function_calls>",
+    ),
+    "deepseek_v4": (
+        "deepseek_v4",
+        f'<{FB}DSML{FB}tool_calls>\n<{FB}DSML{FB}invoke name="get_weather">\n'
+        f'<{FB}DSML{FB}parameter name="city" string="true">Tokyo</{FB}DSML{FB}parameter>\n'
+        f'<{FB}DSML{FB}parameter name="days" string="false">3</{FB}DSML{FB}parameter>\n'
+        f"</{FB}DSML{FB}invoke>\n</{FB}DSML{FB}tool_calls>",
+    ),
+    "kimi_k2": (
+        "kimi_k25",
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city":"Tokyo","days":3}<|tool_call_end|><|tool_calls_section_end|>',
+    ),
+    "glm45": (
+        "glm45",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Tokyo</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+    ),
+    "glm47": (
+        "glm45",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
+    ),
+    "minimax_m2": (
+        "minimax_m2",
+        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Tokyo</parameter>\n<parameter name="days">3</parameter>\n</invoke>\n</minimax:tool_call>',
+    ),
+    "gemma4": ("gemma4", '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>'),
+}
