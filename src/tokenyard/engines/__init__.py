@@ -1,0 +1,1 @@
+"""Engines: where tokens come from."""

@@ -1,0 +1,249 @@
+"""What a model of each family emits: turn a planned turn into raw output text.
+
+The scripted and simulated engines answer in any family's wire format with this,
+so end-to-end tests drive every parser through real harnesses, and benchmarks and
+round-trip tests get realistic raw output. It is the inverse of `parsing/`, written
+from REFERENCE §1 independently of the parsers so that one can check the other.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence, Union
+
+FB = "\uff5c"  # DeepSeek's full-width bar
+SP = "\u2581"
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    text: str
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    arguments: dict[str, Any]
+
+
+Segment = Union[Reasoning, Text, Call]
+
+# reasoning parser name -> (start, end, forced: the first block has no start marker)
+_REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
+    **{n: ("<think>", "</think>", False) for n in ("basic", "qwen3", "nemotron_deci", "glm45", "deepseek_v4")},
+    **{
+        n: ("<think>", "</think>", True)
+        for n in (
+            "deepseek_r1", "deepseek_v3", "deepseek_v3_1", "deepseek_v3_2", "step3", "nemotron_nano", "nemotron3",
+            "kimi_k25", "minimax_m2", "minimax_append_think",
+        )
+    },
+    "kimi": ("◁think▷", "◁/think▷", False),
+    "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", False),
+    "mistral": ("[THINK]", "[/THINK]", True),
+    "granite": ("Here's my thought process:", "Here's my response:", False),
+    "gemma4": ("<|channel>thought\n", "<channel|>", False),
+}
+
+
+# The reasoning format each tool-call format's family pairs it with.
+FAMILY_REASONING: dict[str, str | None] = {
+    "hermes": "qwen3",
+    "qwen3_coder": "qwen3",
+    "nemotron_deci": "nemotron_deci",
+    "llama3_json": None,
+    "mistral": "mistral",
+    "phi4": None,
+    "jamba": None,
+    "pythonic": None,
+    "harmony": "gpt_oss",
+    "deepseek_v3": "deepseek_v3",
+    "deepseek_v3_1": "deepseek_v3_1",
+    "deepseek_v3_2": "deepseek_v3_2",
+    "deepseek_v4": "deepseek_v4",
+    "kimi_k2": "kimi_k25",
+    "glm45": "glm45",
+    "glm47": "glm45",
+    "minimax_m2": "minimax_m2",
+    "gemma4": "gemma4",
+}
+
+
+def render_output(segments: Sequence[Segment], tool_format: str | None, reasoning_format: str | None) -> str:
+    """Raw output for `segments` in the given family formats (names as the parsers
+    use them). Consecutive calls share one tool-call section where the format has
+    sections."""
+    if tool_format == "harmony" or reasoning_format == "gpt_oss":
+        return _render_harmony(segments)
+    out: list[str] = []
+    first_reasoning = True
+    i = 0
+    call_counter = 0
+    if reasoning_format is not None and _REASONING_MARKERS[reasoning_format][2]:
+        if segments and not isinstance(segments[0], Reasoning):
+            # Forced families always close the block the template opened, even
+            # when they have nothing to think.
+            out.append(_REASONING_MARKERS[reasoning_format][1] + "\n\n")
+            first_reasoning = False
+    while i < len(segments):
+        segment = segments[i]
+        if isinstance(segment, Reasoning):
+            if reasoning_format is None:
+                raise ValueError("a reasoning segment needs a reasoning format")
+            start, end, forced = _REASONING_MARKERS[reasoning_format]
+            opener = "" if (forced and first_reasoning and not out) else start
+            sep = "" if start.endswith("\n") else "\n"
+            out.append(f"{opener}{sep if opener else ''}{segment.text}\n{end}\n\n")
+            first_reasoning = False
+            i += 1
+        elif isinstance(segment, Text):
+            out.append(segment.text)
+            i += 1
+        else:
+            calls = []
+            while i < len(segments) and isinstance(segments[i], Call):
+                calls.append(segments[i])
+                i += 1
+            if tool_format is None:
+                raise ValueError("a call segment needs a tool format")
+            out.append(_render_calls(tool_format, calls, call_counter))  # type: ignore[arg-type]
+            call_counter += len(calls)
+    return "".join(out)
+
+
+def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
+    fmt = fmt.lower()
+    if fmt in ("hermes", "qwen25"):
+        return "".join(
+            "<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n</tool_call>\n"
+            for c in calls
+        )
+    if fmt in ("qwen3_coder", "nemotron_nano"):
+        return "".join(
+            f"<tool_call>\n<function={c.name}>\n"
+            + "".join(f"<parameter={k}>\n{_plain(v)}\n</parameter>\n" for k, v in c.arguments.items())
+            + "</function>\n</tool_call>\n"
+            for c in calls
+        )
+    if fmt == "nemotron_deci":
+        return "<TOOLCALL>" + _json_list(calls, "arguments") + "</TOOLCALL>"
+    if fmt == "jamba":
+        return "<tool_calls>" + _json_list(calls, "arguments") + "</tool_calls>"
+    if fmt == "phi4":
+        return "functools" + _json_list(calls, "arguments")
+    if fmt == "llama3_json":
+        return "<|python_tag|>" + "; ".join(
+            json.dumps({"name": c.name, "parameters": c.arguments}, ensure_ascii=False) for c in calls
+        )
+    if fmt == "mistral":
+        return "".join(f"[TOOL_CALLS]{c.name}[ARGS]" + json.dumps(c.arguments, ensure_ascii=False) for c in calls)
+    if fmt == "pythonic":
+        return "[" + ", ".join(
+            f"{c.name}(" + ", ".join(f"{k}={_python_literal(v)}" for k, v in c.arguments.items()) + ")" for c in calls
+        ) + "]"
+    if fmt == "deepseek_v3":
+        body = "".join(
+            f"<{FB}tool{SP}call{SP}begin{FB}>function<{FB}tool{SP}sep{FB}>{c.name}\n```json\n"
+            + json.dumps(c.arguments, ensure_ascii=False)
+            + f"\n```<{FB}tool{SP}call{SP}end{FB}>"
+            for c in calls
+        )
+        return f"<{FB}tool{SP}calls{SP}begin{FB}>{body}<{FB}tool{SP}calls{SP}end{FB}>"
+    if fmt == "deepseek_v3_1":
+        body = "".join(
+            f"<{FB}tool{SP}call{SP}begin{FB}>{c.name}<{FB}tool{SP}sep{FB}>"
+            + json.dumps(c.arguments, ensure_ascii=False)
+            + f"<{FB}tool{SP}call{SP}end{FB}>"
+            for c in calls
+        )
+        return f"<{FB}tool{SP}calls{SP}begin{FB}>{body}<{FB}tool{SP}calls{SP}end{FB}>"
+    if fmt in ("deepseek_v3_2", "deepseek_v4"):
+        block = "function_calls" if fmt == "deepseek_v3_2" else "tool_calls"
+        body = "".join(
+            f'<{FB}DSML{FB}invoke name="{c.name}">\n'
+            + "".join(
+                f'<{FB}DSML{FB}parameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">'
+                f"{_plain(v)}</{FB}DSML{FB}parameter>\n"
+                for k, v in c.arguments.items()
+            )
+            + f"</{FB}DSML{FB}invoke>\n"
+            for c in calls
+        )
+        return f"<{FB}DSML{FB}{block}>\n{body}</{FB}DSML{FB}{block}>"
+    if fmt == "kimi_k2":
+        body = "".join(
+            f"<|tool_call_begin|>functions.{c.name}:{counter + n}<|tool_call_argument_begin|>"
+            + json.dumps(c.arguments, ensure_ascii=False)
+            + "<|tool_call_end|>"
+            for n, c in enumerate(calls)
+        )
+        return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+    if fmt in ("glm45", "glm47"):
+        nl = "\n" if fmt == "glm45" else ""
+        return "".join(
+            f"<tool_call>{c.name}{nl}"
+            + "".join(f"<arg_key>{k}</arg_key>{nl}<arg_value>{_plain(v)}</arg_value>{nl}" for k, v in c.arguments.items())
+            + "</tool_call>"
+            for c in calls
+        )
+    if fmt == "minimax_m2":
+        body = "".join(
+            f'<invoke name="{c.name}">\n'
+            + "".join(f'<parameter name="{k}">{_plain(v)}</parameter>\n' for k, v in c.arguments.items())
+            + "</invoke>\n"
+            for c in calls
+        )
+        return f"<minimax:tool_call>\n{body}</minimax:tool_call>"
+    if fmt == "gemma4":
+        return "".join(f"<|tool_call>call:{c.name}{_gemma_value(c.arguments)}<tool_call|>" for c in calls)
+    raise ValueError(f"no renderer for tool format {fmt!r}")
+
+
+def _render_harmony(segments: Sequence[Segment]) -> str:
+    out: list[str] = []
+    for segment in segments:
+        head = "<|start|>assistant" if out else ""
+        if isinstance(segment, Reasoning):
+            out.append(f"{head}<|channel|>analysis<|message|>{segment.text}<|end|>")
+        elif isinstance(segment, Text):
+            out.append(f"{head}<|channel|>final<|message|>{segment.text}<|end|>")
+        else:
+            out.append(
+                f"{head}<|channel|>commentary to=functions.{segment.name} <|constrain|>json<|message|>"
+                + json.dumps(segment.arguments, ensure_ascii=False)
+                + "<|call|>"
+            )
+    return "".join(out)
+
+
+def _json_list(calls: list[Call], key: str) -> str:
+    return json.dumps([{"name": c.name, key: c.arguments} for c in calls], ensure_ascii=False)
+
+
+def _plain(value: Any) -> str:
+    """A parameter value as untyped formats write it: strings bare, else JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _python_literal(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_python_literal(k)}: {_python_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_python_literal(v) for v in value) + "]"
+    return repr(value)
+
+
+def _gemma_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_gemma_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f'<|"|>{value}<|"|>'
+    return json.dumps(value)

@@ -1,0 +1,43 @@
+import json
+import subprocess
+import sys
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+RAW = (
+    "<think>\nplan\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n"
+    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+)
+
+
+def run(args, stdin):
+    return subprocess.run(
+        [sys.executable, "-m", "tokenyard.cli", *args], input=stdin, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_parse_prints_event_json_lines(tmp_path):
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    done = run(["parse", "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder", "--tools", str(tools),
+                "--chunk-size", "3", "--merge"], RAW)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types.index("ReasoningDelta") < types.index("ToolCallStart") < types.index("ToolCallReady")
+    ready = next(e for e in events if e["type"] == "ToolCallReady")
+    assert ready["arguments"] == '{"city": "Tokyo", "days": 3}' and ready["declared"] is True
+    # Conservation is visible to the user too.
+    text = "".join(e.get("text", "") or e.get("raw", "") for e in events if e["type"] in ("Marker", "ReasoningDelta", "TextDelta", "ToolCallReady"))
+    assert text == RAW
+
+
+def test_unknown_parser_is_a_clear_error_listing_known_names():
+    done = run(["parse", "--tool-call-parser", "qwen4"], "")
+    assert done.returncode == 2
+    assert "unknown tool-call parser 'qwen4'" in done.stderr and "hermes" in done.stderr
+
+
+def test_list():
+    done = run(["parse", "--list"], "")
+    assert "deepseek_r1" in done.stdout and "qwen3_coder" in done.stdout
