@@ -242,6 +242,7 @@ class HarmonyParser(ToolParser):
         if match is None:
             if final:
                 self._end_call(None)
+                self._state = _OUTSIDE
             return end
         token = match.group()
         self._end_call(token)

@@ -1,0 +1,183 @@
+"""Model profiles: what tokenyard must know about each family.
+
+A `ModelProfile` names the family's parsers, the markers it thinks in, the stop
+tokens, and how its chat template wants reasoning and thinking controls passed. A
+model directory is matched to a profile by what is in it (config.json's
+model_type, the chat template's own markers, the folder name), and every field can
+be overridden from the command line (`--reasoning-parser`, `--tool-call-parser`,
+`--chat-template`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    family: str
+    reasoning_parser: str | None
+    tool_parser: str | None
+    # How reasoning is written into content for templates that do not read a
+    # reasoning field themselves: (start, end) markers.
+    reasoning_markers: tuple[str, str] | None = ("<think>", "</think>")
+    # The message field the template reads reasoning from, when it does.
+    reasoning_field: str = "reasoning_content"
+    # Template variable that switches thinking on/off, and extra variables that
+    # keep earlier turns' reasoning in the prompt (prefix stability).
+    thinking_kwarg: str | None = None
+    keep_history_kwargs: tuple[tuple[str, object], ...] = ()
+    # Text (special tokens) that ends generation for this family.
+    stop: tuple[str, ...] = ()
+
+    def with_overrides(self, reasoning_parser: str | None = None, tool_parser: str | None = None) -> ModelProfile:
+        return replace(
+            self,
+            reasoning_parser=reasoning_parser or self.reasoning_parser,
+            tool_parser=tool_parser or self.tool_parser,
+        )
+
+
+_QWEN_STOP = ("<|im_end|>", "<|endoftext|>")
+_DEEPSEEK_STOP = ("<｜end▁of▁sentence｜>",)
+
+PROFILES: dict[str, ModelProfile] = {
+    p.family: p
+    for p in (
+        ModelProfile("qwen3", "qwen3", "hermes", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        ModelProfile(
+            "qwen3-coder", None, "qwen3_coder", reasoning_markers=None, stop=_QWEN_STOP
+        ),
+        # Qwen3.5/3.6 think like Qwen3 and call tools like Qwen3-Coder.
+        ModelProfile("qwen3.5", "qwen3", "qwen3_coder", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        ModelProfile("deepseek-r1", "deepseek_r1", "deepseek_v3", stop=_DEEPSEEK_STOP),
+        ModelProfile("deepseek-v3", None, "deepseek_v3", reasoning_markers=None, stop=_DEEPSEEK_STOP),
+        ModelProfile("deepseek-v3.1", "deepseek_v3_1", "deepseek_v3_1", thinking_kwarg="thinking", stop=_DEEPSEEK_STOP),
+        ModelProfile("deepseek-v3.2", "deepseek_v3_2", "deepseek_v3_2", thinking_kwarg="thinking", stop=_DEEPSEEK_STOP),
+        ModelProfile("deepseek-v4", "deepseek_v4", "deepseek_v4", thinking_kwarg="thinking", stop=_DEEPSEEK_STOP),
+        ModelProfile("kimi-k2", None, "kimi_k2", reasoning_markers=None, stop=("<|im_end|>",)),
+        ModelProfile("kimi-k2.5", "kimi_k25", "kimi_k2", stop=("<|im_end|>",)),
+        ModelProfile(
+            "glm-4.5",
+            "glm45",
+            "glm45",
+            thinking_kwarg="enable_thinking",
+            stop=("<|user|>", "<|observation|>", "<|endoftext|>"),
+        ),
+        ModelProfile(
+            "glm-4.7",
+            "glm45",
+            "glm47",
+            thinking_kwarg="enable_thinking",
+            # GLM-4.7 drops earlier turns' reasoning unless told not to.
+            keep_history_kwargs=(("clear_thinking", False),),
+            stop=("<|user|>", "<|observation|>", "<|endoftext|>"),
+        ),
+        ModelProfile("minimax-m2", "minimax_m2", "minimax_m2", stop=("[e~[",)),
+        ModelProfile(
+            "gpt-oss",
+            "gpt_oss",
+            "harmony",
+            reasoning_markers=None,
+            reasoning_field="thinking",
+            thinking_kwarg=None,
+            stop=("<|return|>", "<|call|>"),
+        ),
+        ModelProfile("nemotron", "nemotron_deci", "nemotron_deci", stop=("<|eot_id|>",)),
+        ModelProfile("nemotron-nano", "nemotron_nano", "qwen3_coder", stop=("<|im_end|>",)),
+        ModelProfile("llama-3", None, "llama3_json", reasoning_markers=None, stop=("<|eot_id|>", "<|eom_id|>")),
+        ModelProfile("llama-4", None, "pythonic", reasoning_markers=None, stop=("<|eot|>", "<|eom|>")),
+        ModelProfile("mistral", "mistral", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
+        ModelProfile(
+            "gemma", "gemma4", "gemma4", reasoning_markers=("<|channel>thought\n", "<channel|>"), stop=("<end_of_turn>", "<turn|>")
+        ),
+        ModelProfile("smollm2", None, "hermes", reasoning_markers=None, stop=("<|im_end|>",)),
+    )
+}
+
+# Chat-template fingerprints, most specific first.
+_TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
+    ("<|channel|>", "gpt-oss"),
+    ("｜DSML｜", "deepseek-dsml"),
+    ("<minimax:tool_call>", "minimax-m2"),
+    ("<|tool_calls_section_begin|>", "kimi-k2"),
+    ("<arg_key>", "glm-4.7"),
+    ("<function=", "qwen3-coder"),
+    ("<｜tool▁sep｜>", "deepseek-v3.1"),
+    ("<|python_tag|>", "llama-3"),
+    ("[TOOL_CALLS]", "mistral"),
+    ("<start_of_turn>", "gemma"),
+    ("<TOOLCALL>", "nemotron"),
+)
+
+_NAME_SIGNS: tuple[tuple[str, str], ...] = (
+    (r"gpt-?oss", "gpt-oss"),
+    (r"deepseek-?v4", "deepseek-v4"),
+    (r"deepseek-?v3\.?2", "deepseek-v3.2"),
+    (r"deepseek-?v3\.?1", "deepseek-v3.1"),
+    (r"deepseek-?r1", "deepseek-r1"),
+    (r"deepseek-?v3", "deepseek-v3"),
+    (r"kimi-?k2\.?5", "kimi-k2.5"),
+    (r"kimi-?k2", "kimi-k2"),
+    (r"glm-?4\.?[67]", "glm-4.7"),
+    (r"glm-?4\.?5", "glm-4.5"),
+    (r"minimax", "minimax-m2"),
+    (r"qwen3\.[56]", "qwen3.5"),
+    (r"qwen3-?coder", "qwen3-coder"),
+    (r"qwen3", "qwen3"),
+    (r"nemotron.*nano", "nemotron-nano"),
+    (r"nemotron", "nemotron"),
+    (r"llama-?4", "llama-4"),
+    (r"llama-?3", "llama-3"),
+    (r"mistral|magistral|devstral", "mistral"),
+    (r"gemma", "gemma"),
+    (r"smollm", "smollm2"),
+)
+
+
+def profile_by_name(family: str) -> ModelProfile:
+    key = family.strip().lower()
+    if key not in PROFILES:
+        raise ValueError(f"unknown model family {family!r}; known: {', '.join(sorted(PROFILES))}")
+    return PROFILES[key]
+
+
+def detect_profile(model_dir: str | Path | None = None, chat_template: str | None = None, name: str | None = None) -> ModelProfile:
+    """The profile of a model, from its chat template's markers, then its names
+    (folder, config.json). Falls back to `smollm2`-like ChatML with no parsers."""
+    names = [name or ""]
+    if model_dir is not None:
+        folder = Path(model_dir)
+        names.append(folder.name)
+        config = folder / "config.json"
+        if config.exists():
+            try:
+                data = json.loads(config.read_text(encoding="utf-8"))
+            except ValueError:
+                data = {}
+            names += [str(data.get("model_type", "")), str(data.get("_name_or_path", "")), *map(str, data.get("architectures", []))]
+    if chat_template:
+        template = chat_template
+        for sign, family in _TEMPLATE_SIGNS:
+            if sign in template:
+                if family == "deepseek-dsml":
+                    # V3.2 wraps calls in `function_calls`; V4 in `tool_calls` (its
+                    # template assembles that marker, so it is not a literal).
+                    return PROFILES["deepseek-v3.2" if "function_calls" in template else "deepseek-v4"]
+                if family == "qwen3-coder" and "<think>" in template:
+                    return PROFILES["qwen3.5"]
+                if family == "deepseek-v3.1" and "<think>" not in template:
+                    return PROFILES["deepseek-v3"]
+                if family == "kimi-k2" and "<think>" in template:
+                    return PROFILES["kimi-k2.5"]
+                return PROFILES[family]
+        if "<tool_call>" in template and "<think>" in template:
+            return PROFILES["qwen3"]
+    joined = " ".join(names).lower()
+    for pattern, family in _NAME_SIGNS:
+        if re.search(pattern, joined):
+            return PROFILES[family]
+    return ModelProfile("generic", None, None, reasoning_markers=None)

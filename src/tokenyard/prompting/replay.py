@@ -1,0 +1,257 @@
+"""How a conversation, earlier reasoning included, re-enters the prompt.
+
+Prior assistant turns go back in their original order, as the family's chat
+template expects them, so that turn N's prompt plus the model's output is a token
+prefix of turn N+1's:
+
+- a template that reads a reasoning field gets it (`reasoning_content`, or gpt-oss's
+  `thinking`); a turn that interleaves reasoning and tool calls becomes one
+  template message per segment, each with its own reasoning;
+- a template that does not gets the family's markers written into content, in
+  place (`<think>…</think>` before the text they preceded);
+- the family's own drop rules (DeepSeek dropping finished turns' reasoning, Qwen3
+  keeping only the current agentic turn's) are left to its template, never
+  imposed here;
+- tool results become `tool` messages, so templates that look for "the last user
+  query" see the agentic turn as one turn;
+- tool-call arguments go in as the template reads them: the exact JSON text where
+  it accepts a string, a mapping that serialises back to that exact text otherwise.
+
+Thinking controls map to template variables: Anthropic `thinking`
+enabled/adaptive/disabled and OpenAI `reasoning.effort`; and when the family has a
+reasoning parser and thinking is on, variables that keep history thinking
+(`truncate_history_thinking=false`, GLM's `clear_thinking=false`) are set so
+tool-calling turns keep their reasoning.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolResult, ToolSpec
+from .profiles import ModelProfile
+from .template import TemplateTraits
+
+SYSTEM_BLOCK_SEPARATOR = "\n\n"
+IMAGE_PLACEHOLDER = "[image]"
+
+
+class ExactJson(dict):
+    """Tool-call arguments as a mapping that remembers the exact JSON text the model
+    wrote; the template's `tojson` returns that text unchanged (prefix stability)."""
+
+    __slots__ = ("json_text",)
+
+    def __init__(self, value: dict[str, Any], json_text: str):
+        super().__init__(value)
+        self.json_text = json_text
+
+
+@dataclass(frozen=True)
+class TemplateInput:
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    kwargs: dict[str, Any]
+    thinking_enabled: bool
+
+
+def thinking_enabled(conversation: Conversation, profile: ModelProfile) -> bool:
+    mode = conversation.thinking.mode
+    if mode == "disabled":
+        return False
+    if conversation.thinking.effort in ("none", "minimal") and mode == "default":
+        return False
+    explicit = conversation.template_kwargs.get(profile.thinking_kwarg or "enable_thinking")
+    if isinstance(explicit, bool):
+        return explicit
+    return profile.reasoning_parser is not None
+
+
+def template_kwargs(conversation: Conversation, profile: ModelProfile, traits: TemplateTraits) -> dict[str, Any]:
+    thinking = thinking_enabled(conversation, profile)
+    kwargs: dict[str, Any] = {}
+    if profile.thinking_kwarg:
+        kwargs[profile.thinking_kwarg] = thinking
+    if "enable_thinking" in traits.reads_kwargs and "enable_thinking" not in kwargs:
+        kwargs["enable_thinking"] = thinking
+    effort = conversation.thinking.effort
+    if effort and "reasoning_effort" in traits.reads_kwargs:
+        kwargs["reasoning_effort"] = {"minimal": "low", "none": "low", "xhigh": "high", "max": "high"}.get(effort, effort)
+    if thinking and profile.reasoning_parser is not None:
+        kwargs["truncate_history_thinking"] = False
+        kwargs.update(dict(profile.keep_history_kwargs))
+    kwargs.update(conversation.template_kwargs)
+    return kwargs
+
+
+def tool_dicts(tools: list[ToolSpec]) -> list[dict[str, Any]] | None:
+    if not tools:
+        return None
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def _arguments(call: ToolCall, traits: TemplateTraits) -> Any:
+    if traits.accepts_string_arguments or traits.arguments_as == "string":
+        return call.arguments
+    try:
+        value = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        return call.arguments  # not JSON: the model's text as it was
+    if isinstance(value, dict):
+        return ExactJson(value, call.arguments)
+    return value
+
+
+def _content_text(parts: list[Text | Image]) -> str:
+    return "\n".join(p.text if isinstance(p, Text) else IMAGE_PLACEHOLDER for p in parts)
+
+
+def _system_text(conversation: Conversation) -> tuple[str, list[Message]]:
+    """The system prompt: system blocks plus leading system/developer messages
+    (Codex sends its instructions as developer messages)."""
+    blocks = [b.text for b in conversation.system]
+    messages = list(conversation.messages)
+    while messages and messages[0].role in ("system", "developer"):
+        blocks.append(_content_text([p for p in messages[0].parts if isinstance(p, (Text, Image))]))
+        messages.pop(0)
+    return SYSTEM_BLOCK_SEPARATOR.join(b for b in blocks if b), messages
+
+
+def _assistant_segments(message: Message) -> list[tuple[str, list[str], list[ToolCall]]]:
+    """Split an assistant turn at each reasoning block that follows text or calls:
+    [(reasoning, texts, calls)], in order."""
+    segments: list[tuple[str, list[str], list[ToolCall]]] = []
+    reasoning, texts, calls = "", [], []  # type: ignore[var-annotated]
+    for part in message.parts:
+        if isinstance(part, Reasoning):
+            if not part.text:
+                continue  # redacted/opaque reasoning can not be rendered
+            if texts or calls:
+                segments.append((reasoning, texts, calls))
+                reasoning, texts, calls = "", [], []
+            reasoning = f"{reasoning}\n\n{part.text}" if reasoning else part.text
+        elif isinstance(part, Text):
+            texts.append(part.text)
+        elif isinstance(part, ToolCall):
+            calls.append(part)
+    segments.append((reasoning, texts, calls))
+    return segments
+
+
+def _assistant_dicts(message: Message, profile: ModelProfile, traits: TemplateTraits) -> list[dict[str, Any]]:
+    reads_field = traits.reads_reasoning_content or profile.reasoning_field != "reasoning_content"
+    out = []
+    for reasoning, texts, calls in _assistant_segments(message):
+        content = "".join(texts)
+        entry: dict[str, Any] = {"role": "assistant", "content": content}
+        if reasoning:
+            if reads_field:
+                entry[profile.reasoning_field] = reasoning
+            elif profile.reasoning_markers is not None:
+                start, end = profile.reasoning_markers
+                entry["content"] = f"{start}\n{reasoning}\n{end}\n\n{content}"
+        if calls:
+            entry["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c, traits)}}
+                for c in calls
+            ]
+        out.append(entry)
+    return out
+
+
+def _user_dicts(message: Message) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    texts: list[Text | Image] = []
+    for part in message.parts:
+        if isinstance(part, ToolResult):
+            text = _content_text(part.content)
+            if part.is_error and not text.startswith("Error"):
+                text = f"Error: {text}"
+            entry = {"role": "tool", "tool_call_id": part.tool_call_id, "content": text}
+            if part.name:
+                entry["name"] = part.name
+            out.append(entry)
+        elif isinstance(part, (Text, Image)):
+            texts.append(part)
+    if texts:
+        out.append({"role": "user", "content": _content_text(texts)})
+    return out
+
+
+def template_input(
+    conversation: Conversation, profile: ModelProfile, traits: TemplateTraits, *, template_has_tools: bool = True
+) -> TemplateInput:
+    """The messages, tools and variables to render `conversation` with.
+
+    `template_has_tools=False`: the chat template knows nothing of tools (plain
+    ChatML, SmolLM2). Tools, calls and results are then written in the hermes
+    format the way tool-tuned ChatML models were trained on it, so the model still
+    sees its tools and the hermes parser reads its calls."""
+    system, messages = _system_text(conversation)
+    fallback = not template_has_tools and bool(conversation.tools)
+    if fallback:
+        system = (system + SYSTEM_BLOCK_SEPARATOR if system else "") + hermes_tools_prompt(conversation.tools)
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for message in messages:
+        if message.role == "assistant":
+            dicts = _assistant_dicts(message, profile, traits)
+            out.extend(_hermes_assistant(d) for d in dicts) if fallback else out.extend(dicts)
+        elif message.role in ("user", "tool"):
+            dicts = _user_dicts(message)
+            out.extend(_hermes_tool_result(d) for d in dicts) if fallback else out.extend(dicts)
+        else:  # a system/developer message later in the conversation
+            out.append({"role": "system", "content": message.text()})
+    return TemplateInput(
+        out,
+        None if fallback else tool_dicts(conversation.tools),
+        template_kwargs(conversation, profile, traits),
+        thinking_enabled(conversation, profile),
+    )
+
+
+def hermes_tools_prompt(tools: list[ToolSpec]) -> str:
+    lines = "\n".join(json.dumps(spec["function"], ensure_ascii=False) for spec in tool_dicts(tools) or [])
+    return (
+        "# Tools\n\nYou may call one or more of these functions. Their signatures are inside "
+        f"<tools></tools>:\n<tools>\n{lines}\n</tools>\n\n"
+        "To call a function, reply with a JSON object holding its name and arguments inside "
+        '<tool_call></tool_call>:\n<tool_call>\n{"name": <function name>, "arguments": <arguments object>}\n</tool_call>'
+    )
+
+
+def _hermes_assistant(entry: dict[str, Any]) -> dict[str, Any]:
+    calls = entry.pop("tool_calls", None)
+    if not calls:
+        return entry
+    written = [
+        '<tool_call>\n{"name": ' + json.dumps(c["function"]["name"], ensure_ascii=False) + ', "arguments": '
+        + _arguments_text(c["function"]["arguments"]) + "}\n</tool_call>"
+        for c in calls
+    ]
+    content = entry.get("content") or ""
+    entry["content"] = (content + "\n" if content else "") + "\n".join(written)
+    return entry
+
+
+def _arguments_text(arguments: Any) -> str:
+    if isinstance(arguments, ExactJson):
+        return arguments.json_text
+    if isinstance(arguments, str):
+        return arguments if arguments.strip() else "{}"
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _hermes_tool_result(entry: dict[str, Any]) -> dict[str, Any]:
+    if entry["role"] != "tool":
+        return entry
+    return {"role": "user", "content": f"<tool_response>\n{entry['content']}\n</tool_response>"}

@@ -1,0 +1,139 @@
+import json
+
+import pytest
+
+from tokenyard.events import Marker, ToolCallReady, ToolCallStart
+
+from .support import WEATHER, parse, splitter_factory, summary
+
+BEGIN, END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+CALL, ARGS, CALL_END = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
+LITERAL = BEGIN + CALL + "functions.get_weather:0" + ARGS + '{"city":"Tokyo","days":3}' + CALL_END + END
+kimi = splitter_factory(None, "kimi_k2", [WEATHER])
+k25 = splitter_factory("kimi_k25", "kimi_k2", [WEATHER])
+
+
+def call(arguments: str, call_id: str = "functions.get_weather:0") -> str:
+    return CALL + call_id + ARGS + arguments + CALL_END
+
+
+def readies(events):
+    return [e for e in events if isinstance(e, ToolCallReady)]
+
+
+def test_reference_literal_keeps_the_model_call_id():
+    events = parse(kimi, LITERAL)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    start = next(e for e in events if isinstance(e, ToolCallStart))
+    ready = readies(events)[0]
+    assert start.id == ready.id == "functions.get_weather:0"
+    assert ready.arguments == '{"city":"Tokyo","days":3}'
+    assert ready.raw == call('{"city":"Tokyo","days":3}')
+    assert [e.text for e in events if isinstance(e, Marker)] == [BEGIN, END]
+
+
+def test_singular_section_tokens():
+    text = "<|tool_call_section_begin|>" + call('{"city":"Tokyo"}') + "<|tool_call_section_end|>"
+    events = parse(kimi, text)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo"})]
+    markers = [e.text for e in events if isinstance(e, Marker)]
+    assert markers == ["<|tool_call_section_begin|>", "<|tool_call_section_end|>"]
+
+
+def test_prose_several_calls_and_whitespace_between_tokens():
+    text = (
+        "Both cities.\n" + BEGIN + "\n" + CALL + "\nfunctions.get_weather:0" + ARGS + '\n{"city":"Tokyo"}\n' + CALL_END
+        + "\n" + call('{"city":"Paris"}', "functions.get_weather:1") + "\n" + END + "\nDone."
+    )
+    events = parse(kimi, text)
+    assert summary(events) == [
+        ("text", "Both cities."),
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("call", "get_weather", {"city": "Paris"}),
+        ("text", "Done."),
+    ]
+    assert [e.id for e in readies(events)] == ["functions.get_weather:0", "functions.get_weather:1"]
+    assert readies(events)[0].arguments == '{"city":"Tokyo"}'
+
+
+def test_id_without_functions_prefix_and_dotted_names():
+    text = BEGIN + call("{}", "get_weather:3") + call("{}", "functions.mcp.fs.read:4") + END
+    events = parse(kimi, text)
+    assert [(e.name, e.id) for e in readies(events)] == [
+        ("get_weather", "get_weather:3"),
+        ("mcp.fs.read", "functions.mcp.fs.read:4"),
+    ]
+
+
+def test_repeated_model_id_gets_a_fresh_one():
+    events = parse(kimi, BEGIN + call('{"city":"A"}') + call('{"city":"B"}') + END)
+    ids = [e.id for e in readies(events)]
+    assert ids[0] == "functions.get_weather:0" and ids[1] != ids[0]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {},
+        {"city": "東京 🌸", "days": 3},
+        {"city": 'quote " back\\slash \n <|tool', "nested": {"a": [1, 2.5, None, True, {"b": []}]}},
+    ],
+)
+def test_argument_shapes(arguments):
+    encoded = json.dumps(arguments, ensure_ascii=False)
+    events = parse(kimi, BEGIN + call(encoded) + END)
+    assert summary(events) == [("call", "get_weather", arguments)]
+    assert readies(events)[0].arguments == encoded
+
+
+def test_truncated_call():
+    text = BEGIN + CALL + "functions.get_weather:0" + ARGS + '{"city": "Tok'
+    assert summary(parse(kimi, text)) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_invalid_arguments_then_a_good_call():
+    text = BEGIN + call('{"city": "Tokyo" "days": 3}') + call('{"city": "Oslo"}', "functions.get_weather:1") + END
+    assert summary(parse(kimi, text)) == [
+        ("incomplete", "get_weather", "invalid_arguments"),
+        ("call", "get_weather", {"city": "Oslo"}),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        BEGIN + "nothing to call",
+        BEGIN + call("{}", "functions.get weather:0") + END,
+    ],
+)
+def test_not_a_call_is_text(text):
+    events = parse(kimi, text)
+    assert not [e for e in events if isinstance(e, ToolCallStart)]
+    assert "".join(e.text for e in events if not isinstance(e, Marker)) == text
+
+
+def test_undeclared_tool_is_flagged():
+    events = parse(kimi, BEGIN + call("{}", "functions.rm_rf:0") + END)
+    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
+
+
+def test_interleaved_thinking_in_order():
+    # kimi_k25 starts inside reasoning; a call section ends it; `<think>` reopens it.
+    text = (
+        "First Tokyo." + BEGIN + call('{"city":"Tokyo"}') + END
+        + "<think>Now Paris.</think>" + BEGIN + call('{"city":"Paris"}', "functions.get_weather:1") + END
+        + "Both done."
+    )
+    assert summary(parse(k25, text)) == [
+        ("reasoning", "First Tokyo."),
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris"}),
+        ("text", "Both done."),
+    ]
+
+
+def test_section_ends_reasoning_without_think_close():
+    text = "<think>Check Paris too." + BEGIN + call('{"city":"Paris"}') + END
+    events = parse(splitter_factory("kimi_k25", "kimi_k2", [WEATHER], thinking_enabled=False), text)
+    assert summary(events) == [("reasoning", "Check Paris too."), ("call", "get_weather", {"city": "Paris"})]
