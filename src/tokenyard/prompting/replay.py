@@ -32,21 +32,10 @@ from typing import Any
 
 from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolResult, ToolSpec
 from .profiles import ModelProfile
-from .template import TemplateTraits
+from .template import ExactJson, TemplateTraits
 
 SYSTEM_BLOCK_SEPARATOR = "\n\n"
 IMAGE_PLACEHOLDER = "[image]"
-
-
-class ExactJson(dict):
-    """Tool-call arguments as a mapping that remembers the exact JSON text the model
-    wrote; the template's `tojson` returns that text unchanged (prefix stability)."""
-
-    __slots__ = ("json_text",)
-
-    def __init__(self, value: dict[str, Any], json_text: str):
-        super().__init__(value)
-        self.json_text = json_text
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,12 @@ class ToolParser:
     def _call_open(self) -> bool:
         return self._call is not None
 
+    def _accepts_call_name(self, name: str) -> bool:
+        """Whether a call to `name` may begin here. Formats whose start is only weakly
+        marked (bare JSON, a bare `[`) refuse names the request did not declare, so
+        prose that looks like a call stays prose."""
+        return True
+
     def _tool(self, name: str) -> ToolSpec | None:
         return None if self.tools is None else self.tools.get(name)
 
@@ -351,7 +357,7 @@ class JsonCallReader:
                     elif self._key in _NAME_KEYS and not self.started:
                         name = _json_string("".join(self._value_out))
                         self._value_out = []
-                        if name is None or not is_function_name(name):
+                        if name is None or not is_function_name(name) or not owner._accepts_call_name(name):
                             raise NotACall(i)
                         self.pre_raw.append(text[segment:i])
                         segment = i

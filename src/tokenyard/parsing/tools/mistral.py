@@ -1,0 +1,154 @@
+"""Mistral, both shapes after `[TOOL_CALLS]`:
+
+    [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]
+    [TOOL_CALLS]get_weather[ARGS]{"city": "Tokyo", "days": 3}[TOOL_CALLS]other[ARGS]{}
+
+The first (tokenizers before v11) is a JSON call array; the region ends after its
+`]`, and a later `[TOOL_CALLS]` starts another. In the second (v11+) every call
+carries its own `[TOOL_CALLS]` (part of that call's raw), and the call is ready the
+moment its arguments' JSON value completes. Some tokenizers put a model call id
+between name and arguments (`name[CALL_ID]a1B2c3D4e[ARGS]{...}`), kept as the
+call's id; decoders that drop special tokens leave `name{...}`, also accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from ..json_stream import JsonStreamError, JsonValueScanner
+from .base import is_function_name, starts_with
+from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, SKIP, WHITESPACE, JsonCallListParser
+
+_TOOL_CALLS = "[TOOL_CALLS]"
+_ARGS = "[ARGS]"
+_CALL_ID = "[CALL_ID]"
+_NAME_RUN = re.compile(r"[\w.\-:/]*").match
+_ID_RUN = re.compile(r"[\w\-]*").match
+_LONGEST_NAME = 256
+
+_SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 7)
+
+
+class MistralToolParser(JsonCallListParser):
+    name = "mistral"
+    start_markers = (_TOOL_CALLS,)
+
+    def _after_start_marker(self) -> int:
+        return _SHAPE
+
+    def _step(self, buf: str, final: bool) -> int:
+        state = self._state
+        if state < FIRST_SUBCLASS_STATE:
+            return super()._step(buf, final)
+        if state == _SHAPE:
+            i = WHITESPACE(buf).end()
+            self._pending += buf[:i]
+            if i == len(buf):
+                if final:
+                    self._end_list()
+                return i
+            if buf[i] == "[":
+                self._state = LIST_OPEN
+            elif _NAME_RUN(buf, i).end() > i:
+                self._state = _NAME
+                self._name = ""
+                self._model_id = ""
+            else:
+                self._end_list()
+            return i
+        if state == _NAME:
+            end = _NAME_RUN(buf).end()
+            self._name += buf[:end]
+            self._pending += buf[:end]
+            if len(self._name) > _LONGEST_NAME:
+                self._end_list()
+            elif end == len(buf):
+                if final:
+                    self._end_list()
+            elif buf[end] == "[":
+                self._state = _NAME_END
+            elif buf[end] == "{":  # special tokens dropped by the decoder
+                self._announce()
+            else:
+                self._end_list()
+            return end
+        if state == _NAME_END:
+            return self._after_tag(buf, final, {_ARGS: self._announce, _CALL_ID: self._read_id})
+        if state == _ID:
+            end = _ID_RUN(buf).end()
+            self._model_id += buf[:end]
+            self._pending += buf[:end]
+            if len(self._model_id) > _LONGEST_NAME:
+                self._end_list()
+            elif end == len(buf):
+                if final:
+                    self._end_list()
+            elif buf[end] == "[":
+                self._state = _ID_END
+            else:
+                self._end_list()
+            return end
+        if state == _ID_END:
+            return self._after_tag(buf, final, {_ARGS: self._announce})
+        if state == _ARGS_START:
+            i = WHITESPACE(buf).end()
+            self._raw(buf[:i])
+            if i == len(buf):
+                if final:
+                    self._fail_call("truncated")
+                    self._exit_region()
+                return i
+            if buf[i] == "{":
+                self._scanner = JsonValueScanner()
+                self._state = _ARGUMENTS
+            else:  # arguments must be an object
+                self._state = SKIP
+            return i
+        return self._parse_arguments(buf, final)
+
+    def _after_tag(self, buf: str, final: bool, tags: dict[str, Callable[[], None]]) -> int:
+        """`buf` starts with `[`: one of `tags` (then its action), or not a call."""
+        undecided = False
+        for tag, action in tags.items():
+            found = starts_with(buf, tag)
+            if found:
+                self._pending += tag
+                action()
+                return len(tag)
+            undecided = undecided or found is None
+        if not undecided or final:
+            self._end_list()
+        return 0
+
+    def _read_id(self) -> None:
+        self._state = _ID
+
+    def _announce(self) -> None:
+        if not is_function_name(self._name):
+            self._end_list()
+            return
+        # `[TOOL_CALLS]name[ARGS]` belongs to this call's raw.
+        raw, self._pending = self._pending, ""
+        self._open_call(self._name, raw, self._model_id or None)
+        self._state = _ARGS_START
+
+    def _parse_arguments(self, buf: str, final: bool) -> int:
+        try:
+            out, end = self._scanner.feed(buf)
+        except JsonStreamError as error:
+            self._stream_args(error.valid)
+            consumed = min(len(buf), error.offset + 1)
+            self._raw(buf[:consumed])
+            self._state = SKIP
+            return consumed
+        self._stream_args(out)
+        if end >= 0:
+            self._close_call(buf[:end])
+            self._exit_region()
+            return end
+        self._raw(buf)
+        if final:
+            self._fail_call("truncated")
+            self._exit_region()
+        return len(buf)

@@ -1,0 +1,257 @@
+"""Pythonic calls (Llama 4, and others prompted to answer in Python call syntax):
+
+    [get_weather(city="Tokyo", days=3), get_time(zone='Asia/Tokyo')]
+    <|python_start|>[get_weather(city="Tokyo", days=3)]<|python_end|>
+
+Keyword arguments are Python literals (strings, numbers, True/False/None, lists,
+tuples, dicts) and become the JSON arguments. A call is announced once its name
+and `(` are read; its arguments come as one delta when its closing `)` is parsed,
+since only the complete call syntax can be converted, and it is ready there. `[`,
+`,`, `]` and the optional wrapper are Markers. Text that merely starts with `[`
+(`[1, 2]`, `[see docs](url)`, `[x] done`) stays text.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+from ...events import ParseEvent
+from .base import ToolParser, is_function_name, starts_with
+
+_PYTHON_START = "<|python_start|>"
+_PYTHON_END = "<|python_end|>"
+_WHITESPACE = re.compile(r"[ \t\r\n]*").match
+_NAME_START = re.compile(r"[A-Za-z_]").match
+_NAME_RUN = re.compile(r"[\w.]*").match
+_LONGEST_NAME = 256
+# Inside a call: runs of characters that neither quote nor bracket anything.
+_CODE_RUN = re.compile(r"[^'\"()\[\]{}]*").match
+_STRING_RUN = {
+    "'": re.compile(r"[^'\\]*").match,
+    '"': re.compile(r'[^"\\]*').match,
+    "'''": re.compile(r"[^'\\]*").match,
+    '"""': re.compile(r'[^"\\]*').match,
+}
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+_MARKER, _WRAPPED, _ITEM, _NAME, _ARGS, _AFTER_CALL, _END_TAG = range(7)
+
+
+class PythonicToolParser(ToolParser):
+    name = "pythonic"
+    aliases = ("llama4_pythonic",)
+    start_markers = ("[", _PYTHON_START)
+    # A `[` in reasoning is prose.
+    reasoning_exit_markers = (_PYTHON_START,)
+
+    def _accepts_call_name(self, name: str) -> bool:
+        # A bare `[` is weak evidence (`[f(x) for x in y]` in prose): without the
+        # python wrapper, only a declared tool starts a call list.
+        return self._wrapped or self._any_call or self.tools is None or name in self.tools
+
+    def _enter_region(self, marker: str) -> None:
+        self._state = _MARKER
+        self._wrapped = marker == _PYTHON_START
+        self._pending = ""  # read, not yet known to be syntax (Marker) or text
+        self._any_call = False
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        while True:
+            state = self._state
+            consumed = self._step(buf, final)
+            # A state change that consumed nothing: the new state reads on.
+            if consumed or not self._in_region or self._state == state:
+                return consumed
+
+    def _step(self, buf: str, final: bool) -> int:
+        state = self._state
+        if state == _MARKER:
+            if self._wrapped:
+                self._pending = _PYTHON_START
+                self._state = _WRAPPED
+                return len(_PYTHON_START)
+            self._pending = "["
+            self._state = _ITEM
+            return 1
+        if state == _NAME:
+            return self._read_name(buf, final)
+        if state == _ARGS:
+            return self._read_arguments(buf, final)
+        i = _WHITESPACE(buf).end()
+        self._pending += buf[:i]
+        if i == len(buf):
+            if final:
+                self._end_list()
+            return i
+        c = buf[i]
+        if state == _WRAPPED:
+            if c == "[":
+                self._pending += c
+                self._state = _ITEM
+                return i + 1
+        elif state == _ITEM:
+            if _NAME_START(c):
+                self._name = ""
+                self._state = _NAME
+                return i
+            if c == "]" and self._any_call:  # a trailing comma
+                return self._list_closed(i + 1)
+        elif state == _AFTER_CALL:
+            if c == ",":
+                self._pending += c
+                self._state = _ITEM
+                return i + 1
+            if c == "]":
+                return self._list_closed(i + 1)
+        elif state == _END_TAG:
+            found = starts_with(buf[i:], _PYTHON_END)
+            if found:
+                self._pending += _PYTHON_END
+                self._end_list(closed=True)
+                return i + len(_PYTHON_END)
+            if found is None and not final:
+                return i
+        self._end_list()
+        return i
+
+    def _list_closed(self, end: int) -> int:
+        self._pending += "]"
+        if self._wrapped:
+            self._marker(self._pending)
+            self._pending = ""
+            self._state = _END_TAG
+        else:
+            self._end_list(closed=True)
+        return end
+
+    def _end_list(self, closed: bool = False) -> None:
+        """The region ends: pending syntax of a closed list is a Marker; what else
+        is pending (an unrecognised start, whitespace after a call) is text."""
+        if closed:
+            self._marker(self._pending)
+        else:
+            self._text(self._pending)
+        self._pending = ""
+        self._exit_region()
+
+    def _read_name(self, buf: str, final: bool) -> int:
+        end = _NAME_RUN(buf).end()
+        self._name += buf[:end]
+        self._pending += buf[:end]
+        if len(self._name) > _LONGEST_NAME:
+            self._end_list()
+        elif end == len(buf):
+            if final:
+                self._end_list()
+        elif buf[end] == "(" and is_function_name(self._name) and self._accepts_call_name(self._name):
+            self._marker(self._pending[: -len(self._name)])
+            self._pending = ""
+            self._open_call(self._name, self._name + "(")
+            self._stack = [")"]
+            self._quote = ""
+            self._source: list[str] = []
+            self._state = _ARGS
+            return end + 1
+        else:
+            self._end_list()
+        return end
+
+    def _read_arguments(self, buf: str, final: bool) -> int:
+        """Track strings and brackets up to the `)` that closes the call."""
+        stack = self._stack
+        i, n = 0, len(buf)
+        while i < n:
+            quote = self._quote
+            if quote:
+                i = _STRING_RUN[quote](buf, i).end()
+                if i == n:
+                    break
+                if buf[i] == "\\":
+                    if i + 1 == n and not final:
+                        break  # what it escapes decides
+                    i += 2
+                elif len(quote) == 1 or buf.startswith(quote, i):
+                    i += len(quote)
+                    self._quote = ""
+                elif n - i < 3 and quote.startswith(buf[i:]) and not final:
+                    break  # a closing triple quote may be arriving
+                else:
+                    i += 1
+                continue
+            i = _CODE_RUN(buf, i).end()
+            if i == n:
+                break
+            c = buf[i]
+            if c in _CLOSERS:
+                stack.append(_CLOSERS[c])
+                i += 1
+            elif c in ")]}":
+                i += 1
+                if c != stack.pop():
+                    return self._call_ended(buf, i, matched=False)
+                if not stack:
+                    return self._call_ended(buf, i, matched=True)
+            elif buf.startswith(c * 3, i):
+                self._quote = c * 3
+                i += 3
+            elif n - i < 3 and buf[i:] == c * (n - i) and not final:
+                break  # `"` or `""` may still open a triple-quoted string
+            else:
+                self._quote = c
+                i += 1
+        i = min(i, n)
+        self._source.append(buf[:i])
+        self._raw(buf[:i])
+        if final:
+            self._fail_call("truncated")
+            self._exit_region()
+        return i
+
+    def _call_ended(self, buf: str, end: int, matched: bool) -> int:
+        self._source.append(buf[: end - 1])
+        self._raw(buf[: end - 1])
+        arguments = _arguments_json("".join(self._source)) if matched else None
+        if arguments is None:
+            self._fail_call("invalid_arguments", buf[end - 1 : end])
+        else:
+            self._stream_args(arguments)
+            self._close_call(buf[end - 1 : end])
+        if not matched:  # brackets out of step: the list is broken, the rest is text
+            self._exit_region()
+            return end
+        self._any_call = True
+        self._state = _AFTER_CALL
+        return end
+
+    @property
+    def in_call_region(self) -> bool:
+        return self._call_open
+
+    def release_held(self) -> list[ParseEvent]:
+        if self._in_region and not self._call_open:
+            # A reasoning marker interrupts the list between calls: it ends here.
+            self._end_list()
+            self._text(self._buf)
+            self._buf = ""
+            events, self._events = self._events, []
+            return events
+        return super().release_held()
+
+
+def _arguments_json(inside: str) -> str | None:
+    """`a=1, b='x'` (the inside of a call's parentheses) as a JSON object, or None
+    when it is not keyword arguments with literal values."""
+    try:
+        call = ast.parse(f"f({inside})", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            return None
+        arguments = {}
+        for keyword in call.keywords:
+            if keyword.arg is None:  # **mapping
+                return None
+            arguments[keyword.arg] = ast.literal_eval(keyword.value)
+        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None

@@ -1,0 +1,144 @@
+import json
+
+import pytest
+
+from tokenyard.events import Marker, ToolCallReady, ToolCallStart
+
+from .support import WEATHER, parse, splitter_factory, summary
+
+LITERAL = '[TOOL_CALLS]get_weather[ARGS]{"city":"Tokyo","days":3}'
+LITERAL_ARRAY = '[TOOL_CALLS][{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]'
+mistral = splitter_factory(None, "mistral", [WEATHER])
+magistral = splitter_factory("mistral", "mistral", [WEATHER])
+
+
+def test_reference_literal():
+    events = parse(mistral, LITERAL)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = [e for e in events if isinstance(e, ToolCallReady)][0]
+    assert ready.arguments == '{"city":"Tokyo","days":3}'
+    assert ready.raw == LITERAL
+
+
+def test_reference_literal_array_shape():
+    events = parse(mistral, LITERAL_ARRAY)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = [e for e in events if isinstance(e, ToolCallReady)][0]
+    assert ready.arguments == '{"city":"Tokyo","days":3}'
+    assert [e.text for e in events if isinstance(e, Marker)] == ["[TOOL_CALLS][", "]"]
+
+
+def test_ready_as_soon_as_the_arguments_complete():
+    splitter = mistral()
+    events = splitter.feed('[TOOL_CALLS]get_weather[ARGS]{"city": "Tokyo"}')
+    assert isinstance(events[-1], ToolCallReady)
+
+
+def test_back_to_back_calls_with_prose_around():
+    text = 'Checking.[TOOL_CALLS]get_weather[ARGS]{"city": "Tokyo"}[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 2}Done.'
+    assert summary(parse(mistral, text)) == [
+        ("text", "Checking."),
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Done."),
+    ]
+
+
+def test_array_with_space_and_several_calls_then_another_array():
+    text = (
+        '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "get_weather", "arguments": {}}]'
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Rome"}}]'
+    )
+    assert summary(parse(mistral, text)) == [
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("call", "get_weather", {}),
+        ("call", "get_weather", {"city": "Rome"}),
+    ]
+
+
+def test_model_call_id_is_kept():
+    text = '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Tokyo"}'
+    events = parse(mistral, text)
+    assert [e.id for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == ["a1B2c3D4e", "a1B2c3D4e"]
+    assert [e for e in events if isinstance(e, ToolCallReady)][0].raw == text
+
+
+def test_args_token_dropped_by_the_decoder():
+    assert summary(parse(mistral, '[TOOL_CALLS]get_weather{"city": "Tokyo"}')) == [("call", "get_weather", {"city": "Tokyo"})]
+
+
+@pytest.mark.parametrize(
+    "arguments", [{}, {"city": "Αθήνα 🏛", "days": 3}, {"code": 'print("[TOOL_CALLS]")\n\tx = {1: [2]}', "opts": {"a": [True, None]}}]
+)
+def test_argument_shapes(arguments):
+    text = "[TOOL_CALLS]get_weather[ARGS]" + json.dumps(arguments, ensure_ascii=False)
+    events = parse(mistral, text)
+    assert summary(events) == [("call", "get_weather", arguments)]
+    assert [e for e in events if isinstance(e, ToolCallReady)][0].arguments == json.dumps(arguments, ensure_ascii=False)
+
+
+def test_not_a_call_is_text():
+    for text in ["[TOOL_CALLS] I can not call tools.", "[TOOL_CALLS]get weather", "[TOOL_CALLS]get_weather[INST]x", "[TOOL_CALLS][]"]:
+        assert summary(parse(mistral, text)) == [("text", text)]
+
+
+def test_invalid_arguments_run_to_the_next_call():
+    text = '[TOOL_CALLS]get_weather[ARGS]{"city": Tokyo} oops[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}'
+    events = parse(mistral, text)
+    assert summary(events) == [("incomplete", "get_weather", "invalid_arguments"), ("call", "get_weather", {"city": "Oslo"})]
+    failed = events[2]
+    assert failed.raw == '[TOOL_CALLS]get_weather[ARGS]{"city": Tokyo} oops'
+    assert failed.arguments == '{"city": '
+
+
+def test_arguments_must_be_an_object():
+    assert summary(parse(mistral, '[TOOL_CALLS]get_weather[ARGS]"Tokyo"')) == [("incomplete", "get_weather", "invalid_arguments")]
+
+
+def test_truncated_call():
+    assert summary(parse(mistral, '[TOOL_CALLS]get_weather[ARGS]{"city": "To')) == [("incomplete", "get_weather", "truncated")]
+    assert summary(parse(mistral, "[TOOL_CALLS]get_weather[ARGS]")) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_undeclared_tool_is_flagged():
+    events = parse(mistral, "[TOOL_CALLS]format_disk[ARGS]{}")
+    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
+
+
+def test_interleaved_reasoning_and_calls_in_order():
+    text = (
+        "Tokyo first.[/THINK]" + LITERAL + "[THINK]Now Paris.[/THINK]"
+        + LITERAL.replace("Tokyo", "Paris") + "Both done."
+    )
+    assert summary(parse(magistral, text)) == [
+        ("reasoning", "Tokyo first."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 3}),
+        ("text", "Both done."),
+    ]
+
+
+def test_interleaved_with_the_array_shape():
+    text = "Tokyo first.[/THINK]" + LITERAL_ARRAY + "[THINK]Now Paris.[/THINK]" + LITERAL.replace("Tokyo", "Paris") + "Done."
+    assert summary(parse(magistral, text)) == [
+        ("reasoning", "Tokyo first."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 3}),
+        ("text", "Done."),
+    ]
+
+
+def test_call_inside_reasoning_ends_it():
+    text = "I need the weather." + LITERAL + "[/THINK]Done."
+    assert summary(parse(magistral, text)) == [
+        ("reasoning", "I need the weather."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("text", "Done."),
+    ]
+
+
+def test_reasoning_marker_inside_arguments_is_argument_text():
+    text = '[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "[THINK]Tokyo"}ok'
+    assert summary(parse(magistral, text)) == [("call", "get_weather", {"city": "[THINK]Tokyo"}), ("text", "ok")]

@@ -1,0 +1,103 @@
+import json
+
+import pytest
+
+from tokenyard.events import Marker, ToolCallReady, ToolCallStart
+
+from .support import WEATHER, parse, splitter_factory, summary
+
+LITERAL = '<TOOLCALL>[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]</TOOLCALL>'
+deci = splitter_factory(None, "nemotron_deci", [WEATHER])
+deci_thinking = splitter_factory("nemotron_deci", "nemotron_deci", [WEATHER])
+
+
+def section(*calls: dict) -> str:
+    return "<TOOLCALL>" + json.dumps(list(calls), ensure_ascii=False) + "</TOOLCALL>"
+
+
+def test_reference_literal():
+    events = parse(deci, LITERAL)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = [e for e in events if isinstance(e, ToolCallReady)][0]
+    assert ready.arguments == '{"city":"Tokyo","days":3}'
+    assert ready.raw == '{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}'
+    assert [e.text for e in events if isinstance(e, Marker)] == ["<TOOLCALL>[", "]</TOOLCALL>"]
+
+
+def test_several_calls_with_prose_around():
+    text = "Checking both.\n" + section(
+        {"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}
+    ) + "\nDone."
+    events = parse(deci, text)
+    assert summary(events) == [
+        ("text", "Checking both."),
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Done."),
+    ]
+    assert [e.text for e in events if isinstance(e, Marker)] == ["\n<TOOLCALL>[", ", ", "]</TOOLCALL>\n"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {},
+        {"city": "東京 🌸", "days": 3},
+        {"city": 'quote " back\\slash \n newline ]</TOOLCALL>', "nested": {"a": [1, 2.5, None, True, {"b": []}]}},
+    ],
+)
+def test_argument_shapes(arguments):
+    text = section({"name": "get_weather", "arguments": arguments})
+    events = parse(deci, text)
+    assert summary(events) == [("call", "get_weather", arguments)]
+    assert [e for e in events if isinstance(e, ToolCallReady)][0].arguments == json.dumps(arguments, ensure_ascii=False)
+
+
+def test_missing_bracket_before_closing_tag():
+    text = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Oslo"}}</TOOLCALL> ok'
+    assert summary(parse(deci, text)) == [("call", "get_weather", {"city": "Oslo"}), ("text", "ok")]
+
+
+def test_not_a_call_is_text():
+    for text in ["<TOOLCALL>[]</TOOLCALL>", "<TOOLCALL>I would call it</TOOLCALL>", '<TOOLCALL>[{"city": "Tokyo"}]</TOOLCALL>']:
+        assert summary(parse(deci, text)) == [("text", text)]
+
+
+def test_invalid_arguments_skip_to_the_closing_tag():
+    text = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": Tokyo}}]</TOOLCALL>after'
+    events = parse(deci, text)
+    assert summary(events) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
+    assert events[-2].raw == '{"name": "get_weather", "arguments": {"city": Tokyo}}]</TOOLCALL>'
+
+
+def test_truncated_call():
+    text = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tok'
+    assert summary(parse(deci, text)) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_undeclared_tool_is_flagged():
+    events = parse(deci, section({"name": "rm_rf", "arguments": {}}))
+    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
+
+
+def test_interleaved_with_reasoning_in_order():
+    text = (
+        "<think>\nTokyo first.\n</think>\n" + LITERAL + "\n<think>\nNow Paris.\n</think>\n"
+        + LITERAL.replace("Tokyo", "Paris") + "\nBoth done."
+    )
+    assert summary(parse(deci_thinking, text)) == [
+        ("reasoning", "Tokyo first."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 3}),
+        ("text", "Both done."),
+    ]
+
+
+def test_call_inside_reasoning_ends_it():
+    text = "<think>\nI should call it.\n" + LITERAL + "\n</think>\n\nDone."
+    assert summary(parse(deci_thinking, text)) == [
+        ("reasoning", "I should call it."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("text", "Done."),
+    ]

@@ -1,0 +1,118 @@
+import json
+
+import pytest
+
+from tokenyard.events import Marker, ToolCallDelta, ToolCallReady, ToolCallStart
+
+from .support import WEATHER, parse, splitter_factory, summary
+
+LITERAL = '[get_weather(city="Tokyo", days=3)]'
+pythonic = splitter_factory(None, "pythonic", [WEATHER])
+pythonic_thinking = splitter_factory("basic", "pythonic", [WEATHER])
+
+
+def test_reference_literal():
+    events = parse(pythonic, LITERAL)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = [e for e in events if isinstance(e, ToolCallReady)][0]
+    assert ready.arguments == '{"city": "Tokyo", "days": 3}'
+    assert ready.raw == 'get_weather(city="Tokyo", days=3)'
+    assert [e.text for e in events if isinstance(e, Marker)] == ["[", "]"]
+
+
+def test_wrapped_in_python_start_and_end():
+    text = '<|python_start|>[get_weather(city="Tokyo", days=3)]<|python_end|>'
+    events = parse(pythonic, text)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    assert [e.text for e in events if isinstance(e, Marker)] == ["<|python_start|>[", "]<|python_end|>"]
+
+
+def test_announced_at_the_paren_and_ready_at_the_closing_paren():
+    splitter = pythonic()
+    assert [type(e) for e in splitter.feed('[get_weather(city="To')] == [Marker, ToolCallStart]
+    assert [type(e) for e in splitter.feed('kyo")')] == [ToolCallDelta, ToolCallReady]
+
+
+def test_several_calls_with_prose_around():
+    text = "I'll check both.\n[get_weather(city='Tokyo'), get_weather(city=\"Paris\", days=2), get_time()]\nDone."
+    assert summary(parse(pythonic, text)) == [
+        ("text", "I'll check both."),
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("call", "get_time", {}),
+        ("text", "Done."),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source, arguments",
+    [
+        ("", {}),
+        ("city='東京 🌸', days=3", {"city": "東京 🌸", "days": 3}),
+        (r"city='it\'s \"q\" (a) [b] \\ \n'", {"city": "it's \"q\" (a) [b] \\ \n"}),
+        ('city="""tri"ple\nline"""', {"city": 'tri"ple\nline'}),
+        ("opts={'a': [1, -2.5, (3, 4)], 'b': None, 'c': True, 'd': False, 1: 'one'}", {"opts": {"a": [1, -2.5, [3, 4]], "b": None, "c": True, "d": False, "1": "one"}}),
+    ],
+)
+def test_python_literals_become_json(source, arguments):
+    events = parse(pythonic, f"[get_weather({source})]")
+    assert summary(events) == [("call", "get_weather", arguments)]
+    assert [e for e in events if isinstance(e, ToolCallReady)][0].arguments == json.dumps(arguments, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "[see docs](https://example.com)", "[x] done", "a[0] = [b]", "[]", "[get_weather ]"])
+def test_text_that_merely_starts_with_a_bracket(text):
+    assert summary(parse(pythonic, text)) == [("text", text)]
+
+
+@pytest.mark.parametrize("source", ["'Tokyo'", "city=Tokyo", "city=open('x')", "**opts", "city={1, 2}", "city=float('nan')"])
+def test_invalid_arguments(source):
+    text = f"[get_weather({source})] after"
+    assert summary(parse(pythonic, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
+
+
+def test_mismatched_bracket_breaks_the_list():
+    text = "[get_weather(city=['Tokyo')] after"
+    events = parse(pythonic, text)
+    assert summary(events) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "] after")]
+
+
+def test_truncated_call():
+    assert summary(parse(pythonic, "[get_weather(city='Tok")) == [("incomplete", "get_weather", "truncated")]
+    assert summary(parse(pythonic, '[get_weather(city="""Tok""')) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_undeclared_tool_is_flagged():
+    # The python wrapper says a call list follows, so even an undeclared name is a call.
+    events = parse(pythonic, "<|python_start|>[run_shell(cmd='ls')]<|python_end|>")
+    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
+
+
+def test_bare_list_starting_with_an_undeclared_name_is_prose():
+    assert summary(parse(pythonic, "[run_shell(cmd='ls')]")) == [("text", "[run_shell(cmd='ls')]")]
+
+
+def test_bracket_in_reasoning_stays_reasoning():
+    text = "<think>\nMaybe [get_weather(city='x')] later.\n</think>\n" + LITERAL
+    assert summary(parse(pythonic_thinking, text)) == [
+        ("reasoning", "Maybe [get_weather(city='x')] later."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+    ]
+
+
+def test_interleaved_with_reasoning_in_order():
+    text = "<think>\nTokyo.\n</think>\n" + LITERAL + "<think>\nParis.\n</think>\n" + LITERAL.replace("Tokyo", "Paris") + " Done."
+    assert summary(parse(pythonic_thinking, text)) == [
+        ("reasoning", "Tokyo."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 3}),
+        ("text", "Done."),
+    ]
+
+
+def test_inline_code_with_an_undeclared_name_stays_prose():
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    text = "Use [f(x) for x in y] here."
+    assert summary(parse(splitter_factory(None, "pythonic", [WEATHER]), text)) == [("text", text)]
