@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from .conversation import ToolSpec
@@ -63,9 +65,100 @@ def run_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _env(name: str, default: Any = None) -> Any:
+    """Every serve flag can also come from the environment as TOKENYARD_<FLAG>."""
+    return os.environ.get("TOKENYARD_" + name.upper().replace("-", "_"), default)
+
+
+def _env_flag(name: str) -> bool:
+    return str(_env(name, "")).lower() in ("1", "true", "yes", "on")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import uvicorn
+
+    from .prompting.prefix_watch import PrefixWatch
+    from .sealing import ReasoningSeal, load_server_key
+    from .server.app import ServerConfig, ServerState, create_app
+    from .server.loading import ModelSettings, load
+    from .server.pipeline import Pipeline
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = ModelSettings(
+        model=args.model,
+        engine=args.engine,
+        served_model_names=tuple(args.served_model_name or ()),
+        reasoning_parser=args.reasoning_parser,
+        tool_call_parser=args.tool_call_parser,
+        chat_template=Path(args.chat_template) if args.chat_template else None,
+        keep_anthropic_preamble=args.keep_anthropic_preamble,
+        script=Path(args.script) if args.script else None,
+        token_delay=args.token_delay,
+        max_model_len=args.max_model_len,
+    )
+    model, engine = load(settings)
+    state = ServerState(
+        Pipeline(model, engine, prefix_watch=PrefixWatch()),
+        ReasoningSeal(load_server_key(args.server_key)),
+        ServerConfig(
+            api_key=args.api_key,
+            enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
+            max_concurrency=args.max_concurrency,
+            prompt_log=Path(args.prompt_log) if args.prompt_log else None,
+        ),
+    )
+    profile = model.profile
+    print(
+        f"tokenyard: serving {', '.join(model.ids)} ({profile.family}; reasoning parser "
+        f"{profile.reasoning_parser or '-'}, tool-call parser {profile.tool_parser or '-'}; {args.engine} engine) "
+        f"on http://{args.host}:{args.port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        import uvloop  # noqa: F401
+
+        loop = "uvloop"
+    except ImportError:
+        loop = "asyncio"
+    uvicorn.run(create_app(state), host=args.host, port=args.port, loop=loop, log_level=args.log_level, access_log=False)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokenyard", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve a model over the Anthropic Messages API (and more)",
+        description="Serve a model to agent harnesses. Every flag can also be set as TOKENYARD_<FLAG> "
+        "(e.g. TOKENYARD_MODEL, TOKENYARD_API_KEY).",
+    )
+    serve.add_argument("--model", default=_env("model", "smollm2"), help="a model directory, a .gguf file, or the built-in 'smollm2' (default)")
+    serve.add_argument("--engine", default=_env("engine", "embedded"), choices=["embedded", "scripted"], help="embedded: CPU transformers (default); scripted: deterministic answers for tests and demos")
+    serve.add_argument("--served-model-name", action="append", default=_env("served_model_name", "").split(",") if _env("served_model_name") else None,
+                       metavar="NAME", help="the model id clients use; repeat for aliases (e.g. claude-sonnet-4-6)")
+    serve.add_argument("--reasoning-parser", default=_env("reasoning_parser"), metavar="NAME", help="override the family's reasoning parser")
+    serve.add_argument("--tool-call-parser", default=_env("tool_call_parser"), metavar="NAME", help="override the family's tool-call parser")
+    serve.add_argument("--chat-template", default=_env("chat_template"), metavar="FILE", help="a jinja chat template to use instead of the model's")
+    serve.add_argument("--keep-anthropic-preamble", action="store_true", default=_env_flag("keep_anthropic_preamble"),
+                       help="keep Claude Code's per-session billing header in the prompt (breaks prefix caching)")
+    serve.add_argument("--enable-streaming-tool-dispatch", action="store_true", default=_env_flag("enable_streaming_tool_dispatch"),
+                       help="announce each complete tool call with a tool_call_dispatch event while the turn goes on")
+    serve.add_argument("--api-key", default=_env("api_key"), help="require this key (x-api-key or Authorization: Bearer)")
+    serve.add_argument("--server-key", default=_env("server_key"), help="key that seals reasoning returned to clients (default: kept in the cache folder)")
+    serve.add_argument("--host", default=_env("host", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
+    serve.add_argument("--max-concurrency", type=int, default=int(_env("max_concurrency", 4)), help="generations at once; more requests queue")
+    serve.add_argument("--max-model-len", type=int, default=int(_env("max_model_len")) if _env("max_model_len") else None, help="context window to enforce")
+    serve.add_argument("--script", default=_env("script"), metavar="FILE", help="scripted engine: a JSON file of turns (default: built-in rules)")
+    serve.add_argument("--token-delay", type=float, default=float(_env("token_delay", 0.0)), metavar="SECONDS", help="scripted engine: delay per token")
+    serve.add_argument("--prompt-log", default=_env("prompt_log"), metavar="FILE", help="append each request and its rendered prompt as a JSON line")
+    serve.add_argument("--log-level", default=_env("log_level", "info"), choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(run=run_serve)
 
     parse = commands.add_parser(
         "parse",

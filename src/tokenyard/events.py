@@ -90,6 +90,15 @@ class ToolCallIncomplete:
 
 
 @dataclass(slots=True)
+class PromptProcessed:
+    """The engine admitted the prompt: how long it is and how much of it the
+    engine found in its prefix cache. Comes before any output."""
+
+    prompt_tokens: int
+    cached_tokens: int
+
+
+@dataclass(slots=True)
 class Usage:
     prompt_tokens: int = 0
     cached_tokens: int = 0
@@ -116,7 +125,7 @@ class StreamError:
 ParseEvent = Union[
     ReasoningDelta, TextDelta, Marker, ToolCallStart, ToolCallDelta, ToolCallReady, ToolCallIncomplete
 ]
-Event = Union[ParseEvent, Usage, Finish, StreamError]
+Event = Union[ParseEvent, PromptProcessed, Usage, Finish, StreamError]
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

@@ -35,7 +35,7 @@ class Call:
 Segment = Union[Reasoning, Text, Call]
 
 # reasoning parser name -> (start, end, forced: the first block has no start marker)
-_REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
+REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     **{n: ("<think>", "</think>", False) for n in ("basic", "qwen3", "nemotron_deci", "glm45", "deepseek_v4")},
     **{
         n: ("<think>", "</think>", True)
@@ -85,18 +85,18 @@ def render_output(segments: Sequence[Segment], tool_format: str | None, reasonin
     first_reasoning = True
     i = 0
     call_counter = 0
-    if reasoning_format is not None and _REASONING_MARKERS[reasoning_format][2]:
+    if reasoning_format is not None and REASONING_MARKERS[reasoning_format][2]:
         if segments and not isinstance(segments[0], Reasoning):
             # Forced families always close the block the template opened, even
             # when they have nothing to think.
-            out.append(_REASONING_MARKERS[reasoning_format][1] + "\n\n")
+            out.append(REASONING_MARKERS[reasoning_format][1] + "\n\n")
             first_reasoning = False
     while i < len(segments):
         segment = segments[i]
         if isinstance(segment, Reasoning):
             if reasoning_format is None:
                 raise ValueError("a reasoning segment needs a reasoning format")
-            start, end, forced = _REASONING_MARKERS[reasoning_format]
+            start, end, forced = REASONING_MARKERS[reasoning_format]
             opener = "" if (forced and first_reasoning and not out) else start
             sep = "" if start.endswith("\n") else "\n"
             out.append(f"{opener}{sep if opener else ''}{segment.text}\n{end}\n\n")

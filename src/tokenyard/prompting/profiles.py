@@ -33,11 +33,19 @@ class ModelProfile:
     # Text (special tokens) that ends generation for this family.
     stop: tuple[str, ...] = ()
 
-    def with_overrides(self, reasoning_parser: str | None = None, tool_parser: str | None = None) -> ModelProfile:
+    def with_overrides(
+        self,
+        reasoning_parser: str | None = None,
+        tool_parser: str | None = None,
+        reasoning_markers: tuple[str, str] | None = None,
+    ) -> ModelProfile:
+        """This profile with command-line overrides. A reasoning parser given for a
+        family that has none brings its markers (for replay into content)."""
         return replace(
             self,
             reasoning_parser=reasoning_parser or self.reasoning_parser,
             tool_parser=tool_parser or self.tool_parser,
+            reasoning_markers=self.reasoning_markers or reasoning_markers,
         )
 
 

@@ -1,0 +1,174 @@
+"""Anthropic Messages request → `Conversation` (sans-IO)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ...conversation import (
+    Conversation,
+    Image,
+    Message,
+    Reasoning,
+    SamplingParams,
+    Text,
+    ThinkingControl,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    ToolSpec,
+)
+from ...sealing import ReasoningSeal
+from ..errors import invalid_request, validation_message
+from ..memory import ToolCallMemory
+from .schema import (
+    BLOCK_TYPES,
+    CountTokensRequest,
+    ImageBlock,
+    MessagesRequest,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+THINKING_SEAL_CONTEXT = "anthropic-thinking"
+
+
+def _blocks(content: str | list[dict[str, Any]], where: str) -> list[BaseModel]:
+    if isinstance(content, str):
+        return [TextBlock(type="text", text=content)]
+    out: list[BaseModel] = []
+    for i, raw in enumerate(content):
+        model = BLOCK_TYPES.get(raw.get("type")) if isinstance(raw, dict) else None
+        if model is None:
+            continue  # a block type with no meaning for an open model (document, server tool…)
+        try:
+            out.append(model.model_validate(raw))
+        except ValidationError as error:
+            raise invalid_request(f"{where}.content.{i}: {validation_message(error)}") from error
+    return out
+
+
+def _image(block: ImageBlock) -> Image:
+    source = block.source
+    return Image(media_type=source.media_type, data=source.data, url=source.url)
+
+
+def _tool_result(block: ToolResultBlock, where: str) -> ToolResult:
+    content: list[Text | Image] = []
+    if isinstance(block.content, str):
+        content.append(Text(text=block.content))
+    elif block.content:
+        for inner in _blocks(block.content, where):
+            if isinstance(inner, TextBlock):
+                content.append(Text(text=inner.text))
+            elif isinstance(inner, ImageBlock):
+                content.append(_image(inner))
+    return ToolResult(tool_call_id=block.tool_use_id, content=content, is_error=block.is_error)
+
+
+def _system(system: str | list[dict[str, Any]] | None) -> list[Text]:
+    if system is None:
+        return []
+    return [Text(text=b.text) for b in _blocks(system, "system") if isinstance(b, TextBlock)]
+
+
+def to_conversation(
+    request: MessagesRequest | CountTokensRequest,
+    *,
+    seal: ReasoningSeal | None = None,
+    calls: ToolCallMemory | None = None,
+    session_key: str | None = None,
+    agent: str | None = None,
+) -> Conversation:
+    messages: list[Message] = []
+    for n, param in enumerate(request.messages):
+        where = f"messages.{n}"
+        parts: list[Any] = []
+        for block in _blocks(param.content, where):
+            if isinstance(block, TextBlock):
+                parts.append(Text(text=block.text))
+            elif isinstance(block, ImageBlock):
+                parts.append(_image(block))
+            elif isinstance(block, ToolResultBlock):
+                parts.append(_tool_result(block, where))
+            elif param.role != "assistant":
+                continue  # thinking/tool_use only mean something in assistant turns
+            elif isinstance(block, ThinkingBlock):
+                # Our own sealed signature restores the exact reasoning, also when the
+                # client was told to omit the text; foreign ones keep what they show.
+                own = seal.open(block.signature, THINKING_SEAL_CONTEXT) if seal else None
+                parts.append(Reasoning(text=own if own is not None else block.thinking, signature=block.signature))
+            elif isinstance(block, RedactedThinkingBlock):
+                parts.append(Reasoning(opaque=block.data))
+            elif isinstance(block, ToolUseBlock):
+                parts.append(ToolCall(id=block.id, name=block.name, arguments=_arguments(block, calls)))
+        role = "system" if param.role == "system" else param.role
+        messages.append(Message(role=role, parts=parts))
+    tools = [
+        ToolSpec(name=t.name, description=t.description or "", parameters=t.input_schema or {"type": "object", "properties": {}})
+        for t in request.tools or []
+        if t.input_schema is not None or t.type in (None, "custom")
+    ]
+    choice = ToolChoice()
+    if request.tool_choice is not None:
+        mode = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}[request.tool_choice.type]
+        if mode == "named" and not request.tool_choice.name:
+            raise invalid_request("tool_choice.name: required when type is 'tool'", "tool_choice")
+        choice = ToolChoice(mode=mode, name=request.tool_choice.name)  # type: ignore[arg-type]
+    thinking = ThinkingControl()
+    if request.thinking is not None:
+        thinking = ThinkingControl(mode=request.thinking.type, budget_tokens=request.thinking.budget_tokens)
+    sampling = SamplingParams()
+    if isinstance(request, MessagesRequest):
+        if request.output_config and request.output_config.effort:
+            thinking = thinking.model_copy(update={"effort": request.output_config.effort})
+        sampling = SamplingParams(
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            top_p=request.top_p,
+            top_k=request.top_k,
+            stop=list(request.stop_sequences or []),
+        )
+        if session_key is None and request.metadata and request.metadata.user_id:
+            session_key = _session_from_user_id(request.metadata.user_id)
+    return Conversation(
+        model=request.model,
+        system=_system(request.system),
+        messages=messages,
+        tools=tools,
+        tool_choice=choice,
+        parallel_tool_calls=not (request.tool_choice and request.tool_choice.disable_parallel_tool_use),
+        sampling=sampling,
+        thinking=thinking,
+        session_key=session_key,
+        agent=agent,
+    )
+
+
+def _arguments(block: ToolUseBlock, calls: ToolCallMemory | None) -> str:
+    """The call's arguments as the model wrote them, when we remember them and the
+    client sent back the same input; else a canonical serialisation."""
+    remembered = calls.recall(block.id, block.input) if calls else None
+    if remembered is not None:
+        return remembered
+    return json.dumps(block.input, ensure_ascii=False)
+
+
+def _session_from_user_id(user_id: str) -> str | None:
+    """Claude Code's metadata.user_id is a JSON string holding session_id (older
+    versions: `user_…_account_…_session_<uuid>`)."""
+    try:
+        data = json.loads(user_id)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("session_id"), str):
+        return data["session_id"]
+    marker = "_session_"
+    if marker in user_id:
+        return user_id.rsplit(marker, 1)[1] or None
+    return None

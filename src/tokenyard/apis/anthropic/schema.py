@@ -1,0 +1,125 @@
+"""Anthropic Messages wire models (requests). Unknown fields are ignored, as the
+API's clients expect; content blocks are parsed by type so that block types we do
+not model (documents, server tools…) are kept out of the way rather than failing."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TextBlock(_Wire):
+    type: Literal["text"]
+    text: str
+
+
+class ImageSource(_Wire):
+    type: Literal["base64", "url"]
+    media_type: str | None = None
+    data: str | None = None
+    url: str | None = None
+
+
+class ImageBlock(_Wire):
+    type: Literal["image"]
+    source: ImageSource
+
+
+class ToolUseBlock(_Wire):
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: Any = Field(default_factory=dict)
+
+
+class ToolResultBlock(_Wire):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: Union[str, list[dict[str, Any]], None] = None
+    is_error: bool = False
+
+
+class ThinkingBlock(_Wire):
+    type: Literal["thinking"]
+    thinking: str = ""
+    signature: str | None = None
+
+
+class RedactedThinkingBlock(_Wire):
+    type: Literal["redacted_thinking"]
+    data: str
+
+
+BLOCK_TYPES: dict[str, type[_Wire]] = {
+    "text": TextBlock,
+    "image": ImageBlock,
+    "tool_use": ToolUseBlock,
+    "tool_result": ToolResultBlock,
+    "thinking": ThinkingBlock,
+    "redacted_thinking": RedactedThinkingBlock,
+}
+
+
+class MessageParam(_Wire):
+    role: Literal["user", "assistant", "system"]
+    content: Union[str, list[dict[str, Any]]]
+
+
+class ToolParam(_Wire):
+    name: str
+    description: str | None = None
+    input_schema: dict[str, Any] | None = None
+    # Server tools (web_search_20250305…) carry a type and no input_schema.
+    type: str | None = None
+
+
+class ThinkingParam(_Wire):
+    type: Literal["enabled", "disabled", "adaptive"]
+    budget_tokens: int | None = None
+    display: str | None = None
+
+
+class ToolChoiceParam(_Wire):
+    type: Literal["auto", "any", "tool", "none"]
+    name: str | None = None
+    disable_parallel_tool_use: bool = False
+
+
+class OutputConfig(_Wire):
+    effort: str | None = None
+
+
+class Metadata(_Wire):
+    user_id: str | None = None
+
+
+class MessagesRequest(_Wire):
+    model: str
+    messages: list[MessageParam]
+    max_tokens: int = Field(ge=1)
+    system: Union[str, list[dict[str, Any]], None] = None
+    tools: list[ToolParam] | None = None
+    tool_choice: ToolChoiceParam | None = None
+    thinking: ThinkingParam | None = None
+    stop_sequences: list[str] | None = None
+    stream: bool = False
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    top_k: int | None = Field(default=None, ge=0)
+    metadata: Metadata | None = None
+    output_config: OutputConfig | None = None
+    context_management: dict[str, Any] | None = None
+
+
+class CountTokensRequest(_Wire):
+    model: str
+    messages: list[MessageParam]
+    system: Union[str, list[dict[str, Any]], None] = None
+    tools: list[ToolParam] | None = None
+    tool_choice: ToolChoiceParam | None = None
+    thinking: ThinkingParam | None = None

@@ -1,0 +1,95 @@
+"""From command-line settings to a served model and its engine."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engines.base import Engine
+from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
+from ..parsing.registry import check_tool_parser_name
+from ..prompting.profiles import detect_profile
+from ..prompting.render import PromptRenderer
+from ..prompting.template import ChatTemplate
+from ..prompting.tokenizer import Tokenizer
+from .pipeline import ServedModel
+
+BUILTIN_MODELS = ("smollm2",)
+
+
+@dataclass
+class ModelSettings:
+    model: str = "smollm2"
+    engine: str = "embedded"
+    served_model_names: tuple[str, ...] = ()
+    reasoning_parser: str | None = None
+    tool_call_parser: str | None = None
+    chat_template: Path | None = None
+    keep_anthropic_preamble: bool = False
+    # scripted engine
+    script: Path | None = None
+    token_delay: float = 0.0
+    max_model_len: int | None = None
+
+
+def _tokenizer_for(settings: ModelSettings) -> tuple[Tokenizer, Path | None]:
+    """The tokenizer, and the HF model directory when there is one (the embedded
+    engine loads weights from it)."""
+    spec = settings.model
+    if spec in BUILTIN_MODELS or spec.endswith(".gguf"):
+        from ..engines.embedded import resolve_embedded_model  # fetched/converted once, cached
+
+        if settings.engine == "embedded":
+            folder = resolve_embedded_model(spec)
+            return Tokenizer.from_model_dir(folder), folder
+        from ..engines.embedded import builtin_gguf
+
+        gguf = builtin_gguf(spec) if spec in BUILTIN_MODELS else Path(spec)
+        return Tokenizer.from_gguf(gguf), None
+    folder = Path(spec)
+    if not folder.is_dir():
+        raise ValueError(f"--model {spec!r}: not a model directory, a .gguf file, or one of {', '.join(BUILTIN_MODELS)}")
+    return Tokenizer.from_model_dir(folder), folder
+
+
+def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
+    tokenizer, folder = _tokenizer_for(settings)
+    source = settings.chat_template.read_text(encoding="utf-8") if settings.chat_template else tokenizer.chat_template
+    if not source:
+        raise ValueError(f"{settings.model}: no chat template found; pass --chat-template FILE")
+    name_hint = settings.served_model_names[0] if settings.served_model_names else settings.model
+    markers = None
+    if settings.reasoning_parser and settings.reasoning_parser.lower() not in HARMONY_REASONING_NAMES:
+        fmt = reasoning_format(settings.reasoning_parser)
+        markers = (fmt.start[-1], fmt.end[0])
+    if settings.tool_call_parser:
+        check_tool_parser_name(settings.tool_call_parser)
+    profile = detect_profile(folder, source, name=f"{settings.model} {name_hint}").with_overrides(
+        settings.reasoning_parser, settings.tool_call_parser, markers
+    )
+    template = ChatTemplate(source, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token)
+    renderer = PromptRenderer(profile, template, tokenizer, keep_anthropic_preamble=settings.keep_anthropic_preamble)
+    names = settings.served_model_names or (Path(settings.model).name if folder else settings.model,)
+    model = ServedModel(names[0], profile, tokenizer, renderer, aliases=tuple(names[1:]), created=int(time.time()))
+    if settings.engine == "scripted":
+        from ..engines.scripted import ScriptedEngine
+
+        engine: Engine = ScriptedEngine(
+            tokenizer,
+            tool_format=profile.tool_parser,
+            reasoning_format=profile.reasoning_parser,
+            script=settings.script,
+            token_delay=settings.token_delay,
+            max_model_len=settings.max_model_len or 1_000_000,
+            name=names[0],
+        )
+    elif settings.engine == "embedded":
+        from ..engines.embedded import EmbeddedEngine
+
+        if folder is None:
+            raise ValueError("the embedded engine needs a model directory, a .gguf file or a built-in model")
+        engine = EmbeddedEngine(folder, max_model_len=settings.max_model_len)
+    else:
+        raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted")
+    return model, engine

@@ -1,0 +1,239 @@
+"""THE generation path (DESIGN rule 1). Every API request arrives here as a
+`Conversation` and leaves as `Event`s:
+
+Conversation → preamble strip + replay + chat template → tokens → engine →
+incremental detokenize → stop sequences → OutputSplitter → events, with usage.
+
+`Pipeline.start` renders and validates synchronously, so a bad request fails with a
+clean API error before any byte is streamed; `Generation.events()` then streams.
+Closing that iterator early (the client went away) closes the engine's stream,
+which aborts the request there.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import AsyncIterator
+
+from ..conversation import Conversation
+from ..engines.base import Engine, EngineError, EngineRequest, PromptTooLong
+from ..events import (
+    Event,
+    Finish,
+    PromptProcessed,
+    ReasoningDelta,
+    StreamError,
+    ToolCallReady,
+    Usage,
+)
+from ..parsing.splitter import OutputSplitter
+from ..parsing.tools.base import CallIds
+from ..prompting.prefix_watch import PrefixReport, PrefixWatch
+from ..prompting.profiles import ModelProfile
+from ..prompting.render import PromptRenderer, RenderedPrompt
+from ..prompting.tokenizer import Tokenizer
+
+log = logging.getLogger("tokenyard.pipeline")
+
+DEFAULT_MAX_TOKENS = 4096
+
+
+@dataclass
+class ServedModel:
+    """One model as the server offers it: its ids, profile, tokenizer and renderer."""
+
+    name: str
+    profile: ModelProfile
+    tokenizer: Tokenizer
+    renderer: PromptRenderer
+    aliases: tuple[str, ...] = ()
+    created: int = 0
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def stop_token_ids(self) -> list[int]:
+        ids = [self.tokenizer.token_to_id(t) for t in self.profile.stop]
+        if self.tokenizer.eos_token_id is not None:
+            ids.append(self.tokenizer.eos_token_id)
+        return sorted({i for i in ids if i is not None})
+
+
+@dataclass
+class Generation:
+    pipeline: Pipeline
+    conversation: Conversation
+    prompt: RenderedPrompt
+    request_id: str
+    max_tokens: int
+    prefix: PrefixReport | None
+    call_ids: CallIds = field(default_factory=CallIds)
+
+    def events(self) -> AsyncIterator[Event]:
+        return self.pipeline._stream(self)
+
+
+class Pipeline:
+    def __init__(
+        self,
+        model: ServedModel,
+        engine: Engine,
+        *,
+        prefix_watch: PrefixWatch | None = None,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+    ):
+        self.model = model
+        self.engine = engine
+        self.prefix_watch = prefix_watch if prefix_watch is not None else PrefixWatch()
+        self.default_max_tokens = default_max_tokens
+        self._stop_ids = model.stop_token_ids()
+
+    def render(self, conversation: Conversation) -> RenderedPrompt:
+        """The exact prompt generation would use (count_tokens and tokenize use it)."""
+        return self.model.renderer.render(conversation)
+
+    def start(self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_") -> Generation:
+        prompt = self.render(conversation)
+        window = self.engine.info().max_model_len
+        if len(prompt.token_ids) >= window:
+            raise PromptTooLong(len(prompt.token_ids), window)
+        wanted = conversation.sampling.max_tokens or self.default_max_tokens
+        # A client's max_tokens may exceed what is left of the window (Claude Code
+        # asks for 32000); generation stops at the window instead of failing.
+        max_tokens = max(1, min(wanted, window - len(prompt.token_ids)))
+        prefix = None
+        if conversation.session_key:
+            prefix = self.prefix_watch.observe(
+                conversation.session_key, prompt.token_ids, self.model.tokenizer.decode, prompt.facts
+            )
+            if prefix.divergence is not None:
+                log.warning("session %s: %s", conversation.session_key, prefix.divergence.describe())
+        return Generation(
+            self,
+            conversation,
+            prompt,
+            request_id or uuid.uuid4().hex,
+            max_tokens,
+            prefix,
+            CallIds(prefix=call_id_prefix),
+        )
+
+    async def _stream(self, generation: Generation) -> AsyncIterator[Event]:
+        conversation, prompt = generation.conversation, generation.prompt
+        profile = self.model.profile
+        splitter = OutputSplitter(
+            profile.reasoning_parser,
+            profile.tool_parser,
+            tools=conversation.tools,
+            thinking_enabled=prompt.thinking_enabled,
+            prompt_opened_reasoning=prompt.opened_reasoning,
+            call_ids=generation.call_ids,
+        )
+        sampling = conversation.sampling
+        request = EngineRequest(
+            request_id=generation.request_id,
+            prompt_token_ids=prompt.token_ids,
+            max_tokens=generation.max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
+            seed=sampling.seed,
+            stop_token_ids=self._stop_ids,
+            prompt_text=prompt.text,
+            conversation=conversation,
+        )
+        detokenizer = self.model.tokenizer.detokenizer()
+        stops = _StopScanner(sampling.stop)
+        completion_tokens = 0
+        text_only_output: list[str] = []
+        reasoning: list[str] = []
+        calls = 0
+        announced = False
+        cached = 0
+        engine_finish = "stop"
+        stop_sequence: str | None = None
+        stream = self.engine.generate(request)
+        try:
+            async for chunk in stream:
+                if not announced:
+                    announced = True
+                    cached = chunk.cached_tokens or 0
+                    yield PromptProcessed(len(prompt.token_ids), cached)
+                if chunk.text is not None:
+                    text = chunk.text
+                    text_only_output.append(text)
+                else:
+                    completion_tokens += len(chunk.token_ids)
+                    text = "".join(detokenizer.push(t) for t in chunk.token_ids)
+                if chunk.finish_reason is not None:
+                    engine_finish = chunk.finish_reason
+                    text += detokenizer.flush()
+                released, stop_sequence = stops.feed(text, final=chunk.finish_reason is not None)
+                for event in splitter.feed(released) if released else ():
+                    if type(event) is ReasoningDelta:
+                        reasoning.append(event.text)
+                    elif type(event) is ToolCallReady:
+                        calls += 1
+                    yield event
+                if stop_sequence is not None or chunk.finish_reason is not None:
+                    break
+            else:
+                raise EngineError("the engine ended the stream without a finish reason")
+        except EngineError as error:
+            if not announced:
+                yield PromptProcessed(len(prompt.token_ids), 0)
+            yield StreamError(str(error), "api_error")
+            return
+        finally:
+            await stream.aclose()
+        for event in splitter.finish():
+            if type(event) is ReasoningDelta:
+                reasoning.append(event.text)
+            elif type(event) is ToolCallReady:
+                calls += 1
+            yield event
+        if text_only_output:
+            completion_tokens += len(self.model.tokenizer.encode("".join(text_only_output)))
+        usage = Usage(
+            prompt_tokens=len(prompt.token_ids),
+            cached_tokens=cached,
+            completion_tokens=completion_tokens,
+            reasoning_tokens=len(self.model.tokenizer.encode("".join(reasoning))) if reasoning else 0,
+        )
+        if calls:
+            reason = "tool_calls"
+        elif stop_sequence is not None:
+            reason = "stop_sequence"
+        elif engine_finish == "length":
+            reason = "length"
+        else:
+            reason = "stop"
+        yield Finish(reason, stop_sequence, usage)  # type: ignore[arg-type]
+
+
+class _StopScanner:
+    """Client stop sequences over streamed text: releases what can no longer be the
+    start of a stop sequence, and cuts at the first one found."""
+
+    def __init__(self, stops: list[str]):
+        self._stops = [s for s in stops if s]
+        self._hold = max((len(s) for s in self._stops), default=1) - 1
+        self._buf = ""
+
+    def feed(self, text: str, final: bool) -> tuple[str, str | None]:
+        if not self._stops:
+            return text, None
+        buf = self._buf + text
+        found = min(((buf.find(s), s) for s in self._stops if s in buf), default=None)
+        if found is not None:
+            self._buf = ""
+            return buf[: found[0]], found[1]
+        if final:
+            self._buf = ""
+            return buf, None
+        cut = max(0, len(buf) - self._hold)
+        self._buf = buf[cut:]
+        return buf[:cut], None

@@ -1,0 +1,70 @@
+"""A real tokenyard server on 127.0.0.1 for API tests: uvicorn in a thread, the
+scripted engine answering in a real family's wire format."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+
+from tokenyard.prompting.prefix_watch import PrefixWatch
+from tokenyard.sealing import ReasoningSeal
+from tokenyard.server.app import ServerConfig, ServerState, create_app
+from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.pipeline import Pipeline
+
+from ..fixtures import model_dir
+
+SERVER_KEY = bytes(range(32))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_server(family: str, *, names=("test/model",), reasoning=None, tools=None, script=None, token_delay=0.0,
+                   config: ServerConfig | None = None, max_model_len=None, tmp_path: Path | None = None):
+    script_path = None
+    if script is not None:
+        assert tmp_path is not None
+        script_path = tmp_path / "script.json"
+        script_path.write_text(json.dumps(script))
+    settings = ModelSettings(
+        model=str(model_dir(family)), engine="scripted", served_model_names=tuple(names),
+        reasoning_parser=reasoning, tool_call_parser=tools, script=script_path, token_delay=token_delay,
+        max_model_len=max_model_len,
+    )
+    model, engine = load(settings)
+    config = config or ServerConfig()
+    if tmp_path is not None and config.prompt_log is None:
+        config.prompt_log = tmp_path / "prompts.jsonl"
+    state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(SERVER_KEY), config)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        if time.time() > deadline or not thread.is_alive():
+            raise RuntimeError("test server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}", state
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def prompt_log(state: ServerState) -> list[dict]:
+    path = state.config.prompt_log
+    if path is None or not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -1,0 +1,330 @@
+"""The Anthropic Messages API, with the official `anthropic` SDK as the client,
+against a real server on loopback whose scripted model answers in several real
+families' wire formats."""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import httpx
+import pytest
+
+from tokenyard.engines.scripted import SCRIPTED_COMMAND
+from tokenyard.server.app import ServerConfig
+
+from .serving import prompt_log, running_server
+
+HEADER = "x-anthropic-billing-header: cc_version=2.1.330.a3f; cc_entrypoint=sdk-cli;"
+BASH = {
+    "name": "Bash",
+    "description": "Run a shell command",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+    "cache_control": {"type": "ephemeral"},
+}
+READ = {"name": "Read", "description": "Read a file", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+SYSTEM = [{"type": "text", "text": HEADER}, {"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}]
+
+FAMILIES = [
+    # (fixture, reasoning parser override, tool parser override)
+    ("qwen3", None, None),
+    ("qwen3-coder", "qwen3", None),
+    ("kimi-k2", "kimi_k25", "kimi_k2"),
+    ("deepseek-v3.1", None, None),
+    ("gpt-oss", None, None),
+]
+
+
+def client(url: str, **kwargs) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, **kwargs)
+
+
+def ask(c: anthropic.Anthropic, messages, *, tools=(BASH,), thinking={"type": "adaptive"}, **kwargs):
+    params = {"model": "test/model", "max_tokens": 1024, "system": SYSTEM, "messages": messages, **kwargs}
+    if tools:
+        params["tools"] = list(tools)
+    if thinking:
+        params["thinking"] = thinking
+    with c.messages.stream(**params) as stream:
+        events = list(stream)
+        final = stream.get_final_message()
+    return final, events
+
+
+@pytest.mark.parametrize("family,reasoning,tools", FAMILIES)
+def test_tool_loop_with_thinking(family, reasoning, tools, tmp_path):
+    with running_server(family, reasoning=reasoning, tools=tools, tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        first, _ = ask(c, [{"role": "user", "content": "List the files."}])
+        kinds = [b.type for b in first.content]
+        assert kinds == ["thinking", "tool_use"], first.content
+        thinking, call = first.content
+        assert thinking.thinking and thinking.signature.startswith("tky1.")
+        assert call.name == "Bash" and call.input == {"command": SCRIPTED_COMMAND}
+        assert first.stop_reason == "tool_use"
+        assert first.usage.input_tokens > 0 and first.usage.output_tokens > 0
+
+        history = [
+            {"role": "user", "content": "List the files."},
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "tokenyard-scripted-42"}]},
+        ]
+        second, _ = ask(c, history)
+        assert [b.type for b in second.content] == ["thinking", "text"]
+        assert "tokenyard-scripted-42" in second.content[1].text
+        assert second.stop_reason == "end_turn"
+
+        sent = prompt_log(state)
+        assert len(sent) == 2
+        for record in sent:
+            assert "x-anthropic-billing-header" not in record["prompt_text"] and record["preamble_stripped"]
+        # The first turn's reasoning and call re-enter the second prompt.
+        assert "tokenyard-scripted-42" in sent[1]["prompt_text"]
+        if family != "deepseek-v3.1":  # its template drops history reasoning by design
+            assert thinking.thinking in sent[1]["prompt_text"]
+
+
+def test_omitted_thinking_is_restored_from_the_signature(tmp_path):
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "adaptive", "display": "omitted"})
+        thinking, call = first.content
+        assert thinking.thinking == "" and thinking.signature  # nothing readable leaves the server
+        history = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "ok"}]},
+        ]
+        ask(c, history, thinking={"type": "adaptive", "display": "omitted"})
+        assert "I should call Bash first" in prompt_log(state)[1]["prompt_text"]
+
+
+def test_foreign_signatures_and_redacted_thinking_are_accepted(tmp_path):
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        history = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [
+                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+                {"type": "thinking", "thinking": "Real Claude thought this.", "signature": "ErUBCkYIBRgCIkCx…"},
+                {"type": "tool_use", "id": "toolu_01A", "name": "Bash", "input": {"command": "ls"}},
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": [{"type": "text", "text": "a.txt"}], "is_error": False}]},
+        ]
+        final, _ = ask(client(url), history)
+        assert final.content[-1].type == "text"
+        prompt = prompt_log(state)[0]["prompt_text"]
+        assert "Real Claude thought this." in prompt and "EmwKAhgB" not in prompt
+
+
+def test_model_arguments_replay_byte_for_byte(tmp_path):
+    script = [[{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}], [{"text": "done"}]]
+    with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
+        call = first.content[0]
+        history = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "x"}]},
+        ]
+        ask(c, history, thinking={"type": "disabled"})
+        # The client sent back an object; the prompt still has the model's own spacing.
+        assert '{"command":"ls  -la"}' in prompt_log(state)[1]["prompt_text"]
+
+
+def test_interleaved_thinking_and_calls_keep_their_order(tmp_path):
+    script = [[
+        {"reasoning": "First look at the tree."},
+        {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
+        {"reasoning": "Then read the readme."},
+        {"call": {"name": "Read", "arguments": {"path": "README.md"}}},
+        {"text": "Both requested."},
+    ]]
+    with running_server("qwen3.5", script=script, tmp_path=tmp_path) as (url, _):
+        final, events = ask(client(url), [{"role": "user", "content": "go"}], tools=(BASH, READ))
+        assert [(b.type, getattr(b, "name", None)) for b in final.content] == [
+            ("thinking", None), ("tool_use", "Bash"), ("thinking", None), ("tool_use", "Read"), ("text", None)
+        ]
+        assert final.content[3].input == {"path": "README.md"}
+        assert final.stop_reason == "tool_use"
+        # input_json_delta fragments streamed for each call.
+        assert sum(1 for e in events if e.type == "input_json") >= 2
+
+
+def test_several_calls_in_one_turn(tmp_path):
+    script = [[{"call": {"name": "Bash", "arguments": {"command": "ls"}}}, {"call": {"name": "Bash", "arguments": {"command": "pwd"}}}]]
+    with running_server("kimi-k2", reasoning="kimi_k25", tools="kimi_k2", script=script, tmp_path=tmp_path) as (url, _):
+        final, _ = ask(client(url), [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
+        calls = [b for b in final.content if b.type == "tool_use"]
+        assert [c.input["command"] for c in calls] == ["ls", "pwd"]
+        assert [c.id for c in calls] == ["functions.Bash:0", "functions.Bash:1"]  # the model's own ids
+
+
+def test_max_tokens_cut(tmp_path):
+    with running_server("qwen3", tmp_path=tmp_path) as (url, _):
+        final, _ = ask(client(url), [{"role": "user", "content": "go"}], max_tokens=20)
+        assert final.stop_reason == "max_tokens"
+        assert final.usage.output_tokens == 20
+        assert all(b.type != "tool_use" or b.input is not None for b in final.content)
+
+
+def test_stop_sequences(tmp_path):
+    with running_server("qwen3", tmp_path=tmp_path) as (url, _):
+        final, _ = ask(client(url), [{"role": "user", "content": "repeat after me: alpha beta gamma"}], tools=(), thinking={"type": "disabled"},
+                       stop_sequences=["beta"])
+        assert final.stop_reason == "stop_sequence" and final.stop_sequence == "beta"
+        assert final.content[0].text.endswith("alpha")  # trailing whitespace is not content
+
+
+def test_non_streaming_and_count_tokens_agree(tmp_path):
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        messages = [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]
+        message = c.messages.create(model="test/model", max_tokens=300, system=SYSTEM, messages=messages, tools=[BASH],
+                                    thinking={"type": "adaptive"})
+        assert [b.type for b in message.content] == ["thinking", "tool_use"]
+        counted = c.messages.count_tokens(model="test/model", system=SYSTEM, messages=messages, tools=[BASH],
+                                          thinking={"type": "adaptive"})
+        assert counted.input_tokens == message.usage.input_tokens + message.usage.cache_read_input_tokens
+        assert counted.input_tokens == prompt_log(state)[0]["prompt_tokens"]
+
+
+def test_requests_as_claude_code_sends_them(tmp_path):
+    body = {
+        "model": "test/model", "max_tokens": 32000, "stream": True,
+        "system": SYSTEM, "tools": [BASH],
+        "messages": [
+            {"role": "system", "content": "Extra system guidance."},
+            {"role": "user", "content": [
+                {"type": "text", "text": "<system-reminder>context</system-reminder>"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+                {"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}},
+            ]},
+        ],
+        "metadata": {"user_id": json.dumps({"device_id": "d", "session_id": "5f1c0a52-1111-4c1b-9b1e-0123456789ab"})},
+        "thinking": {"type": "adaptive", "display": "omitted"},
+        "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        "output_config": {"effort": "high"},
+        "tool_choice": {"type": "auto"},
+        "some_future_field": {"x": 1},
+    }
+    headers = {"anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14",
+               "x-claude-code-session-id": "5f1c0a52-1111-4c1b-9b1e-0123456789ab"}
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        with httpx.stream("POST", f"{url}/v1/messages?beta=true", json=body, headers=headers, timeout=30) as response:
+            assert response.status_code == 200
+            names = [line[7:] for line in response.iter_lines() if line.startswith("event: ")]
+        assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
+        record = prompt_log(state)[0]
+        assert record["session"] == "5f1c0a52-1111-4c1b-9b1e-0123456789ab"
+        assert "Extra system guidance." in record["prompt_text"] and "[image]" in record["prompt_text"]
+
+
+def _post(url, body, headers=None, path="/v1/messages"):
+    return httpx.post(f"{url}{path}", content=body if isinstance(body, (bytes, str)) else json.dumps(body),
+                      headers={"content-type": "application/json", **(headers or {})}, timeout=30)
+
+
+def test_errors_in_the_anthropic_envelope(tmp_path):
+    config = ServerConfig(api_key="secret", max_body_bytes=50_000)
+    good = {"model": "test/model", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    auth = {"x-api-key": "secret"}
+    with running_server("qwen3", config=config, max_model_len=400, tmp_path=tmp_path) as (url, _):
+        cases = [
+            (_post(url, good), 401, "authentication_error"),
+            (_post(url, good, {"authorization": "Bearer wrong"}), 401, "authentication_error"),
+            (_post(url, b"{not json", auth), 400, "invalid_request_error"),
+            (_post(url, {**good, "max_tokens": None}, auth), 400, "invalid_request_error"),
+            (_post(url, {**good, "messages": [{"role": "robot", "content": "x"}]}, auth), 400, "invalid_request_error"),
+            (_post(url, {**good, "model": "nope/model"}, auth), 404, "not_found_error"),
+            (_post(url, {**good, "messages": [{"role": "user", "content": "x" * 60_000}]}, auth), 413, "request_too_large"),
+            (_post(url, {**good, "messages": [{"role": "user", "content": "word " * 2000}]}, auth), 400, "invalid_request_error"),
+        ]
+        for response, status, kind in cases:
+            assert response.status_code == status, response.text
+            assert response.json() == {"type": "error", "error": {"type": kind, "message": response.json()["error"]["message"]}}
+        ok = _post(url, good, {"authorization": "Bearer secret"})
+        assert ok.status_code == 200 and ok.json()["type"] == "message"
+        with pytest.raises(anthropic.NotFoundError):
+            client(url, default_headers=auth).messages.create(model="other", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+
+
+def test_mid_stream_failure_is_an_error_event(tmp_path):
+    from tokenyard.engines.base import EngineChunk, EngineError
+
+    class Failing:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def info(self):
+            return self.inner.info()
+
+        async def start(self):
+            return None
+
+        async def close(self):
+            return None
+
+        async def generate(self, request):
+            n = 0
+            async for chunk in self.inner.generate(request):
+                yield chunk
+                n += 1
+                if n == 5:
+                    raise EngineError("the engine crashed")
+
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        state.pipeline.engine = Failing(state.pipeline.engine)
+        body = {"model": "test/model", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
+            lines = list(response.iter_lines())
+        names = [line[7:] for line in lines if line.startswith("event: ")]
+        assert names[0] == "message_start" and names[-1] == "error"
+        assert json.loads(lines[-2][6:] if lines[-1] == "" else lines[-1][6:])["error"]["message"] == "the engine crashed"
+        with pytest.raises(anthropic.APIError):
+            ask(client(url), [{"role": "user", "content": "hi"}])
+
+
+def test_streaming_tool_dispatch_arrives_before_the_turn_ends(tmp_path):
+    script = [[{"call": {"name": "Bash", "arguments": {"command": "ls"}}}, {"text": "and meanwhile more text follows"}]]
+    config = ServerConfig(enable_streaming_tool_dispatch=True)
+    with running_server("qwen3", script=script, config=config, tmp_path=tmp_path) as (url, _):
+        body = {"model": "test/model", "max_tokens": 200, "stream": True, "tools": [BASH], "messages": [{"role": "user", "content": "go"}]}
+        with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
+            lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+        events = [json.loads(line[6:]) for line in lines]
+        types = [e["type"] for e in events]
+        dispatch = types.index("tool_call_dispatch")
+        assert events[dispatch]["tool_call"]["input"] == {"command": "ls"} and events[dispatch]["tool_call"]["name"] == "Bash"
+        assert dispatch < types.index("message_delta")
+        text_deltas = [i for i, e in enumerate(events) if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"]
+        assert text_deltas and dispatch < text_deltas[0]  # the turn went on after the dispatch
+        # And the official SDK tolerates the extra event.
+        final, _ = ask(client(url), [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
+        assert [b.type for b in final.content] == ["tool_use", "text"]
+
+
+def test_ping_keepalives_during_a_slow_turn(tmp_path):
+    config = ServerConfig(keepalive_seconds=0.05)
+    with running_server("qwen3", token_delay=0.12, config=config, tmp_path=tmp_path) as (url, _):
+        body = {"model": "test/model", "max_tokens": 6, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
+            names = [line[7:] for line in response.iter_lines() if line.startswith("event: ")]
+        assert "ping" in names and names.index("ping") > names.index("message_start")
+        final, _ = ask(client(url), [{"role": "user", "content": "hi"}], tools=(), thinking={"type": "disabled"}, max_tokens=2)
+        assert final.stop_reason == "max_tokens"
+
+
+def test_models_in_both_shapes(tmp_path):
+    with running_server("qwen3", names=("Qwen/Qwen3-8B", "claude-sonnet-4-6"), tmp_path=tmp_path) as (url, _):
+        listed = client(url).models.list()
+        assert [m.id for m in listed.data] == ["Qwen/Qwen3-8B", "claude-sonnet-4-6"]
+        assert client(url).models.retrieve("Qwen/Qwen3-8B").id == "Qwen/Qwen3-8B"
+        openai_shape = httpx.get(f"{url}/v1/models").json()
+        assert openai_shape["object"] == "list" and openai_shape["data"][0]["object"] == "model"
+        assert httpx.get(f"{url}/v1/models/Qwen/Qwen3-8B").json()["id"] == "Qwen/Qwen3-8B"
+        missing = httpx.get(f"{url}/v1/models/nope", headers={"anthropic-version": "2023-06-01"})
+        assert missing.status_code == 404 and missing.json()["error"]["type"] == "not_found_error"
+        # An alias serves the same model.
+        reply = client(url).messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=[{"role": "user", "content": "hi"}])
+        assert reply.model == "claude-sonnet-4-6" and reply.content
