@@ -250,7 +250,7 @@ def test_errors_in_the_anthropic_envelope(tmp_path):
 
 
 def test_mid_stream_failure_is_an_error_event(tmp_path):
-    from tokenyard.engines.base import EngineChunk, EngineError
+    from tokenyard.engines.base import EngineError
 
     class Failing:
         def __init__(self, inner):

@@ -30,3 +30,22 @@ def validation_message(error) -> str:
         where = ".".join(str(p) for p in item.get("loc", ()))
         lines.append(f"{where}: {item.get('msg', 'invalid')}" if where else item.get("msg", "invalid"))
     return "; ".join(lines)
+
+
+# Anthropic error types → OpenAI's (type, code).
+_OPENAI_KINDS = {
+    "invalid_request_error": ("invalid_request_error", None),
+    "authentication_error": ("invalid_request_error", "invalid_api_key"),
+    "permission_error": ("invalid_request_error", "permission_denied"),
+    "not_found_error": ("invalid_request_error", "model_not_found"),
+    "request_too_large": ("invalid_request_error", "request_too_large"),
+    "rate_limit_error": ("rate_limit_error", "rate_limit_exceeded"),
+    "api_error": ("server_error", None),
+    "overloaded_error": ("server_error", "overloaded"),
+}
+
+
+def openai_error_body(error: ApiError) -> dict:
+    """The OpenAI envelope: `{"error": {message, type, param, code}}`."""
+    kind, code = _OPENAI_KINDS.get(error.kind, ("server_error", None))
+    return {"error": {"message": error.message, "type": kind, "param": error.param, "code": code}}

@@ -61,11 +61,8 @@ class JsonValueScanner:
         if self._state == _DONE:
             return "", 0
         out: list[str] = []
-        emit_from = 0
-        i = 0
-        n = len(text)
         try:
-            i = self._scan(text, out, emit_from)
+            i = self._scan(text, out, 0)
         except JsonStreamError as error:
             error.valid = "".join(out)
             raise
