@@ -328,3 +328,50 @@ def test_models_in_both_shapes(tmp_path):
         # An alias serves the same model.
         reply = client(url).messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=[{"role": "user", "content": "hi"}])
         assert reply.model == "claude-sonnet-4-6" and reply.content
+
+
+def test_client_disconnect_aborts_the_engine_request(tmp_path):
+    import time
+
+    class Recording:
+        """Wraps the engine and records whether a request's stream was closed early."""
+
+        def __init__(self, inner):
+            self.inner, self.closed, self.produced = inner, [], 0
+
+        def info(self):
+            return self.inner.info()
+
+        async def start(self):
+            return None
+
+        async def close(self):
+            return None
+
+        async def generate(self, request):
+            finished = False
+            try:
+                async for chunk in self.inner.generate(request):
+                    self.produced += len(chunk.token_ids)
+                    yield chunk
+                finished = True
+            finally:
+                self.closed.append(not finished)
+
+    with running_server("qwen3", token_delay=0.05, tmp_path=tmp_path) as (url, state):
+        engine = Recording(state.pipeline.engine)
+        state.pipeline.engine = engine
+        body = {"model": "test/model", "max_tokens": 500, "stream": True, "tools": [BASH], "messages": [{"role": "user", "content": "go"}]}
+        with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
+            for line in response.iter_lines():
+                if "content_block_delta" in line:
+                    break  # the client goes away mid-turn
+        deadline = time.time() + 5
+        while not engine.closed and time.time() < deadline:
+            time.sleep(0.02)
+        assert engine.closed == [True], "the engine's stream must be closed (aborted) when the client disconnects"
+        produced = engine.produced
+        time.sleep(0.3)
+        assert engine.produced == produced  # nothing more is generated for nobody
+        # The server is free for the next request.
+        assert client(url).messages.create(model="test/model", max_tokens=5, messages=[{"role": "user", "content": "hi"}]).content
