@@ -68,3 +68,23 @@ def prompt_log(state: ServerState) -> list[dict]:
     if path is None or not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+class WrappedEngine:
+    """An engine that delegates to another; tests override `generate` to inject
+    failures or record what happened."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def info(self):
+        return self.inner.info()
+
+    async def start(self):
+        return None
+
+    async def close(self):
+        return None
+
+    def generate(self, request):
+        return self.inner.generate(request)

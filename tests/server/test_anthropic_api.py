@@ -13,7 +13,7 @@ import pytest
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 from tokenyard.server.app import ServerConfig
 
-from .serving import prompt_log, running_server
+from .serving import WrappedEngine, prompt_log, running_server
 
 HEADER = "x-anthropic-billing-header: cc_version=2.1.330.a3f; cc_entrypoint=sdk-cli;"
 BASH = {
@@ -252,19 +252,7 @@ def test_errors_in_the_anthropic_envelope(tmp_path):
 def test_mid_stream_failure_is_an_error_event(tmp_path):
     from tokenyard.engines.base import EngineError
 
-    class Failing:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def info(self):
-            return self.inner.info()
-
-        async def start(self):
-            return None
-
-        async def close(self):
-            return None
-
+    class Failing(WrappedEngine):
         async def generate(self, request):
             n = 0
             async for chunk in self.inner.generate(request):
@@ -333,20 +321,12 @@ def test_models_in_both_shapes(tmp_path):
 def test_client_disconnect_aborts_the_engine_request(tmp_path):
     import time
 
-    class Recording:
-        """Wraps the engine and records whether a request's stream was closed early."""
+    class Recording(WrappedEngine):
+        """Records whether a request's stream was closed early."""
 
         def __init__(self, inner):
-            self.inner, self.closed, self.produced = inner, [], 0
-
-        def info(self):
-            return self.inner.info()
-
-        async def start(self):
-            return None
-
-        async def close(self):
-            return None
+            super().__init__(inner)
+            self.closed, self.produced = [], 0
 
         async def generate(self, request):
             finished = False
