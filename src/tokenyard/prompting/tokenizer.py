@@ -25,8 +25,8 @@ _BYTE_FALLBACK_PIECE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 _SPM_SPACE = "\u2581"  # ▁
 
 
-def _gpt2_unicode_to_byte() -> dict[str, int]:
-    """Inverse of GPT-2's byte -> printable-character map (byte-level BPE)."""
+def gpt2_byte_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable-character map (byte-level BPE)."""
     printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
     chars = printable[:]
     extra = 0
@@ -35,10 +35,10 @@ def _gpt2_unicode_to_byte() -> dict[str, int]:
             printable.append(b)
             chars.append(256 + extra)
             extra += 1
-    return {chr(c): b for b, c in zip(printable, chars)}
+    return {b: chr(c) for b, c in zip(printable, chars)}
 
 
-_UNICODE_TO_BYTE = _gpt2_unicode_to_byte()
+_UNICODE_TO_BYTE = {c: b for b, c in gpt2_byte_to_unicode().items()}
 
 
 class Tokenizer:
