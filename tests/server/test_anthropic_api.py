@@ -355,3 +355,20 @@ def test_client_disconnect_aborts_the_engine_request(tmp_path):
         assert engine.produced == produced  # nothing more is generated for nobody
         # The server is free for the next request.
         assert client(url).messages.create(model="test/model", max_tokens=5, messages=[{"role": "user", "content": "hi"}]).content
+
+
+def test_tool_ids_stay_unique_across_a_session(tmp_path):
+    # A model that restarts its own ids at :0 on every turn must not hand a client
+    # an id it already used (Claude Code loops on a repeated id).
+    script = [[{"raw": '<|tool_calls_section_begin|><|tool_call_begin|>functions.Bash:0<|tool_call_argument_begin|>{"command": "ls"}<|tool_call_end|><|tool_calls_section_end|>'}]]
+    with running_server("kimi-k2", reasoning="kimi_k25", tools="kimi_k2", script=script, tmp_path=tmp_path) as (url, _):
+        c = client(url)
+        first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
+        history = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first.content[0].id, "content": "x"}]},
+        ]
+        second, _ = ask(c, history, thinking={"type": "disabled"})
+        assert first.content[0].id == "functions.Bash:0"
+        assert second.content[0].type == "tool_use" and second.content[0].id != "functions.Bash:0"

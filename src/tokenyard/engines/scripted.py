@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ..conversation import Conversation, ToolResult, ToolSpec
+from ..conversation import Conversation, ToolCall, ToolResult, ToolSpec
 from ..prompting.tokenizer import Tokenizer
 from .base import EngineChunk, EngineInfo, EngineRequest
 from .wire import REASONING_MARKERS, Call, Reasoning, Segment, render_output
@@ -71,10 +71,18 @@ class ScriptedEngine:
         """The raw output this engine gives for `request`."""
         conversation = request.conversation
         thinking = bool(conversation and conversation.thinking.enabled and self._reasoning_format)
+        calls_before = sum(
+            1 for m in (conversation.messages if conversation else []) for p in m.parts if isinstance(p, ToolCall)
+        )
         if self._turns is not None:
-            raw = self._scripted_turn(conversation)
+            raw = self._scripted_turn(conversation, calls_before)
         else:
-            raw = render_output(self._rule_answer(conversation, thinking), self._tool_format, self._reasoning_format if thinking else None)
+            raw = render_output(
+                self._rule_answer(conversation, thinking),
+                self._tool_format,
+                self._reasoning_format if thinking else None,
+                calls_before=calls_before,
+            )
         return _strip_opened_marker(raw, request.prompt_text, self._reasoning_format)
 
     async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
@@ -94,7 +102,7 @@ class ScriptedEngine:
 
     # ---- deciding what to say ----------------------------------------------------------
 
-    def _scripted_turn(self, conversation: Conversation | None) -> str:
+    def _scripted_turn(self, conversation: Conversation | None, calls_before: int) -> str:
         assert self._turns is not None
         turn_index = sum(1 for m in conversation.messages if m.role == "assistant") if conversation else 0
         turn = self._turns[min(turn_index, len(self._turns) - 1)]
@@ -103,7 +111,8 @@ class ScriptedEngine:
         for item in turn:
             if "raw" in item:
                 if segments:
-                    raw_parts.append(render_output(segments, self._tool_format, self._reasoning_format))
+                    raw_parts.append(render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before))
+                    calls_before += sum(1 for s in segments if isinstance(s, Call))
                     segments = []
                 raw_parts.append(item["raw"])
             elif "reasoning" in item:
@@ -113,7 +122,7 @@ class ScriptedEngine:
             elif "call" in item:
                 segments.append(Call(item["call"]["name"], item["call"].get("arguments", {})))
         if segments:
-            raw_parts.append(render_output(segments, self._tool_format, self._reasoning_format))
+            raw_parts.append(render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before))
         return "".join(raw_parts)
 
     def _rule_answer(self, conversation: Conversation | None, thinking: bool) -> list[Segment]:

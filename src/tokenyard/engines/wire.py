@@ -75,16 +75,19 @@ FAMILY_REASONING: dict[str, str | None] = {
 }
 
 
-def render_output(segments: Sequence[Segment], tool_format: str | None, reasoning_format: str | None) -> str:
+def render_output(
+    segments: Sequence[Segment], tool_format: str | None, reasoning_format: str | None, *, calls_before: int = 0
+) -> str:
     """Raw output for `segments` in the given family formats (names as the parsers
     use them). Consecutive calls share one tool-call section where the format has
-    sections."""
+    sections. `calls_before`: tool calls earlier in the conversation (Kimi numbers
+    its call ids across the whole conversation)."""
     if tool_format == "harmony" or reasoning_format == "gpt_oss":
         return _render_harmony(segments)
     out: list[str] = []
     first_reasoning = True
     i = 0
-    call_counter = 0
+    call_counter = calls_before
     if reasoning_format is not None and REASONING_MARKERS[reasoning_format][2]:
         if segments and not isinstance(segments[0], Reasoning):
             # Forced families always close the block the template opened, even

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import AsyncIterator
 
-from ..conversation import Conversation
+from ..conversation import Conversation, ToolCall
 from ..engines.base import Engine, EngineError, EngineRequest, PromptTooLong
 from ..events import (
     Event,
@@ -91,9 +91,9 @@ class Pipeline:
         self.default_max_tokens = default_max_tokens
         self._stop_ids = model.stop_token_ids()
 
-    def render(self, conversation: Conversation) -> RenderedPrompt:
+    def render(self, conversation: Conversation, *, add_generation_prompt: bool = True) -> RenderedPrompt:
         """The exact prompt generation would use (count_tokens and tokenize use it)."""
-        return self.model.renderer.render(conversation)
+        return self.model.renderer.render(conversation, add_generation_prompt=add_generation_prompt)
 
     def start(self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_") -> Generation:
         prompt = self.render(conversation)
@@ -111,15 +111,9 @@ class Pipeline:
             )
             if prefix.divergence is not None:
                 log.warning("session %s: %s", conversation.session_key, prefix.divergence.describe())
-        return Generation(
-            self,
-            conversation,
-            prompt,
-            request_id or uuid.uuid4().hex,
-            max_tokens,
-            prefix,
-            CallIds(prefix=call_id_prefix),
-        )
+        call_ids = CallIds(prefix=call_id_prefix)
+        call_ids.reserve(p.id for m in conversation.messages for p in m.parts if isinstance(p, ToolCall))
+        return Generation(self, conversation, prompt, request_id or uuid.uuid4().hex, max_tokens, prefix, call_ids)
 
     async def _stream(self, generation: Generation) -> AsyncIterator[Event]:
         conversation, prompt = generation.conversation, generation.prompt

@@ -54,6 +54,11 @@ class CallIds:
         self._count = 0
         self._used: set[str] = set()
 
+    def reserve(self, ids: Iterable[str]) -> None:
+        """Ids already used earlier in the conversation: a model that repeats one
+        (kimi restarting at `:0`) gets a fresh id, since clients need them unique."""
+        self._used.update(ids)
+
     def new(self, model_id: str | None = None) -> str:
         if model_id and model_id not in self._used:
             self._used.add(model_id)
