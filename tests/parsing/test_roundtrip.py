@@ -82,8 +82,7 @@ def expected_summary(segments):
 
 @pytest.mark.parametrize("tool", sorted(TOOL_EXAMPLES))
 def test_render_then_parse_round_trips(tool):
-    if tool not in tool_parser_names():
-        pytest.skip(f"{tool} parser not available")
+    assert tool in tool_parser_names(), f"no {tool} parser registered"
     reasoning = TOOL_EXAMPLES[tool][0]
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

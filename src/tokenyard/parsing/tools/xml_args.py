@@ -17,6 +17,20 @@ from ..coercion import coerce_value, dumps, parameter_types, wants_string
 from .base import ToolParser
 
 
+_NOT_JSON = object()
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(name)  # NaN and Infinity are not JSON
+
+
+def _json_value(text: str) -> object:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        return _NOT_JSON
+
+
 class ArgumentsBuilder:
     """`strip_newline`: drop one newline right after the opening tag and one right
     before the closing tag (qwen3_coder writes `<parameter=x>\\nvalue\\n</parameter>`)."""
@@ -40,7 +54,10 @@ class ArgumentsBuilder:
         self._types = ("string",) if string_hint else parameter_types(self._tool, name)
         if string_hint is False and not self._types:
             self._types = ("null", "boolean", "integer", "number", "object", "array")
-        self._streaming = wants_string(self._types)
+        # A value the format marks as not-a-string is JSON: held and decoded even
+        # where the schema says string (DSML `string="false">"Tokyo"`).
+        self._json_first = string_hint is False
+        self._streaming = wants_string(self._types) and not self._json_first
         self._held = []
         self._fresh = True
         self._tail = ""
@@ -74,7 +91,8 @@ class ArgumentsBuilder:
         value = "".join(self._held)
         if self._strip_newline and value.endswith("\n"):
             value = value[:-1]
-        self._owner._stream_args(dumps(coerce_value(value, self._types)))
+        decoded = _json_value(value) if self._json_first else _NOT_JSON
+        self._owner._stream_args(dumps(coerce_value(value, self._types) if decoded is _NOT_JSON else decoded))
 
     def close(self) -> None:
         """The call's closing tag was read."""

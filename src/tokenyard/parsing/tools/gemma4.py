@@ -1,0 +1,347 @@
+"""Gemma 4: one call per `<|tool_call>` … `<tool_call|>`, calls back to back:
+
+    <|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>
+
+The arguments are Gemma's own object syntax, as its chat template writes them:
+keys bare (`<|"|>`-quoted keys are accepted too), strings between `<|"|>`
+delimiters with no escaping inside, nested `{…}` and `[…]`, bare numbers and
+`true`/`false`/`null`. They are converted to JSON as they stream: strings as they
+arrive, other values as they complete. A top-level value whose type disagrees
+with the tool's schema is coerced (a bare `01234` for a string parameter stays
+the string the model wrote; a delimited `3` for an integer becomes 3).
+
+Inside a string everything up to the closing `<|"|>` is content, tool-call
+markers included.
+"""
+
+from __future__ import annotations
+
+import re
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
+
+from ..coercion import coerce_value, dumps, parameter_types
+from .base import ToolParser, is_function_name
+
+_OPEN = "<|tool_call>"
+_CLOSE = "<tool_call|>"
+_QUOTE = '<|"|>'
+_HEAD = re.compile(r"<\|tool_call>\s*call:([^{}\s<>]{1,256})\s*\{")
+_HEAD_PREFIX = re.compile(r"<\|tool_call>\s*(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z")
+_WHITESPACE = re.compile(r"\s*")
+_SCALAR = re.compile(r"[^\s,}\]<{\[:]*")
+_BARE_KEY = re.compile(r"[^:{}\[\],<\n]*")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+_LOOSE_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
+_MAX_KEY = 256
+
+# Region states.
+_CALL_HEAD, _ARGUMENTS, _AFTER_ARGUMENTS, _BROKEN = range(4)
+# Argument states.
+# (A closing bracket is accepted where a key or value is expected: `{}`, `[]`, and
+# a trailing comma the model left.)
+_KEY, _KEY_BARE, _KEY_QUOTED, _COLON, _VALUE, _STRING, _SCALAR_VALUE, _AFTER_VALUE, _DONE = range(9)
+
+
+class _SyntaxError(Exception):
+    pass
+
+
+def _partial_suffix(buf: str, start: int, literal: str) -> int:
+    """Length of the longest suffix of `buf[start:]` that is a proper prefix of
+    `literal`."""
+    first = buf.find(literal[0], max(start, len(buf) - len(literal) + 1))
+    if first < 0:
+        return 0
+    for size in range(len(buf) - first, 0, -1):
+        if literal.startswith(buf[len(buf) - size :]):
+            return size
+    return 0
+
+
+def _is_partial(buf: str, pos: int, literal: str) -> bool:
+    rest = buf[pos : pos + len(literal)]
+    return len(rest) < len(literal) and literal.startswith(rest)
+
+
+def _scalar_json(text: str, as_string: bool) -> str:
+    if as_string:
+        return dumps(text)
+    if text in _LITERALS:
+        return _LITERALS[text]
+    if _JSON_NUMBER.match(text):
+        return text
+    if _LOOSE_NUMBER.match(text):  # `+3`, `.5`, `1.`
+        value = float(text)
+        return dumps(int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value)
+    return dumps(text)  # a bare word: the model dropped the string delimiters
+
+
+class Gemma4ToolParser(ToolParser):
+    name = "gemma4"
+    aliases = ("gemma",)
+    start_markers = (_OPEN,)
+
+    def _enter_region(self, marker: str) -> None:
+        self._state = _CALL_HEAD
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        pos = 0
+        while self._in_region and (pos < len(buf) or final):
+            state = self._state
+            if state == _CALL_HEAD:
+                nxt = self._call_head(buf, final)
+            elif state == _ARGUMENTS:
+                nxt = self._arguments(buf, pos, final)
+            elif state == _AFTER_ARGUMENTS:
+                nxt = self._after_arguments(buf, pos, final)
+            else:
+                nxt = self._broken(buf, pos, final)
+            if nxt < 0 or (nxt == pos and state == self._state):
+                break
+            pos = nxt
+        return pos
+
+    def _call_head(self, buf: str, final: bool) -> int:
+        head = _HEAD.match(buf)
+        if head is not None and is_function_name(head.group(1)):
+            self._open_call(head.group(1), head.group())
+            self._spec = self._tool(head.group(1))
+            self._stream_args("{")
+            self._stack = ["}"]  # closers of the open containers
+            self._counts = [0]  # members written per open container
+            self._arg_state = _KEY
+            self._key = ""
+            self._pieces: list[str] = []  # a key, scalar or held string being read
+            self._held_types: tuple[str, ...] | None = None  # a string held for coercion
+            self._state = _ARGUMENTS
+            return head.end()
+        if head is None and not final and _HEAD_PREFIX.match(buf):
+            return -1
+        # Not a call: the marker is text, and the scan goes on after it.
+        self._text(_OPEN)
+        self._exit_region()
+        return len(_OPEN)
+
+    # ---- the arguments ------------------------------------------------------------
+
+    def _arguments(self, buf: str, pos: int, final: bool) -> int:
+        try:
+            end = self._convert(buf, pos, final)
+        except _SyntaxError as error:
+            at = error.args[0]
+            self._raw(buf[pos:at])
+            self._state = _BROKEN
+            return at
+        self._raw(buf[pos:end])
+        if self._arg_state == _DONE:
+            self._state = _AFTER_ARGUMENTS
+        elif final:  # what is left is the start of a delimiter
+            self._fail_call("truncated", buf[end:])
+            self._exit_region()
+            return len(buf)
+        return end if end > pos or self._state != _ARGUMENTS else -1
+
+    def _convert(self, buf: str, i: int, final: bool) -> int:
+        """Convert from `buf[i]` on, streaming JSON; returns where it stopped (the
+        end, a held partial delimiter, or just past the top-level `}`). Raises
+        `_SyntaxError(index)` at the first character that can not continue."""
+        n = len(buf)
+        stream = self._stream_args
+        while i < n:
+            st = self._arg_state
+            if st == _STRING:
+                j = buf.find(_QUOTE, i)
+                stop = j if j >= 0 else n - (0 if final else _partial_suffix(buf, i, _QUOTE))
+                if stop > i:
+                    self._string_text(buf[i:stop])
+                if j < 0:
+                    return stop
+                self._end_string()
+                i = j + len(_QUOTE)
+                continue
+            if st == _KEY_BARE:
+                j = _BARE_KEY.match(buf, i).end()
+                self._pieces.append(buf[i:j])
+                if sum(map(len, self._pieces)) > _MAX_KEY:
+                    raise _SyntaxError(j)
+                if j == n:
+                    return n
+                if buf[j] != ":":
+                    raise _SyntaxError(j)
+                key = "".join(self._pieces).strip()
+                if len(key) > 1 and key[0] == key[-1] == '"':
+                    key = key[1:-1]
+                if not key:
+                    raise _SyntaxError(j)
+                self._begin_member(key)
+                i = j + 1
+                continue
+            if st == _KEY_QUOTED:
+                j = buf.find(_QUOTE, i)
+                stop = j if j >= 0 else n - (0 if final else _partial_suffix(buf, i, _QUOTE))
+                self._pieces.append(buf[i:stop])
+                if sum(map(len, self._pieces)) > _MAX_KEY:
+                    raise _SyntaxError(stop)
+                if j < 0:
+                    return stop
+                self._key = "".join(self._pieces)
+                self._arg_state = _COLON
+                i = j + len(_QUOTE)
+                continue
+            if st == _SCALAR_VALUE:
+                j = _SCALAR.match(buf, i).end()
+                self._pieces.append(buf[i:j])
+                if j == n and not final:
+                    return n
+                self._end_scalar(j)
+                i = j
+                continue
+            i = _WHITESPACE.match(buf, i).end()
+            if i == n:
+                return n
+            c = buf[i]
+            if st == _KEY:
+                if c == "}":
+                    i = self._close(i)
+                    if self._arg_state == _DONE:
+                        return i
+                elif buf.startswith(_QUOTE, i):
+                    self._pieces = []
+                    self._arg_state = _KEY_QUOTED
+                    i += len(_QUOTE)
+                elif _is_partial(buf, i, _QUOTE):
+                    return i
+                elif c in ",:{}[]<":
+                    raise _SyntaxError(i)
+                else:
+                    self._pieces = []
+                    self._arg_state = _KEY_BARE
+            elif st == _COLON:
+                if c != ":":
+                    raise _SyntaxError(i)
+                self._begin_member(self._key)
+                i += 1
+            elif st == _VALUE:
+                if c == "]" and self._stack[-1] == "]":
+                    i = self._close(i)
+                    continue
+                quoted = buf.startswith(_QUOTE, i)
+                if not quoted and _is_partial(buf, i, _QUOTE):
+                    return i
+                if not quoted and c in ",:}]<":
+                    raise _SyntaxError(i)
+                if self._stack[-1] == "]":
+                    stream(", " if self._counts[-1] else "")
+                    self._counts[-1] += 1
+                if quoted:
+                    self._begin_string()
+                    i += len(_QUOTE)
+                elif c == "{" or c == "[":
+                    stream(c)
+                    self._stack.append("}" if c == "{" else "]")
+                    self._counts.append(0)
+                    self._arg_state = _KEY if c == "{" else _VALUE
+                    i += 1
+                else:
+                    self._pieces = []
+                    self._arg_state = _SCALAR_VALUE
+            elif st == _AFTER_VALUE:
+                if c == ",":
+                    self._arg_state = _KEY if self._stack[-1] == "}" else _VALUE
+                    i += 1
+                elif c == self._stack[-1]:
+                    i = self._close(i)
+                    if self._arg_state == _DONE:
+                        return i
+                else:
+                    raise _SyntaxError(i)
+        return n
+
+    def _begin_member(self, key: str) -> None:
+        self._stream_args((", " if self._counts[-1] else "") + dumps(key) + ": ")
+        self._counts[-1] += 1
+        self._key = key
+        self._arg_state = _VALUE
+
+    def _top_level_types(self) -> tuple[str, ...]:
+        """The schema types of the member being read, if it is a top-level one."""
+        return parameter_types(self._spec, self._key) if len(self._stack) == 1 else ()
+
+    def _begin_string(self) -> None:
+        types = self._top_level_types()
+        if types and "string" not in types:
+            self._held_types = types
+            self._pieces = []
+        else:
+            self._held_types = None
+            self._stream_args('"')
+        self._arg_state = _STRING
+
+    def _string_text(self, text: str) -> None:
+        if self._held_types is not None:
+            self._pieces.append(text)
+        else:
+            self._stream_args(encode_basestring(text)[1:-1])
+
+    def _end_string(self) -> None:
+        if self._held_types is not None:
+            self._stream_args(dumps(coerce_value("".join(self._pieces), self._held_types)))
+            self._held_types = None
+        else:
+            self._stream_args('"')
+        self._arg_state = _AFTER_VALUE
+
+    def _end_scalar(self, at: int) -> None:
+        text = "".join(self._pieces)
+        if not text:
+            raise _SyntaxError(at)
+        types = self._top_level_types()
+        self._stream_args(_scalar_json(text, types == ("string",)))
+        self._arg_state = _AFTER_VALUE
+
+    def _close(self, i: int) -> int:
+        closer = self._stack.pop()
+        self._counts.pop()
+        self._stream_args(closer)
+        self._arg_state = _AFTER_VALUE if self._stack else _DONE
+        return i + 1
+
+    # ---- after the arguments -------------------------------------------------------
+
+    def _after_arguments(self, buf: str, pos: int, final: bool) -> int:
+        space = _WHITESPACE.match(buf, pos).end()
+        if buf.startswith(_CLOSE, space):
+            self._close_call(buf[pos : space + len(_CLOSE)])
+            self._exit_region()
+            return space + len(_CLOSE)
+        if space == len(buf) or _is_partial(buf, space, _CLOSE):
+            if not final:
+                return -1
+            self._fail_call("truncated", buf[pos:])
+            self._exit_region()
+            return len(buf)
+        # The model went on without the closing marker: the call stands.
+        self._close_call()
+        self._exit_region()
+        return pos
+
+    def _broken(self, buf: str, pos: int, final: bool) -> int:
+        """The rest of a call whose arguments broke belongs to it, up to its closing
+        marker (or the next call's opening one)."""
+        close = buf.find(_CLOSE, pos)
+        reopen = buf.find(_OPEN, pos)
+        if reopen >= 0 and (close < 0 or reopen < close):
+            self._fail_call("invalid_arguments", buf[pos:reopen])
+            self._exit_region()
+            return reopen
+        if close >= 0:
+            self._fail_call("invalid_arguments", buf[pos : close + len(_CLOSE)])
+            self._exit_region()
+            return close + len(_CLOSE)
+        end = len(buf) if final else len(buf) - max(_partial_suffix(buf, pos, _CLOSE), _partial_suffix(buf, pos, _OPEN))
+        self._raw(buf[pos:end])
+        if final:
+            self._fail_call("invalid_arguments")
+            self._exit_region()
+        return end if end > pos else -1

@@ -1,0 +1,246 @@
+"""DSML tool calls: deepseek_v3_2 (`function_calls` block) and deepseek_v4
+(`tool_calls` block, also a bare invoke)."""
+
+import pytest
+
+from tokenyard.conversation import ToolSpec
+from tokenyard.events import ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
+
+from .support import WEATHER, parse, splitter_factory, summary
+from .wire_examples import TOOL_EXAMPLES
+
+B = "｜"  # U+FF5C
+
+
+def invoke(name: str, *params: tuple[str, str, str]) -> str:
+    body = "".join(f'<{B}DSML{B}parameter name="{k}" string="{s}">{v}</{B}DSML{B}parameter>\n' for k, s, v in params)
+    return f'<{B}DSML{B}invoke name="{name}">\n{body}</{B}DSML{B}invoke>\n'
+
+
+def block(kind: str, *invokes: str) -> str:
+    return f"<{B}DSML{B}{kind}>\n" + "".join(invokes) + f"</{B}DSML{B}{kind}>"
+
+
+TOKYO = invoke("get_weather", ("city", "true", "Tokyo"), ("days", "false", "3"))
+PARIS = invoke("get_weather", ("city", "true", "Paris"), ("days", "false", "2"))
+
+v32 = splitter_factory(None, "deepseek_v3_2", [WEATHER])
+v4 = splitter_factory(None, "deepseek_v4", [WEATHER])
+v32_reasoning = splitter_factory("deepseek_v3_2", "deepseek_v3_2", [WEATHER])
+v4_reasoning = splitter_factory("deepseek_v4", "deepseek_v4", [WEATHER])
+
+EDIT = ToolSpec(
+    name="edit",
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "title": {"type": "string"},
+            "options": {"type": "object"},
+            "lines": {"type": "array"},
+            "force": {"type": "boolean"},
+            "count": {"type": "integer"},
+        },
+    },
+)
+
+
+@pytest.mark.parametrize("name", ["deepseek_v3_2", "deepseek_v4"])
+def test_reference_literal(name):
+    text = TOOL_EXAMPLES[name][1]
+    events = parse(splitter_factory(None, name, [WEATHER]), text)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = next(e for e in events if isinstance(e, ToolCallReady))
+    assert ready.arguments == '{"city": "Tokyo", "days": 3}'
+    assert ready.raw.startswith(f'<{B}DSML{B}invoke name="get_weather">') and ready.raw.endswith(f"</{B}DSML{B}invoke>")
+
+
+def test_block_names_are_per_version():
+    # Each version's outer block is its own; the other's is just text.
+    assert summary(parse(v32, block("tool_calls", TOKYO)))[0][0] == "text"
+    assert summary(parse(v4, block("function_calls", TOKYO)))[0][0] == "text"
+
+
+def test_prose_then_several_invokes_in_one_block_then_prose():
+    text = "Checking both.\n\n" + block("function_calls", TOKYO, PARIS) + "\nDone."
+    assert summary(parse(v32, text)) == [
+        ("text", "Checking both."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Done."),
+    ]
+
+
+def test_two_blocks():
+    text = block("tool_calls", TOKYO) + "\n" + block("tool_calls", PARIS)
+    assert [s[0] for s in summary(parse(v4, text))] == ["call", "call"]
+
+
+def test_string_true_streams_before_the_parameter_closes():
+    splitter = v32()
+    events = splitter.feed(f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n')
+    events += splitter.feed(f'<{B}DSML{B}parameter name="city" string="true">Tok')
+    assert any(isinstance(e, ToolCallStart) for e in events)
+    streamed = "".join(e.arguments for e in events if isinstance(e, ToolCallDelta))
+    assert streamed == '{"city": "Tok'
+
+
+def test_string_hint_beats_schema_and_false_is_typed():
+    text = block(
+        "function_calls",
+        invoke(
+            "edit",
+            ("path", "true", "a.py"),
+            ("count", "true", "7"),  # the model said string: it stays one
+            ("options", "false", '{"a": [1, 2.5, null]}'),
+            ("lines", "false", '["x", "y"]'),
+            ("force", "false", "true"),
+            ("extra", "false", "12"),  # undeclared, but string="false": a JSON value
+            ("note", "false", "plain words"),  # not JSON after all: kept as written
+            ("title", "false", '"quoted"'),  # a string parameter sent as JSON: decoded
+        ),
+    )
+    assert summary(parse(splitter_factory(None, "deepseek_v3_2", [EDIT]), text)) == [
+        (
+            "call",
+            "edit",
+            {
+                "path": "a.py",
+                "count": "7",
+                "options": {"a": [1, 2.5, None]},
+                "lines": ["x", "y"],
+                "force": True,
+                "extra": 12,
+                "note": "plain words",
+                "title": "quoted",
+            },
+        )
+    ]
+
+
+def test_unicode_quotes_backslashes_newlines():
+    value = 'line1\n  東京 "q" \\ 🌸\n'
+    text = block("function_calls", invoke("get_weather", ("city", "true", value)))
+    events = parse(v32, text)
+    assert summary(events) == [("call", "get_weather", {"city": value})]
+
+
+def test_no_parameters():
+    text = block("function_calls", f'<{B}DSML{B}invoke name="get_weather">\n</{B}DSML{B}invoke>\n')
+    events = parse(v32, text)
+    assert summary(events) == [("call", "get_weather", {})]
+    assert next(e for e in events if isinstance(e, ToolCallReady)).arguments == "{}"
+
+
+def test_json_body_instead_of_parameters():
+    body = f'<{B}DSML{B}invoke name="get_weather">\n{{"city": "Tokyo", "days": 3}}\n</{B}DSML{B}invoke>\n'
+    events = parse(v4, block("tool_calls", body))
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    assert next(e for e in events if isinstance(e, ToolCallReady)).arguments == '{"city": "Tokyo", "days": 3}'
+
+
+def test_invalid_json_body_is_reported_not_dispatched():
+    body = f'<{B}DSML{B}invoke name="get_weather">\n{{"city": "Tokyo",}}\n</{B}DSML{B}invoke>\n'
+    text = block("tool_calls", body, PARIS) + "\nafter"
+    assert summary(parse(v4, text)) == [
+        ("incomplete", "get_weather", "invalid_arguments"),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "after"),
+    ]
+
+
+def test_invalid_json_body_at_the_end_of_output():
+    text = f'<{B}DSML{B}tool_calls>\n<{B}DSML{B}invoke name="get_weather">\n{{"city": ]'
+    assert summary(parse(v4, text)) == [("incomplete", "get_weather", "invalid_arguments")]
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        '"true">Tok',  # inside a string value
+        '"false">',  # inside a typed value
+        "</｜DSML｜parameter>\n",  # between parameters
+        "</｜DSML｜invoke>\n",  # after the call: it is complete
+    ],
+)
+def test_truncated(cut):
+    full = block("function_calls", TOKYO)
+    text = full[: full.index(cut) + len(cut)]
+    expected = [("call", "get_weather", {"city": "Tokyo", "days": 3})] if "invoke" in cut else [("incomplete", "get_weather", "truncated")]
+    assert summary(parse(v32, text)) == expected
+
+
+def test_not_a_call_is_text():
+    text = f"<{B}DSML{B}function_calls> is how the block starts, and <{B}DSML{B}invoke name=get weather> is not a name"
+    assert summary(parse(v32, text)) == [("text", text)]
+
+
+def test_undeclared_tool_is_flagged():
+    events = parse(v32, block("function_calls", invoke("rm_rf", ("path", "true", "/"))))
+    assert next(e for e in events if isinstance(e, ToolCallStart)).declared is False
+    assert next(e for e in events if isinstance(e, ToolCallReady)).declared is False
+
+
+def test_missing_closing_tags_are_recovered():
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Tokyo\n'
+        f'<{B}DSML{B}parameter name="days" string="false">3\n'
+        f'<{B}DSML{B}invoke name="get_weather">\n<{B}DSML{B}parameter name="city" string="true">Oslo'
+        f"</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(v32, text)) == [
+        ("call", "get_weather", {"city": "Tokyo\n", "days": 3}),
+        ("call", "get_weather", {"city": "Oslo"}),
+    ]
+
+
+def test_v4_bare_invoke_without_block():
+    text = "Let me look.\n" + TOKYO + PARIS + "Done."
+    assert summary(parse(v4, text)) == [
+        ("text", "Let me look."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Done."),
+    ]
+
+
+def test_v4_reasoning_and_calls_interleaved_in_order():
+    text = (
+        "<think>Tokyo first.</think>\n" + block("tool_calls", TOKYO)
+        + "\n<think>Now Paris.</think>\n" + block("tool_calls", PARIS) + "\nBoth done."
+    )
+    assert summary(parse(v4_reasoning, text)) == [
+        ("reasoning", "Tokyo first."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Both done."),
+    ]
+
+
+def test_v4_reasoning_ends_implicitly_at_block_or_bare_invoke():
+    text = "<think>Tokyo first.\n" + block("tool_calls", TOKYO) + "\n<think>Now Paris.\n" + PARIS + "Both done."
+    assert summary(parse(v4_reasoning, text)) == [
+        ("reasoning", "Tokyo first."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Both done."),
+    ]
+
+
+def test_v3_2_forced_reasoning_and_a_call_inside_reasoning():
+    text = "Thinking.</think>\n\n" + block("function_calls", TOKYO) + "\n<think>Hmm, " + block("function_calls", PARIS) + "\nok."
+    assert summary(parse(v32_reasoning, text)) == [
+        ("reasoning", "Thinking."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Hmm,"),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "ok."),
+    ]
+
+
+def test_incomplete_is_followed_by_nothing_else_of_that_call():
+    events = parse(v32, block("function_calls", TOKYO)[:60])
+    assert [type(e) for e in events if isinstance(e, (ToolCallReady, ToolCallIncomplete))] == [ToolCallIncomplete]

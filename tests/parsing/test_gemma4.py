@@ -1,0 +1,156 @@
+import json
+
+from tokenyard.conversation import ToolSpec
+from tokenyard.events import ToolCallDelta, ToolCallReady, ToolCallStart
+from tokenyard.parsing.json_stream import JsonValueScanner
+
+from .support import WEATHER, parse, run_chunks, splitter_factory, summary
+
+Q = '<|"|>'
+LITERAL = '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>'
+PARIS = LITERAL.replace("Tokyo", "Paris").replace("days:3", "days:2")
+
+gemma = splitter_factory(None, "gemma4", [WEATHER])
+untyped = splitter_factory(None, "gemma4", None)
+gemma_reasoning = splitter_factory("gemma4", "gemma4", [WEATHER])
+
+
+def call(name: str, body: str) -> str:
+    return f"<|tool_call>call:{name}{{{body}}}<tool_call|>"
+
+
+def arguments_of(events) -> list[str]:
+    return [e.arguments for e in events if isinstance(e, ToolCallReady)]
+
+
+def test_reference_literal():
+    events = parse(gemma, LITERAL)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    ready = next(e for e in events if isinstance(e, ToolCallReady))
+    assert ready.arguments == '{"city": "Tokyo", "days": 3}'
+    assert ready.raw == LITERAL
+
+
+def test_nested_objects_arrays_and_scalars():
+    body = f"a:{{x:1,y:{Q}q{Q},z:{{}}}},xs:[1,-2.5,3e2],ss:[{Q}a{Q},{Q}b{Q}],e:[],flag:true,off:false,none:null,deep:[[{{k:[]}}]]"
+    events = parse(untyped, call("g", body))
+    assert arguments_of(events) == [
+        (
+            '{"a": {"x": 1, "y": "q", "z": {}}, "xs": [1, -2.5, 3e2], "ss": ["a", "b"], "e": [], '
+            '"flag": true, "off": false, "none": null, "deep": [[{"k": []}]]}'
+        )
+    ]
+
+
+def test_strings_are_atomic_and_escaped_into_json():
+    value = 'a{b},c[d] "quoted" back\\slash\nnewline 東京 🌸 <tool_call|><|tool_call>call:x{}'
+    events = parse(untyped, call("h", f"q:{Q}{value}{Q}"))
+    assert summary(events) == [("call", "h", {"q": value})]
+
+
+def test_quoted_keys_python_literals_and_whitespace():
+    body = f" {Q}my key{Q} : True , other : None , n : +4 "
+    assert summary(parse(untyped, call("f", body))) == [("call", "f", {"my key": True, "other": None, "n": 4})]
+
+
+def test_empty_arguments():
+    events = parse(gemma, "<|tool_call>call:get_weather{}<tool_call|>")
+    assert arguments_of(events) == ["{}"]
+
+
+def test_schema_coerces_top_level_values():
+    tool = ToolSpec(name="f", parameters={"properties": {"zip": {"type": "string"}, "n": {"type": "integer"}, "deep": {"type": "object"}}})
+    body = f"zip:01234,n:{Q}7{Q},deep:{{n:{Q}7{Q}}},free:{Q}8{Q}"
+    events = parse(splitter_factory(None, "gemma4", [tool]), call("f", body))
+    # Only top-level members follow the schema; nested values are as written.
+    assert arguments_of(events) == ['{"zip": "01234", "n": 7, "deep": {"n": "7"}, "free": "8"}']
+
+
+def test_back_to_back_calls_with_prose_around():
+    text = "Checking.\n" + LITERAL + PARIS + "\nDone."
+    assert summary(parse(gemma, text)) == [
+        ("text", "Checking."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Done."),
+    ]
+
+
+def test_strings_stream_as_they_arrive():
+    splitter = gemma()
+    events = splitter.feed('<|tool_call>call:get_weather{city:<|"|>Tok')
+    assert any(isinstance(e, ToolCallStart) for e in events)
+    assert "".join(e.arguments for e in events if isinstance(e, ToolCallDelta)) == '{"city": "Tok'
+
+
+def test_truncated():
+    head = "<|tool_call>call:get_weather{"
+    for text in (head, head + "city:<|\"|>Tok", head + "city:<|\"|>Tokyo<|", head + "days:", head + "days:<|", head + "days:3", head + "days:3}"):
+        assert summary(parse(gemma, text)) == [("incomplete", "get_weather", "truncated")], text
+
+
+def test_invalid_arguments_do_not_take_the_next_call():
+    text = "Before " + call("bad", "xs:[1,}") + LITERAL + " after"
+    assert summary(parse(untyped, text)) == [
+        ("text", "Before"),
+        ("incomplete", "bad", "invalid_arguments"),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("text", "after"),
+    ]
+
+
+def test_unclosed_call_resyncs_at_the_next_one():
+    text = "<|tool_call>call:bad{x:1" + LITERAL
+    assert summary(parse(untyped, text)) == [
+        ("incomplete", "bad", "invalid_arguments"),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+    ]
+
+
+def test_missing_closing_marker_before_more_text():
+    text = "<|tool_call>call:get_weather{city:<|\"|>Oslo<|\"|>} and then prose"
+    assert summary(parse(gemma, text)) == [("call", "get_weather", {"city": "Oslo"}), ("text", "and then prose")]
+
+
+def test_not_a_call_is_text():
+    text = "Use <|tool_call>not-a-call{x:2}<tool_call|> carefully, and <|tool_call>call:{x:1}."
+    assert summary(parse(gemma, text)) == [("text", text)]
+
+
+def test_undeclared_tool_is_flagged():
+    events = parse(gemma, call("rm_rf", f"path:{Q}/{Q}"))
+    assert next(e for e in events if isinstance(e, ToolCallStart)).declared is False
+    assert next(e for e in events if isinstance(e, ToolCallReady)).declared is False
+
+
+def test_interleaved_with_reasoning_in_order():
+    text = (
+        "<|channel>thought\nTokyo first.<channel|>" + LITERAL
+        + "<|channel>thought\nNow Paris.<channel|>" + PARIS + "Both done."
+    )
+    assert summary(parse(gemma_reasoning, text)) == [
+        ("reasoning", "Tokyo first."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("reasoning", "Now Paris."),
+        ("call", "get_weather", {"city": "Paris", "days": 2}),
+        ("text", "Both done."),
+    ]
+
+
+def test_call_inside_reasoning_ends_it():
+    text = "<|channel>thought\nI will call it." + LITERAL + "Done."
+    assert summary(parse(gemma_reasoning, text)) == [
+        ("reasoning", "I will call it."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("text", "Done."),
+    ]
+
+
+def test_every_delta_prefix_is_a_json_prefix():
+    body = f"a:{{x:[1,{Q}two{Q},{{}},]}},b:{Q}three{Q},"  # trailing commas are dropped
+    joined = ""
+    for event in run_chunks(untyped, list(call("f", body))):
+        if isinstance(event, ToolCallDelta):
+            joined += event.arguments
+            JsonValueScanner().feed(joined)  # raises if not a prefix of valid JSON
+    assert json.loads(joined) == {"a": {"x": [1, "two", {}]}, "b": "three"}
