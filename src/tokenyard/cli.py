@@ -97,6 +97,10 @@ def run_serve(args: argparse.Namespace) -> int:
         script=Path(args.script) if args.script else None,
         token_delay=args.token_delay,
         max_model_len=args.max_model_len,
+        time_scale=args.time_scale,
+        kv_block_size=args.kv_block_size,
+        kv_blocks=args.kv_blocks,
+        max_batched_tokens=args.max_batched_tokens,
     )
     model, engine = load(settings)
     state = ServerState(
@@ -138,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. TOKENYARD_MODEL, TOKENYARD_API_KEY).",
     )
     serve.add_argument("--model", default=_env("model", "smollm2"), help="a model directory, a .gguf file, or the built-in 'smollm2' (default)")
-    serve.add_argument("--engine", default=_env("engine", "embedded"), choices=["embedded", "scripted"], help="embedded: CPU transformers (default); scripted: deterministic answers for tests and demos")
+    serve.add_argument("--engine", default=_env("engine", "embedded"), choices=["embedded", "scripted", "simulated"],
+                       help="embedded: CPU transformers (default); scripted: deterministic answers for tests and demos; "
+                       "simulated: scripted answers with a GPU server's KV-cache bookkeeping and timing")
     serve.add_argument("--served-model-name", action="append", default=_env("served_model_name", "").split(",") if _env("served_model_name") else None,
                        metavar="NAME", help="the model id clients use; repeat for aliases (e.g. claude-sonnet-4-6)")
     serve.add_argument("--reasoning-parser", default=_env("reasoning_parser"), metavar="NAME", help="override the family's reasoning parser")
@@ -156,6 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-model-len", type=int, default=int(_env("max_model_len")) if _env("max_model_len") else None, help="context window to enforce")
     serve.add_argument("--script", default=_env("script"), metavar="FILE", help="scripted engine: a JSON file of turns (default: built-in rules)")
     serve.add_argument("--token-delay", type=float, default=float(_env("token_delay", 0.0)), metavar="SECONDS", help="scripted engine: delay per token")
+    serve.add_argument("--time-scale", type=float, default=float(_env("time_scale", 1.0)), help="simulated engine: real seconds per simulated second")
+    serve.add_argument("--kv-block-size", type=int, default=int(_env("kv_block_size", 16)), help="simulated engine: tokens per KV block")
+    serve.add_argument("--kv-blocks", type=int, default=int(_env("kv_blocks")) if _env("kv_blocks") else None, help="simulated engine: KV blocks in the pool")
+    serve.add_argument("--max-batched-tokens", type=int, default=int(_env("max_batched_tokens", 8192)), help="simulated engine: tokens per scheduler step")
     serve.add_argument("--prompt-log", default=_env("prompt_log"), metavar="FILE", help="append each request and its rendered prompt as a JSON line")
     serve.add_argument("--log-level", default=_env("log_level", "info"), choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=run_serve)

@@ -27,10 +27,15 @@ class ModelSettings:
     tool_call_parser: str | None = None
     chat_template: Path | None = None
     keep_anthropic_preamble: bool = False
-    # scripted engine
+    # scripted and simulated engines
     script: Path | None = None
     token_delay: float = 0.0
     max_model_len: int | None = None
+    # simulated engine
+    time_scale: float = 1.0
+    kv_block_size: int = 16
+    kv_blocks: int | None = None
+    max_batched_tokens: int = 8192
 
 
 def _tokenizer_for(settings: ModelSettings) -> tuple[Tokenizer, Path | None]:
@@ -72,10 +77,10 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
     renderer = PromptRenderer(profile, template, tokenizer, keep_anthropic_preamble=settings.keep_anthropic_preamble)
     names = settings.served_model_names or (Path(settings.model).name if folder else settings.model,)
     model = ServedModel(names[0], profile, tokenizer, renderer, aliases=tuple(names[1:]), created=int(time.time()))
-    if settings.engine == "scripted":
+    if settings.engine in ("scripted", "simulated"):
         from ..engines.scripted import ScriptedEngine
 
-        engine: Engine = ScriptedEngine(
+        scripted = ScriptedEngine(
             tokenizer,
             tool_format=profile.tool_parser,
             reasoning_format=profile.reasoning_parser,
@@ -84,6 +89,22 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
             max_model_len=settings.max_model_len or 1_000_000,
             name=names[0],
         )
+        engine: Engine = scripted
+        if settings.engine == "simulated":
+            from ..engines.simulated import SimulatedEngine
+
+            window = settings.max_model_len or 262_144
+            blocks = settings.kv_blocks or max(65_536, -(-window // settings.kv_block_size))
+            engine = SimulatedEngine(
+                tokenizer,
+                scripted,
+                block_size=settings.kv_block_size,
+                num_blocks=blocks,
+                max_batched_tokens=settings.max_batched_tokens,
+                max_model_len=window,
+                time_scale=settings.time_scale,
+                name=names[0],
+            )
     elif settings.engine == "embedded":
         from ..engines.embedded import EmbeddedEngine
 
@@ -91,5 +112,5 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
             raise ValueError("the embedded engine needs a model directory, a .gguf file or a built-in model")
         engine = EmbeddedEngine(folder, max_model_len=settings.max_model_len)
     else:
-        raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted")
+        raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated")
     return model, engine

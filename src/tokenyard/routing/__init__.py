@@ -1,0 +1,1 @@
+"""Routing: which worker serves a request (prefix overlap against load)."""
