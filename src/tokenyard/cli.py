@@ -101,6 +101,9 @@ def run_serve(args: argparse.Namespace) -> int:
         kv_block_size=args.kv_block_size,
         kv_blocks=args.kv_blocks,
         max_batched_tokens=args.max_batched_tokens,
+        engine_url=args.engine_url,
+        engine_model=args.engine_model,
+        engine_api_key=args.engine_api_key,
     )
     model, engine = load(settings)
     state = ServerState(
@@ -142,9 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. TOKENYARD_MODEL, TOKENYARD_API_KEY).",
     )
     serve.add_argument("--model", default=_env("model", "smollm2"), help="a model directory, a .gguf file, or the built-in 'smollm2' (default)")
-    serve.add_argument("--engine", default=_env("engine", "embedded"), choices=["embedded", "scripted", "simulated"],
-                       help="embedded: CPU transformers (default); scripted: deterministic answers for tests and demos; "
-                       "simulated: scripted answers with a GPU server's KV-cache bookkeeping and timing")
+    serve.add_argument("--engine", default=_env("engine", "embedded"), choices=["embedded", "scripted", "simulated", "remote"],
+                       help="embedded: CPU transformers (default); remote: a vLLM/SGLang/llama.cpp server (--engine-url); "
+                       "scripted: deterministic answers for tests and demos; simulated: scripted answers with a GPU "
+                       "server's KV-cache bookkeeping and timing")
     serve.add_argument("--served-model-name", action="append", default=_env("served_model_name", "").split(",") if _env("served_model_name") else None,
                        metavar="NAME", help="the model id clients use; repeat for aliases (e.g. claude-sonnet-4-6)")
     serve.add_argument("--reasoning-parser", default=_env("reasoning_parser"), metavar="NAME", help="override the family's reasoning parser")
@@ -162,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-model-len", type=int, default=int(_env("max_model_len")) if _env("max_model_len") else None, help="context window to enforce")
     serve.add_argument("--script", default=_env("script"), metavar="FILE", help="scripted engine: a JSON file of turns (default: built-in rules)")
     serve.add_argument("--token-delay", type=float, default=float(_env("token_delay", 0.0)), metavar="SECONDS", help="scripted engine: delay per token")
+    serve.add_argument("--engine-url", default=_env("engine_url"), metavar="URL", help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001)")
+    serve.add_argument("--engine-model", default=_env("engine_model"), metavar="NAME", help="remote engine: the model name it serves (default: the first it lists)")
+    serve.add_argument("--engine-api-key", default=_env("engine_api_key"), metavar="KEY", help="remote engine: its API key")
     serve.add_argument("--time-scale", type=float, default=float(_env("time_scale", 1.0)), help="simulated engine: real seconds per simulated second")
     serve.add_argument("--kv-block-size", type=int, default=int(_env("kv_block_size", 16)), help="simulated engine: tokens per KV block")
     serve.add_argument("--kv-blocks", type=int, default=int(_env("kv_blocks")) if _env("kv_blocks") else None, help="simulated engine: KV blocks in the pool")

@@ -59,8 +59,8 @@ class EngineChunk:
     # Text for engines that do not produce token ids; None when token_ids are given.
     text: str | None = None
     finish_reason: EngineFinish | None = None
-    # Set on the first chunk (or any chunk before the last): prompt tokens whose KV
-    # the engine reused from its prefix cache.
+    # Prompt tokens whose KV the engine reused from its prefix cache: set on the
+    # first chunk, or on the last by engines that only count it at the end (vLLM).
     cached_tokens: int | None = None
 
 

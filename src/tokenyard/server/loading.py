@@ -36,6 +36,10 @@ class ModelSettings:
     kv_block_size: int = 16
     kv_blocks: int | None = None
     max_batched_tokens: int = 8192
+    # remote engine
+    engine_url: str | None = None
+    engine_model: str | None = None
+    engine_api_key: str | None = None
 
 
 def _tokenizer_for(settings: ModelSettings) -> tuple[Tokenizer, Path | None]:
@@ -111,6 +115,17 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
         if folder is None:
             raise ValueError("the embedded engine needs a model directory, a .gguf file or a built-in model")
         engine = EmbeddedEngine(folder, max_model_len=settings.max_model_len)
+    elif settings.engine == "remote":
+        from ..engines.remote import RemoteEngine
+
+        if not settings.engine_url:
+            raise ValueError("--engine remote needs --engine-url URL (an OpenAI-compatible completions server)")
+        engine = RemoteEngine(
+            settings.engine_url,
+            model=settings.engine_model,
+            api_key=settings.engine_api_key,
+            max_model_len=settings.max_model_len,
+        )
     else:
-        raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated")
+        raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated, remote")
     return model, engine

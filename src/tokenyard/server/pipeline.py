@@ -156,6 +156,9 @@ class Pipeline:
                     announced = True
                     cached = chunk.cached_tokens or 0
                     yield PromptProcessed(len(prompt.token_ids), cached)
+                elif chunk.cached_tokens is not None:
+                    # Remote engines (vLLM, SGLang) count the cache hit only at the end.
+                    cached = chunk.cached_tokens
                 if chunk.text is not None:
                     text = chunk.text
                     text_only_output.append(text)

