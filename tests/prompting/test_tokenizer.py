@@ -160,3 +160,30 @@ def test_sentencepiece_gguf_uses_byte_fallback_and_space_prefix():
     pieces = [tokenizer.backend.id_to_token(i) for i in ids]
     assert pieces[0] == "▁Hello" and "<0xF0>" in pieces
     assert tokenizer.decode(ids) == "Hello 🦙"
+
+
+# ---- segment-cached encoding -----------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["qwen3", "deepseek-v3.1", "llama-3.1", "gpt-oss", "kimi-k2", "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+     "vocab-gguf/ggml-vocab-llama-spm.gguf"],
+)
+def test_cached_segment_encoding_equals_whole_encoding(source):
+    tokenizer = load_tokenizer(source)
+    specials = [t for t in tokenizer.added_tokens.values()][:6] or ["<s>"]
+    pieces = st.one_of(st.sampled_from(specials), st.text(max_size=40), st.sampled_from([" ", "\n", "  x", "word " * 150]))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(pieces, max_size=10))
+    def check(parts):
+        text = "".join(parts)
+        whole = tokenizer.backend.encode(text, add_special_tokens=False).ids
+        assert tokenizer.encode(text) == whole
+        assert tokenizer.encode(text) == whole  # the second call reads the cache
+
+    check()

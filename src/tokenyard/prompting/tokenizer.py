@@ -56,6 +56,7 @@ class Tokenizer:
         self._added = {i: t.content for i, t in backend.get_added_tokens_decoder().items()}
         self._piece_style = _piece_style(json.loads(backend.decoder.__getstate__()) if backend.decoder else None)
         self._pieces: dict[int, bytes] = {}
+        self._segments = _SegmentCache(backend)
 
     # ------------------------------------------------------------------ loaders
 
@@ -105,7 +106,9 @@ class Tokenizer:
         """Token ids of `text`. Added-token text inside it (`<|im_start|>`...)
         becomes that single token; `add_special_tokens` adds the post-processor's
         BOS/EOS, which a rendered prompt already carries, hence off by default."""
-        return self.backend.encode(text, add_special_tokens=add_special_tokens).ids
+        if add_special_tokens:
+            return self.backend.encode(text, add_special_tokens=True).ids
+        return self._segments.encode(text)
 
     def decode(self, ids: list[int]) -> str:
         """Text of `ids`, special tokens kept as their text."""
@@ -144,6 +147,83 @@ class Tokenizer:
         if byte:
             return bytes([int(byte.group(1), 16)])
         return token.replace(_SPM_SPACE, " ").encode("utf-8")
+
+
+class _SegmentCache:
+    """Encodes prompts segment by segment, remembering long segments.
+
+    Special tokens split text into segments that the tokenizer encodes on their own
+    (they never merge across one), and an agent's prompts repeat the same long
+    segments on every turn and in every session: Claude Code's system prompt and
+    tools are ~40K tokens that take HF `tokenizers` ~0.2 s to encode. Encoding
+    each segment once makes a request's tokenization cost its new text only.
+    Used only when segment-wise encoding provably equals whole-text encoding for
+    this tokenizer (checked on probe texts at load: SentencePiece "first" prefix
+    spaces, for one, break the equivalence); otherwise every call encodes whole.
+    """
+
+    _MIN_CACHED = 512  # characters; shorter segments are cheap to encode
+    _MAX_CHARS = 64 * 1024 * 1024
+
+    def __init__(self, backend: HFTokenizer):
+        self._backend = backend
+        self._cache: dict[str, list[int]] = {}
+        self._chars = 0
+        splitters = {
+            t.content: i
+            for i, t in backend.get_added_tokens_decoder().items()
+            if t.special and not (t.lstrip or t.rstrip or t.single_word or t.normalized)
+        }
+        self._ids = splitters
+        self._split = (
+            re.compile("|".join(re.escape(t) for t in sorted(splitters, key=len, reverse=True))).finditer
+            if splitters
+            else None
+        )
+        if self._split is not None and not self._equivalent():
+            self._split = None
+
+    def encode(self, text: str) -> list[int]:
+        if self._split is None:
+            return self._backend.encode(text, add_special_tokens=False).ids
+        ids: list[int] = []
+        pos = 0
+        for match in self._split(text):
+            if match.start() > pos:
+                ids.extend(self._segment(text[pos : match.start()]))
+            ids.append(self._ids[match.group()])
+            pos = match.end()
+        if pos < len(text):
+            ids.extend(self._segment(text[pos:]))
+        return ids
+
+    def _segment(self, text: str) -> list[int]:
+        if len(text) < self._MIN_CACHED:
+            return self._backend.encode(text, add_special_tokens=False).ids
+        ids = self._cache.get(text)
+        if ids is None:
+            ids = self._backend.encode(text, add_special_tokens=False).ids
+            if self._chars + len(text) > self._MAX_CHARS:
+                self._cache.clear()
+                self._chars = 0
+            self._cache[text] = ids
+            self._chars += len(text)
+        return ids
+
+    def _equivalent(self) -> bool:
+        specials = list(self._ids)[:3]
+        probes = [
+            f"{s} hello world{s}\n  indented {s}{s}tail  " for s in specials
+        ] + [f"x{specials[0]} {specials[-1]}\n\n y", f"  {specials[0]}lead"]
+        for probe in probes:
+            whole = self._backend.encode(probe, add_special_tokens=False).ids
+            saved, self._MIN_CACHED = self._MIN_CACHED, 1 << 30
+            try:
+                if self.encode(probe) != whole:
+                    return False
+            finally:
+                self._MIN_CACHED = saved
+        return True
 
 
 def _token_text(token: Any) -> str | None:
