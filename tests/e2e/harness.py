@@ -32,6 +32,7 @@ from tests.fixtures import REPO_ROOT
 
 CLAUDE_CODE_VERSION = "2.1.330"
 STANDIN_SERVER = Path(__file__).with_name("standin_anthropic.py")
+STANDIN_RESPONSES_SERVER = Path(__file__).with_name("standin_responses.py")
 DEFAULT_PORT = 8123  # every namespace has its own port space, so a fixed port is safe
 BRING_UP_LOOPBACK = 'ip link set lo up && exec "$@"'
 
@@ -260,6 +261,10 @@ def standin_server_argv(record_file: Path, *, port: int = DEFAULT_PORT, thinking
     return argv + ["--thinking"] if thinking else argv
 
 
+def standin_responses_argv(record_file: Path, *, port: int = DEFAULT_PORT) -> list[str]:
+    return [sys.executable, str(STANDIN_RESPONSES_SERVER), "--port", str(port), "--record", str(record_file)]
+
+
 def tokenyard_server_argv(
     model_dir: Path,
     *,
@@ -329,3 +334,160 @@ def claude_code_transcript(home: Path) -> list[dict]:
         for transcript in sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
         for line in transcript.read_text().splitlines()
     ]
+
+
+def prompt_log_entries(path: Path) -> list[dict]:
+    """The records of `tokenyard serve --prompt-log`: request body, rendered prompt_text,
+    session, prefix_matched_tokens… one per generation, in order."""
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# ---- Codex ---------------------------------------------------------------------------
+
+CODEX_VERSION = "0.169.0"
+CODEX_KEY_ENV = "TOKENYARD_E2E_KEY"  # the provider's env_key; tokenyard runs without auth
+
+
+def codex_binary() -> Path:
+    """The installed Codex executable; skips the test when it is missing."""
+    path = clients_dir() / "bin" / "codex"
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"Codex {CODEX_VERSION} not installed at {path}: run scripts/install_clients.sh")
+    return path
+
+
+def codex_config(server: NamespacedServer, model: str) -> str:
+    """A config.toml that points Codex at the server and keeps it offline and quiet.
+
+    `codex exec` already runs with approval "never"; the read-only sandbox (Codex's
+    bundled bubblewrap) still lets it run `echo`. Retries are off so that a server
+    error fails the run at once instead of after backoff.
+    """
+    return f"""\
+model = "{model}"
+model_provider = "tokenyard"
+approval_policy = "never"
+sandbox_mode = "read-only"
+web_search = "disabled"
+check_for_update_on_startup = false
+
+[model_providers.tokenyard]
+name = "tokenyard"
+base_url = "{server.base_url}/v1"
+wire_api = "responses"
+env_key = "{CODEX_KEY_ENV}"
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+"""
+
+
+def run_codex(
+    server: NamespacedServer,
+    prompt: str,
+    *,
+    model: str,
+    home: Path,
+    cwd: Path | None = None,
+    resume: bool = False,
+    trace_file: Path | None = None,
+    timeout: float = 60,
+) -> Completed:
+    """`codex exec` against the server, in its namespace, with CODEX_HOME=home/.codex;
+    `resume` continues the latest session of that home, trace_file records connect() calls."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(codex_config(server, model))
+    # --strict-config: an unknown key fails the run instead of being ignored.
+    argv = [str(codex_binary()), "exec", "--skip-git-repo-check", "--strict-config"]
+    argv += ["resume", "--last", prompt] if resume else [prompt]
+    if trace_file is not None:
+        argv = traced_connects(argv, trace_file)
+    env = {"CODEX_HOME": str(codex_home), CODEX_KEY_ENV: "x"}
+    return server.run(argv, home=home, env=env, cwd=cwd, timeout=timeout)
+
+
+# ---- OpenClaw ------------------------------------------------------------------------
+
+OPENCLAW_VERSION = "2026.9.6"
+OPENCLAW_PROVIDER = "tokenyard"
+
+
+def openclaw_binary() -> Path:
+    """The installed OpenClaw wrapper (it runs OpenClaw on the clients' own Node 26);
+    skips the test when it is missing."""
+    path = clients_dir() / "bin" / "openclaw"
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"OpenClaw {OPENCLAW_VERSION} not installed at {path}: run scripts/install_clients.sh")
+    return path
+
+
+def openclaw_config(server: NamespacedServer, model: str, api: str) -> dict:
+    """An OpenClaw config with one provider: the server, spoken to with `api`
+    ("anthropic-messages" or "openai-responses"). Only the `exec` tool is offered,
+    with direct schemas (no Tool Search indirection), and no plugins load."""
+    base_url = server.base_url + "/v1" if api.startswith("openai") else server.base_url
+    return {
+        "agents": {"defaults": {"model": {"primary": f"{OPENCLAW_PROVIDER}/{model}"}}},
+        "tools": {"allow": ["exec"], "toolSearch": False},
+        "plugins": {"enabled": False},
+        "models": {
+            "mode": "replace",
+            "providers": {
+                OPENCLAW_PROVIDER: {
+                    "baseUrl": base_url,
+                    "apiKey": "x",
+                    "api": api,
+                    "models": [{
+                        "id": model,
+                        "name": model,
+                        "reasoning": True,
+                        "input": ["text"],
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                        "contextWindow": 131072,
+                        "maxTokens": 4096,
+                    }],
+                },
+            },
+        },
+    }  # fmt: skip
+
+
+def run_openclaw(
+    server: NamespacedServer,
+    prompt: str,
+    *,
+    model: str,
+    api: str,
+    home: Path,
+    cwd: Path | None = None,
+    extra_args: Sequence[str] = (),
+    timeout: float = 90,
+) -> Completed:
+    """`openclaw agent exec` (one headless turn, temporary state) against the server,
+    in its namespace; stdout is the final answer, stderr OpenClaw's diagnostics."""
+    cwd = cwd or home / "project"
+    cwd.mkdir(parents=True, exist_ok=True)
+    config = home / "openclaw.json"
+    config.write_text(json.dumps(openclaw_config(server, model, api), indent=2))
+    argv = [
+        str(openclaw_binary()), "agent", "exec",
+        "--config", str(config),
+        "--model", f"{OPENCLAW_PROVIDER}/{model}",
+        "--cwd", str(cwd),
+        "--code-mode", "direct",
+        "--timeout", str(int(timeout) - 10),
+        *extra_args,
+        prompt,
+    ]  # fmt: skip
+    # No helper-binary downloads (fd, ripgrep), no self-update; its temporary state
+    # directory goes under home, not /tmp.
+    tmp = home / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {"OPENCLAW_OFFLINE": "1", "OPENCLAW_NO_AUTO_UPDATE": "1", "TMPDIR": str(tmp)}
+    return server.run(argv, home=home, env=env, cwd=cwd, timeout=timeout)

@@ -18,6 +18,8 @@ from starlette.routing import Route
 from ..apis.errors import ApiError, openai_error_body
 from ..apis.models import anthropic_model, model_list, openai_model
 from . import anthropic_routes
+from . import responses_routes
+from . import openai_chat_routes, tokenize_routes
 from .anthropic_routes import anthropic_error
 from .common import ServerConfig, ServerState, check_auth
 
@@ -61,6 +63,9 @@ async def health(request: Request) -> Response:
 def create_app(state: ServerState) -> Starlette:
     routes = [
         *anthropic_routes.routes(),
+        *responses_routes.routes(),
+        *openai_chat_routes.routes(),
+        *tokenize_routes.routes(),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", get_model, methods=["GET"]),
         Route("/health", health, methods=["GET"]),

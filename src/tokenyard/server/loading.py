@@ -114,7 +114,7 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
 
         if folder is None:
             raise ValueError("the embedded engine needs a model directory, a .gguf file or a built-in model")
-        engine = EmbeddedEngine(folder, max_model_len=settings.max_model_len)
+        engine = EmbeddedEngine(folder)
     elif settings.engine == "remote":
         from ..engines.remote import RemoteEngine
 

@@ -1,0 +1,190 @@
+"""Events → OpenAI Chat Completions chunks (sans-IO).
+
+`ChatCompletionStream` owns the tool-call indices (0..n per choice, in the order
+calls start). The first chunk carries the role; reasoning goes out as
+`reasoning_content` with a `reasoning` alias (clients read one name or the other);
+a call's first chunk carries index, id, type, name and `arguments: ""`, later
+chunks its argument fragments. The last choice chunk carries `finish_reason`;
+with `stream_options.include_usage` a final chunk with no choices carries usage.
+
+With streaming tool dispatch on, each complete call is announced by an
+`event: tool_call_dispatch` before the chunk that carries its last argument
+fragment (that chunk is held until the next event tells whether the call is
+complete), and each finished reasoning block by an `event: reasoning_dispatch`.
+Their data also has the chunk envelope with `choices: []`: the official openai SDK
+does not skip named events, it turns their data into a `ChatCompletionChunk`, and
+an empty choice list is what its stream helpers (and `data:`-only parsers) pass
+over, as they do the usage chunk.
+
+The same state machine assembles the non-streaming response (`completion()`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...events import (
+    Event,
+    Finish,
+    Marker,
+    PromptProcessed,
+    ReasoningDelta,
+    StreamError,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStart,
+    Usage,
+)
+from ..errors import ApiError, openai_error_body
+
+# (SSE event name or None for a plain chunk, data)
+WireEvent = tuple[str | None, dict[str, Any]]
+
+FINISH_REASONS = {"stop": "stop", "stop_sequence": "stop", "length": "length", "tool_calls": "tool_calls"}
+
+
+def usage_dict(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+
+
+class ChatCompletionStream:
+    def __init__(self, completion_id: str, model: str, created: int, *, include_usage: bool = False, dispatch: bool = False):
+        self.completion_id = completion_id
+        self.model = model
+        self.created = created
+        self._include_usage = include_usage
+        self._dispatch = dispatch
+        self._indices: dict[int, int] = {}  # parser call index → this choice's tool_calls index
+        self._calls: list[dict[str, Any]] = []
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._open_reasoning: list[str] | None = None  # the block being streamed, for reasoning_dispatch
+        self._held: WireEvent | None = None  # the latest chunk of a call, until we know if it completed it
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+
+    # ---- the stream ---------------------------------------------------------------
+
+    def feed(self, event: Event) -> list[WireEvent]:
+        kind = type(event)
+        out: list[WireEvent] = []
+        if kind is not ReasoningDelta and self._open_reasoning is not None:
+            out.extend(self._close_reasoning())
+        if kind is ToolCallReady:
+            return out + self._ready(event)  # type: ignore[arg-type]
+        if kind is Marker:
+            return out  # no content; a call's closing markers come before its Ready
+        if self._held is not None:
+            out.append(self._held)
+            self._held = None
+        if kind is TextDelta:
+            self._text.append(event.text)  # type: ignore[union-attr]
+            out.append(self._chunk({"content": event.text}))  # type: ignore[union-attr]
+        elif kind is ReasoningDelta:
+            text = event.text  # type: ignore[union-attr]
+            self._reasoning.append(text)
+            if self._dispatch:
+                if self._open_reasoning is None:
+                    self._open_reasoning = []
+                self._open_reasoning.append(text)
+            out.append(self._chunk({"reasoning_content": text, "reasoning": text}))
+        elif kind is ToolCallStart:
+            index = self._indices[event.index] = len(self._calls)  # type: ignore[union-attr]
+            self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})  # type: ignore[union-attr]
+            first = {"index": index, "id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}}  # type: ignore[union-attr]
+            out.extend(self._call_chunk(first))
+        elif kind is ToolCallDelta:
+            index = self._indices[event.index]  # type: ignore[union-attr]
+            self._calls[index]["function"]["arguments"] += event.arguments  # type: ignore[union-attr]
+            out.extend(self._call_chunk({"index": index, "function": {"arguments": event.arguments}}))  # type: ignore[union-attr]
+        elif kind is PromptProcessed:
+            out.append(self._chunk({"role": "assistant", "content": ""}))
+        elif kind is Finish:
+            out.extend(self._finish(event))  # type: ignore[arg-type]
+        elif kind is StreamError:
+            out.append((None, error_chunk(event.kind, event.message)))  # type: ignore[union-attr]
+        # ToolCallIncomplete: the call keeps the arguments streamed so far and is not
+        # dispatched.
+        return out
+
+    def completion(self) -> dict[str, Any]:
+        """The whole response, for non-streaming requests."""
+        text = "".join(self._text)
+        message: dict[str, Any] = {"role": "assistant", "content": text if text or not self._calls else None}
+        if self._reasoning:
+            reasoning = "".join(self._reasoning)
+            message["reasoning_content"] = reasoning
+            message["reasoning"] = reasoning
+        if self._calls:
+            message["tool_calls"] = self._calls
+        return {
+            "id": self.completion_id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": self.finish_reason}],
+            "usage": usage_dict(self.usage),
+        }
+
+    # ---- pieces ---------------------------------------------------------------------
+
+    def _ready(self, event: ToolCallReady) -> list[WireEvent]:
+        out: list[WireEvent] = []
+        if self._dispatch:
+            index = self._indices[event.index]
+            call = {"index": index, "id": event.id, "type": "function", "function": {"name": event.name, "arguments": event.arguments}}
+            out.append(("tool_call_dispatch", self._envelope({"choice_index": 0, "tool_call": call})))
+        if self._held is not None:
+            out.append(self._held)
+            self._held = None
+        return out
+
+    def _call_chunk(self, call: dict[str, Any]) -> list[WireEvent]:
+        chunk = self._chunk({"tool_calls": [call]})
+        if not self._dispatch:
+            return [chunk]
+        self._held = chunk
+        return []
+
+    def _close_reasoning(self) -> list[WireEvent]:
+        block = "".join(self._open_reasoning or [])
+        self._open_reasoning = None
+        return [("reasoning_dispatch", self._envelope({"choice_index": 0, "reasoning": block}))]
+
+    def _finish(self, finish: Finish) -> list[WireEvent]:
+        self.finish_reason = FINISH_REASONS.get(finish.reason, "stop")
+        self.usage = finish.usage
+        out = [self._chunk({}, finish_reason=self.finish_reason)]
+        if self._include_usage:
+            out.append((None, {**self._envelope({}), "usage": usage_dict(finish.usage)}))
+        return out
+
+    def _envelope(self, extra: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": self.completion_id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            **extra,
+        }
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> WireEvent:
+        data = self._envelope({})
+        data["choices"] = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
+        if self._include_usage:
+            data["usage"] = None  # as OpenAI: present on every chunk, filled on the last
+        return (None, data)
+
+
+def error_chunk(kind: str, message: str) -> dict[str, Any]:
+    """A mid-stream failure: the OpenAI SDK raises `APIError` on a chunk holding `error`."""
+    return openai_error_body(ApiError(500, kind, message))
+

@@ -1,0 +1,400 @@
+"""Events → OpenAI Responses stream events (sans-IO).
+
+`ResponseStream` owns the output items and their ids: one item per contiguous run
+of reasoning or text, one per tool call, in the order produced. Every event
+carries a `sequence_number` that only grows; the ids streamed are the ids in the
+final response object.
+
+Reasoning items stream the raw reasoning (`response.reasoning_text.*`) and, when the
+request asked for `reasoning.summary`, a summary (`response.reasoning_summary_*`).
+An open model writes no separate summary and we do not invent one: the summary is
+the reasoning itself (`auto`, `detailed`) or its first paragraph (`concise`). With
+`include: ["reasoning.encrypted_content"]` the finished item carries the exact
+reasoning sealed under the server key (sealing.py), which restores it byte for
+byte when the client replays the item (requests.py).
+
+Custom (freeform) tools reach the model as a function with one string parameter,
+`input`; such calls come back as `custom_tool_call` items whose `input` is that
+string, decoded as it streams.
+
+The same state machine assembles the non-streaming response (`response()`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...events import (
+    Event,
+    Finish,
+    PromptProcessed,
+    ReasoningDelta,
+    StreamError,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallIncomplete,
+    ToolCallReady,
+    ToolCallStart,
+)
+from ...sealing import ReasoningSeal
+from ..memory import ToolCallMemory
+from .requests import CUSTOM_INPUT, REASONING_SEAL_CONTEXT
+
+WireEvent = dict[str, Any]
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(12)}"
+
+
+@dataclass
+class _Item:
+    """The output item being streamed."""
+
+    kind: str  # "message" | "reasoning" | "function_call" | "custom_tool_call"
+    output_index: int
+    data: dict[str, Any]
+    chunks: list[str] = field(default_factory=list)  # text, reasoning or arguments so far
+    summary: str = ""  # reasoning summary streamed so far
+    custom: CustomInputDecoder | None = None
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+
+class ResponseStream:
+    def __init__(
+        self,
+        response_id: str,
+        echo: dict[str, Any],
+        *,
+        created_at: int,
+        seal: ReasoningSeal | None = None,
+        calls: ToolCallMemory | None = None,
+        custom_tools: frozenset[str] = frozenset(),
+        summary: str | None = None,
+        include_encrypted_reasoning: bool = False,
+        dispatch: bool = False,
+    ):
+        self.response_id = response_id
+        self._echo = echo
+        self._created_at = created_at
+        self._seal = seal
+        self._calls = calls
+        self._custom_tools = custom_tools
+        self._summary = summary
+        self._encrypted = include_encrypted_reasoning
+        self._dispatch = dispatch
+        self._sequence = 0
+        self._output: list[dict[str, Any]] = []
+        self._open: _Item | None = None
+        self.status = "in_progress"
+        self._incomplete_reason: str | None = None
+        self._error: dict[str, Any] | None = None
+        self._usage: dict[str, Any] | None = None
+
+    # ---- the stream -------------------------------------------------------------------
+
+    def start(self) -> list[WireEvent]:
+        snapshot = self.response()
+        return [self._event("response.created", response=snapshot), self._event("response.in_progress", response=snapshot)]
+
+    def feed(self, event: Event) -> list[WireEvent]:
+        kind = type(event)
+        if kind is TextDelta:
+            return self._text(event.text)  # type: ignore[union-attr]
+        if kind is ReasoningDelta:
+            return self._reasoning(event.text)  # type: ignore[union-attr]
+        if kind is ToolCallStart:
+            return self._call_start(event)  # type: ignore[arg-type]
+        if kind is ToolCallDelta:
+            return self._call_delta(event.arguments)  # type: ignore[union-attr]
+        if kind is ToolCallReady:
+            return self._call_done(event.arguments, "completed", event)  # type: ignore[union-attr,arg-type]
+        if kind is ToolCallIncomplete:
+            # Announced and not to be taken back: the item keeps what streamed and
+            # says it is incomplete. Nothing is dispatched for it.
+            return self._call_done(event.arguments, "incomplete", None)  # type: ignore[union-attr]
+        if kind is PromptProcessed:
+            return []  # usage is reported once, with the final status
+        if kind is Finish:
+            return self._finish(event)  # type: ignore[arg-type]
+        if kind is StreamError:
+            out = self._close("incomplete")
+            self.status = "failed"
+            self._error = {"code": "server_error", "message": event.message}  # type: ignore[union-attr]
+            out.append(self._event("response.failed", response=self.response()))
+            return out
+        return []  # Markers carry no content
+
+    def response(self) -> dict[str, Any]:
+        """The response object: the snapshot while streaming, the whole response at the end."""
+        echo = self._echo
+        return {
+            "id": self.response_id,
+            "object": "response",
+            "created_at": self._created_at,
+            "status": self.status,
+            "background": False,
+            "error": self._error,
+            "incomplete_details": {"reason": self._incomplete_reason} if self._incomplete_reason else None,
+            "output": [dict(item) for item in self._output],
+            "usage": self._usage,
+            "previous_response_id": None,
+            **echo,
+        }
+
+    # ---- items ------------------------------------------------------------------------
+
+    def _text(self, text: str) -> list[WireEvent]:
+        out: list[WireEvent] = []
+        if self._open is None or self._open.kind != "message":
+            out += self._close("completed")
+            item = self._add({"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant", "content": []})
+            out.append(self._added(item))
+            out.append(self._event("response.content_part.added", item_id=item.id, output_index=item.output_index, content_index=0,
+                                   part=_output_text("")))
+        item = self._open
+        assert item is not None
+        item.chunks.append(text)
+        out.append(self._event("response.output_text.delta", item_id=item.id, output_index=item.output_index, content_index=0,
+                               delta=text, logprobs=[]))
+        return out
+
+    def _reasoning(self, text: str) -> list[WireEvent]:
+        out: list[WireEvent] = []
+        if self._open is None or self._open.kind != "reasoning":
+            out += self._close("completed")
+            item = self._add({"id": new_id("rs"), "type": "reasoning", "summary": []})
+            out.append(self._added(item))
+            if self._summary:
+                out.append(self._event("response.reasoning_summary_part.added", item_id=item.id, output_index=item.output_index,
+                                       summary_index=0, part={"type": "summary_text", "text": ""}))
+            out.append(self._event("response.content_part.added", item_id=item.id, output_index=item.output_index, content_index=0,
+                                   part={"type": "reasoning_text", "text": ""}))
+        item = self._open
+        assert item is not None
+        item.chunks.append(text)
+        if self._summary:
+            shown = _summary_so_far("".join(item.chunks), self._summary, final=False)
+            if len(shown) > len(item.summary):
+                out.append(self._event("response.reasoning_summary_text.delta", item_id=item.id, output_index=item.output_index,
+                                       summary_index=0, delta=shown[len(item.summary):]))
+                item.summary = shown
+        out.append(self._event("response.reasoning_text.delta", item_id=item.id, output_index=item.output_index, content_index=0,
+                               delta=text))
+        return out
+
+    def _call_start(self, start: ToolCallStart) -> list[WireEvent]:
+        out = self._close("completed")
+        if start.name in self._custom_tools:
+            item = self._add({"id": new_id("ctc"), "type": "custom_tool_call", "status": "in_progress", "call_id": start.id,
+                              "name": start.name, "input": ""})
+            item.custom = CustomInputDecoder()
+        else:
+            item = self._add({"id": new_id("fc"), "type": "function_call", "status": "in_progress", "call_id": start.id,
+                              "name": start.name, "arguments": ""})
+        out.append(self._added(item))
+        return out
+
+    def _call_delta(self, fragment: str) -> list[WireEvent]:
+        item = self._open
+        if item is None or item.kind not in ("function_call", "custom_tool_call"):
+            return []
+        item.chunks.append(fragment)
+        if item.custom is None:
+            return [self._event("response.function_call_arguments.delta", item_id=item.id, output_index=item.output_index,
+                                delta=fragment)]
+        text = item.custom.feed(fragment)
+        if not text:
+            return []
+        return [self._event("response.custom_tool_call_input.delta", item_id=item.id, output_index=item.output_index, delta=text)]
+
+    def _call_done(self, arguments: str, status: str, ready: ToolCallReady | None) -> list[WireEvent]:
+        item = self._open
+        if item is None or item.kind not in ("function_call", "custom_tool_call"):
+            return []
+        out: list[WireEvent] = []
+        where = {"item_id": item.id, "output_index": item.output_index}
+        if item.custom is not None:
+            streamed = item.custom.text
+            value = custom_input(arguments) if ready is not None else streamed
+            if value.startswith(streamed) and len(value) > len(streamed):
+                out.append(self._event("response.custom_tool_call_input.delta", **where, delta=value[len(streamed):]))
+            item.data["input"] = value
+        else:
+            item.data["arguments"] = arguments
+        item.data["status"] = status
+        if ready is not None:
+            if self._calls is not None:
+                self._calls.remember(ready.id, ready.arguments)
+            if self._dispatch:
+                out.append(self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data)))
+        if item.custom is not None:
+            out.append(self._event("response.custom_tool_call_input.done", **where, input=item.data["input"]))
+        else:
+            out.append(self._event("response.function_call_arguments.done", **where, name=item.data["name"], arguments=arguments))
+        out.append(self._done(item))
+        return out
+
+    def _finish(self, finish: Finish) -> list[WireEvent]:
+        truncated = finish.reason == "length"
+        out = self._close("incomplete" if truncated else "completed")
+        usage = finish.usage
+        self._usage = {
+            "input_tokens": usage.prompt_tokens,
+            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+            "output_tokens": usage.completion_tokens,
+            "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+        }
+        if truncated:
+            self.status = "incomplete"
+            self._incomplete_reason = "max_output_tokens"
+            out.append(self._event("response.incomplete", response=self.response()))
+        else:
+            self.status = "completed"
+            out.append(self._event("response.completed", response=self.response()))
+        return out
+
+    def _close(self, status: str) -> list[WireEvent]:
+        """Finish the open item: its done events, then `output_item.done`."""
+        item = self._open
+        if item is None:
+            return []
+        if item.kind in ("function_call", "custom_tool_call"):
+            return self._call_done("".join(item.chunks), "incomplete", None)  # the output ended inside the call
+        where = {"item_id": item.id, "output_index": item.output_index}
+        out: list[WireEvent] = []
+        text = "".join(item.chunks)
+        if item.kind == "message":
+            part = _output_text(text)
+            item.data["content"] = [part]
+            item.data["status"] = status
+            out.append(self._event("response.output_text.done", **where, content_index=0, text=text, logprobs=[]))
+            out.append(self._event("response.content_part.done", **where, content_index=0, part=part))
+        else:
+            if self._summary:
+                summary = _summary_so_far(text, self._summary, final=True)
+                if len(summary) > len(item.summary):
+                    out.append(self._event("response.reasoning_summary_text.delta", **where, summary_index=0,
+                                           delta=summary[len(item.summary):]))
+                part = {"type": "summary_text", "text": summary}
+                out.append(self._event("response.reasoning_summary_text.done", **where, summary_index=0, text=summary))
+                out.append(self._event("response.reasoning_summary_part.done", **where, summary_index=0, part=part))
+                item.data["summary"] = [part]
+            reasoning = {"type": "reasoning_text", "text": text}
+            out.append(self._event("response.reasoning_text.done", **where, content_index=0, text=text))
+            out.append(self._event("response.content_part.done", **where, content_index=0, part=reasoning))
+            item.data["content"] = [reasoning]
+            if self._encrypted and self._seal is not None:
+                item.data["encrypted_content"] = self._seal.seal(text, REASONING_SEAL_CONTEXT)
+            item.data["status"] = status
+        out.append(self._done(item))
+        return out
+
+    def _add(self, data: dict[str, Any]) -> _Item:
+        item = _Item(data["type"], len(self._output), data)
+        self._output.append(data)
+        self._open = item
+        return item
+
+    def _added(self, item: _Item) -> WireEvent:
+        return self._event("response.output_item.added", output_index=item.output_index, item=dict(item.data))
+
+    def _done(self, item: _Item) -> WireEvent:
+        self._open = None
+        return self._event("response.output_item.done", output_index=item.output_index, item=dict(item.data))
+
+    def _event(self, kind: str, **fields: Any) -> WireEvent:
+        event = {"type": kind, "sequence_number": self._sequence, **fields}
+        self._sequence += 1
+        return event
+
+
+def _output_text(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+def _summary_so_far(reasoning: str, mode: str, final: bool) -> str:
+    """The summary of `reasoning` that is certain so far. `concise` is the first
+    paragraph: a trailing newline may still become its end, so it waits."""
+    if mode != "concise":
+        return reasoning
+    end = reasoning.find("\n\n")
+    if end >= 0:
+        return reasoning[:end]
+    return reasoning if final or not reasoning.endswith("\n") else reasoning[:-1]
+
+
+def custom_input(arguments: str) -> str:
+    """A custom tool's input from the arguments the model wrote: the `input` string;
+    the one string argument if the model named it otherwise; else the text itself."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        if isinstance(value.get(CUSTOM_INPUT), str):
+            return value[CUSTOM_INPUT]
+        if len(value) == 1 and isinstance(next(iter(value.values())), str):
+            return next(iter(value.values()))
+    return arguments
+
+
+_INPUT_HEAD = '{"' + CUSTOM_INPUT + '":"'
+_STRING_BODY = re.compile(r'(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*').match
+_HIGH_SURROGATE_END = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}$").search
+
+
+class CustomInputDecoder:
+    """The text of a custom tool call, decoded while its `{"input": "…"}` arguments
+    stream in, so `custom_tool_call_input.delta` carries text, not JSON. Arguments
+    of another shape are not decoded live (`live` turns False); their input then
+    arrives whole when the call is complete."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.live = True
+        self._head = ""  # the arguments before the string value opens
+        self._pending = ""  # string body held back: an escape cut in two
+        self._opened = self._closed = False
+
+    def feed(self, fragment: str) -> str:
+        if not self.live or self._closed:
+            return ""
+        if not self._opened:
+            self._head += fragment
+            compact = "".join(self._head.split())
+            if not compact.startswith(_INPUT_HEAD):
+                self.live = _INPUT_HEAD.startswith(compact)
+                return ""
+            self._opened = True
+            fragment = self._head[_nth_quote(self._head, 3) + 1 :]
+        self._pending += fragment
+        end = _STRING_BODY(self._pending).end()
+        if end < len(self._pending):
+            self._closed = self._pending[end] == '"'
+            self.live = self._closed or self._pending[end] == "\\"
+        body = self._pending[:end]
+        held = _HIGH_SURROGATE_END(body) if not self._closed else None
+        if held:  # its low half is still to come
+            body = body[: held.start()]
+        self._pending = self._pending[len(body) :]
+        decoded = json.loads(f'"{body}"', strict=False) if body else ""
+        self.text += decoded
+        return decoded
+
+
+def _nth_quote(text: str, n: int) -> int:
+    at = -1
+    for _ in range(n):
+        at = text.index('"', at + 1)
+    return at

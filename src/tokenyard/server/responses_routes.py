@@ -1,0 +1,123 @@
+"""OpenAI Responses route: `POST /v1/responses` (what Codex speaks), stateless.
+
+There is no `GET /v1/responses/{id}`: nothing is stored, whatever `store` says.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, AsyncIterator
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..apis.errors import ApiError, openai_error_body
+from ..apis.openai_responses.requests import (
+    ENCRYPTED_REASONING,
+    custom_tool_names,
+    response_echo,
+    summary_mode,
+    to_conversation,
+)
+from ..apis.openai_responses.schema import ResponsesRequest
+from ..apis.openai_responses.stream import ResponseStream, new_id
+from ..engines.base import EngineError
+from ..events import StreamError
+from ..prompting.template import TemplateError
+from .common import ServerState, acquire_slot, check_auth, log_prompt, read_json, start_generation, validate
+from .sse import sse, with_keepalive
+
+log = logging.getLogger("tokenyard.server.responses")
+
+_KEEPALIVE = b": keepalive\n\n"
+
+
+def openai_error(error: ApiError) -> JSONResponse:
+    return JSONResponse(openai_error_body(error), status_code=error.status)
+
+
+async def responses(request: Request) -> Response:
+    state: ServerState = request.app.state.tokenyard
+    try:
+        check_auth(request, state)
+        return await _respond(request, state)
+    except ApiError as error:
+        return openai_error(error)
+    except Exception:  # never a bare 500 page
+        log.exception("unhandled error in %s", request.url.path)
+        return openai_error(ApiError(500, "api_error", "internal server error"))
+
+
+async def _respond(request: Request, state: ServerState) -> Response:
+    body = await read_json(request, state.config.max_body_bytes)
+    wire = validate(ResponsesRequest, body)
+    state.check_model(wire.model)
+    headers = request.headers
+    originator = headers.get("originator", "")
+    conversation = to_conversation(
+        wire,
+        seal=state.seal,
+        calls=state.calls,
+        session_key=headers.get("session_id") or headers.get("session-id"),
+        agent="codex" if originator.startswith("codex") else None,
+    )
+    generation = start_generation(state, conversation, "call_")
+    log_prompt(state, body, generation)
+    encoder = ResponseStream(
+        new_id("resp"),
+        response_echo(wire),
+        created_at=int(time.time()),
+        seal=state.seal,
+        calls=state.calls,
+        custom_tools=custom_tool_names(wire),
+        summary=summary_mode(wire),
+        include_encrypted_reasoning=ENCRYPTED_REASONING in (wire.include or []),
+        dispatch=state.config.enable_streaming_tool_dispatch and wire.stream,
+    )
+    await acquire_slot(state)
+    if not wire.stream:
+        try:
+            async for event in generation.events():
+                if isinstance(event, StreamError):
+                    raise ApiError(500, event.kind, event.message)
+                encoder.feed(event)
+        finally:
+            state.slots.release()  # type: ignore[union-attr]
+        return JSONResponse(encoder.response())
+    return StreamingResponse(
+        _responses_sse(state, generation.events(), encoder),
+        media_type="text/event-stream",
+        headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+    )
+
+
+async def _responses_sse(state: ServerState, events: AsyncIterator, encoder: ResponseStream) -> AsyncIterator[bytes]:
+    try:
+        for data in encoder.start():
+            yield _frame(data)
+        async for event in with_keepalive(events, state.config.keepalive_seconds, lambda: _KEEPALIVE):
+            if event is _KEEPALIVE:
+                yield _KEEPALIVE  # an SSE comment: every client skips it
+                continue
+            for data in encoder.feed(event):
+                yield _frame(data)
+    except (EngineError, TemplateError) as error:
+        for data in encoder.feed(StreamError(str(error))):
+            yield _frame(data)
+    except Exception:
+        # Whatever broke, the client gets the API's own ending: response.failed.
+        log.exception("stream failed")
+        for data in encoder.feed(StreamError("internal server error")):
+            yield _frame(data)
+    finally:
+        state.slots.release()  # type: ignore[union-attr]
+
+
+def _frame(data: dict[str, Any]) -> bytes:
+    return sse(data["type"], data)
+
+
+def routes() -> list[Route]:
+    return [Route("/v1/responses", responses, methods=["POST"])]

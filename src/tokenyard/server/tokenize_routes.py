@@ -1,0 +1,93 @@
+"""vLLM's `/v1/tokenize` and `/v1/detokenize`.
+
+The chat form goes through the Chat Completions request mapper and the pipeline's
+own renderer, so its `count` is exactly the prompt a chat completion with the same
+body would send to the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..apis.errors import invalid_request
+from ..apis.openai_chat.requests import parse_request, to_conversation
+from ..apis.openai_chat.schema import ChatCompletionRequest
+from ..prompting.template import TemplateError
+from .common import ServerState, read_json, validate
+from .openai_chat_routes import openai_route
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TokenizeTextRequest(_Wire):
+    model: str | None = None
+    prompt: str
+    add_special_tokens: bool = True
+    return_token_strs: bool = False
+
+
+class TokenizeChatRequest(ChatCompletionRequest):
+    """A chat completion body (model optional) plus the template switches."""
+
+    model: str = ""
+    add_generation_prompt: bool = True
+    return_token_strs: bool = False
+
+
+class DetokenizeRequest(_Wire):
+    model: str | None = None
+    tokens: list[int]
+
+
+def _check_model(state: ServerState, model: str | None) -> None:
+    if model:
+        state.check_model(model)
+
+
+async def tokenize(request: Request, state: ServerState) -> Response:
+    body = await read_json(request, state.config.max_body_bytes)
+    tokenizer = state.pipeline.model.tokenizer
+    if isinstance(body, dict) and "messages" in body:
+        chat = parse_request(body, TokenizeChatRequest)
+        _check_model(state, chat.model)
+        conversation = to_conversation(chat.model_copy(update={"model": chat.model or state.pipeline.model.name}))
+        try:
+            ids = state.pipeline.render(conversation, add_generation_prompt=chat.add_generation_prompt).token_ids
+        except TemplateError as error:
+            raise invalid_request(f"the model's chat template rejected this conversation: {error}", "messages") from error
+        token_strs = chat.return_token_strs
+    else:
+        if isinstance(body, dict) and "prompt" not in body:
+            raise invalid_request("tokenize needs `prompt` (text) or `messages` (chat)", "prompt")
+        text = validate(TokenizeTextRequest, body)
+        _check_model(state, text.model)
+        ids = tokenizer.encode(text.prompt, add_special_tokens=text.add_special_tokens)
+        token_strs = text.return_token_strs
+    out: dict[str, Any] = {"count": len(ids), "max_model_len": state.pipeline.engine.info().max_model_len, "tokens": ids}
+    if token_strs:
+        out["token_strs"] = [tokenizer.backend.id_to_token(i) for i in ids]
+    return JSONResponse(out)
+
+
+async def detokenize(request: Request, state: ServerState) -> Response:
+    wire = validate(DetokenizeRequest, await read_json(request, state.config.max_body_bytes))
+    _check_model(state, wire.model)
+    tokenizer = state.pipeline.model.tokenizer
+    bad = next((t for t in wire.tokens if not 0 <= t < tokenizer.vocab_size), None)
+    if bad is not None:
+        raise invalid_request(f"tokens: {bad} is not a token id of this model (0..{tokenizer.vocab_size - 1})", "tokens")
+    return JSONResponse({"prompt": tokenizer.decode(wire.tokens)})
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/v1/tokenize", openai_route(tokenize), methods=["POST"]),
+        Route("/v1/detokenize", openai_route(detokenize), methods=["POST"]),
+    ]

@@ -1,0 +1,161 @@
+"""Real Codex against `tokenyard serve` (scripted engine) over the Responses API.
+
+Two user turns in one session (`codex exec`, then `codex exec resume --last`), each
+an `exec_command` loop: the scripted model reasons, calls exec_command, Codex runs
+it, returns a `function_call_output`, and the model quotes it. The server seals each
+turn's reasoning into `encrypted_content`; Codex replays the reasoning item and the
+server must render that reasoning back into the next prompt exactly as the model
+wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.harness import (
+    CODEX_VERSION,
+    codex_binary,
+    inet_connect_addresses,
+    prompt_log_entries,
+    run_codex,
+    serve_in_namespace,
+    standin_responses_argv,
+    tokenyard_server_argv,
+)
+from tests.e2e.standin_responses import ANSWER_PREFIX, SHELL_COMMAND
+from tests.fixtures import model_dir
+from tokenyard.engines.scripted import SCRIPTED_COMMAND
+
+# The shell prints this only if it really ran SCRIPTED_COMMAND (`echo …-$((6*7))`).
+TOOL_OUTPUT = "tokenyard-scripted-42"
+
+PROMPT = "Run a shell command and tell me what it printed."
+# What Codex offers a model it has no metadata for (an OpenAI slug gets another
+# tool surface: see CODEX_NOTES.md).
+CODEX_TOOLS = [
+    ("function", "exec_command"), ("function", "write_stdin"), ("function", "request_user_input"),
+    ("function", "view_image"), ("namespace", "multi_agent_v1"), ("function", "get_goal"),
+    ("function", "create_goal"), ("function", "update_goal"),
+]  # fmt: skip
+
+FAMILIES = [
+    pytest.param("qwen3", "hermes", "qwen3", id="qwen3-hermes"),
+    pytest.param("qwen3-coder", "qwen3_coder", "qwen3", id="qwen3-coder"),
+    pytest.param("gpt-oss", "harmony", "gpt_oss", id="gpt-oss-harmony"),
+]
+
+
+def assert_codex_request(entry: dict) -> None:
+    """The request shape Codex 0.169.0 sends (CODEX_NOTES.md)."""
+    request = entry["request"]
+    assert request["stream"] is True and request["store"] is False
+    assert request["include"] == ["reasoning.encrypted_content"]
+    assert request["reasoning"] == {"summary": "auto"}
+    assert "instructions" not in request, "Codex sends its base instructions as developer messages"
+    assert request["input"][0]["role"] == "developer"
+    assert entry["session"] == request["prompt_cache_key"]
+    [exec_command] = [t for t in request["tools"] if t.get("name") == "exec_command"]
+    assert exec_command["type"] == "function" and exec_command["parameters"]["required"] == ["cmd"]
+
+
+def assert_tool_round_trip(call_request: dict, answer_request: dict) -> None:
+    """The request that made the model call exec_command, then the one carrying the
+    result: the turn's reasoning comes back sealed and reaches the prompt unchanged."""
+    reasoning, call, output = answer_request["request"]["input"][-3:]
+    assert reasoning["type"] == "reasoning" and reasoning["encrypted_content"], reasoning
+    assert (call["type"], call["name"]) == ("function_call", "exec_command")
+    assert json.loads(call["arguments"]) == {"cmd": SCRIPTED_COMMAND}
+    assert output["type"] == "function_call_output" and output["call_id"] == call["call_id"]
+    assert TOOL_OUTPUT in output["output"]
+
+    # Server side: turn N's prompt is turn N-1's prompt plus what the model wrote,
+    # its reasoning text (as the server streamed it) included verbatim.
+    before, after = call_request["prompt_text"], answer_request["prompt_text"]
+    assert after.startswith(before), "re-rendering the history changed the earlier prompt"
+    [streamed] = [part["text"] for part in reasoning["summary"]]
+    written = after[len(before) :]
+    assert streamed in written and written.index(streamed) < written.index(SCRIPTED_COMMAND), written
+    assert after.count(TOOL_OUTPUT) == before.count(TOOL_OUTPUT) + 1
+
+
+@pytest.mark.parametrize(("family", "tool_call_parser", "reasoning_parser"), FAMILIES)
+def test_codex_exec_command_loop(tmp_path, family, tool_call_parser, reasoning_parser):
+    codex_binary()
+    model = f"tokenyard/{family}"
+    prompt_log = tmp_path / "prompts.jsonl"
+    argv = tokenyard_server_argv(
+        model_dir(family),
+        served_model_name=model,
+        tool_call_parser=tool_call_parser,
+        reasoning_parser=reasoning_parser,
+        prompt_log=prompt_log,
+    )
+    home = tmp_path / "home"
+    session = {"model": model, "home": home, "cwd": home / "project"}
+    with serve_in_namespace(argv, workdir=tmp_path / "server") as server:
+        first = run_codex(server, PROMPT, **session)
+        assert first.returncode == 0, first.report() + "\nserver log:\n" + server.log_text()
+        follow_up = run_codex(server, "Do it once more.", resume=True, **session)
+    entries = prompt_log_entries(prompt_log)
+    print(f"\n--- codex exec ({family}) ---\n{first.stderr}\n[stdout]\n{first.stdout}")
+
+    # stdout holds only the final answer, which quotes the real command output.
+    assert first.stdout.startswith("The tool returned: ") and TOOL_OUTPUT in first.stdout
+    assert follow_up.returncode == 0, follow_up.report() + "\nserver log:\n" + server.log_text()
+    assert TOOL_OUTPUT in follow_up.stdout
+    assert len(entries) == 4, f"expected 2 requests per user turn, got {len(entries)}"
+    for entry in entries:
+        assert_codex_request(entry)
+    assert len({e["session"] for e in entries}) == 1, "resume should keep the session (prompt_cache_key)"
+    assert_tool_round_trip(entries[0], entries[1])
+    assert_tool_round_trip(entries[2], entries[3])
+    # The second user turn replays the whole first turn as Codex received it.
+    assert entries[2]["request"]["input"][: len(entries[1]["request"]["input"])] == entries[1]["request"]["input"]
+
+
+def test_codex_against_standin_responses(tmp_path):
+    """The wire facts of CODEX_NOTES.md, checked against a recording stand-in: what
+    Codex sends, that it replays our reasoning item and call byte for byte, and that it
+    connects to nothing but the server."""
+    codex_binary()
+    record_file, trace_file = tmp_path / "requests.jsonl", tmp_path / "connect.trace"
+    with serve_in_namespace(standin_responses_argv(record_file), workdir=tmp_path / "server") as server:
+        result = run_codex(server, PROMPT, model="org/standin-model", home=tmp_path / "home", trace_file=trace_file)
+
+    assert result.returncode == 0, result.report()
+    assert ANSWER_PREFIX in result.stdout and "hello-from-shell" in result.stdout
+    requests = [json.loads(line) for line in record_file.read_text().splitlines()]
+    assert [(r["method"], r["path"]) for r in requests] == [("POST", "/v1/responses")] * 2
+    first, second = (r["body"] for r in requests)
+    assert list(first) == [
+        "model", "stream", "input", "tools", "tool_choice", "parallel_tool_calls",
+        "reasoning", "store", "include", "prompt_cache_key", "client_metadata",
+    ]  # fmt: skip
+    assert [(t["type"], t.get("name")) for t in first["tools"]] == CODEX_TOOLS
+    for request in requests:
+        headers = {k.lower(): v for k, v in request["headers"].items()}
+        assert headers["authorization"] == "Bearer x" and headers["originator"] == "codex_exec"
+        assert headers["user-agent"].startswith(f"codex_exec/{CODEX_VERSION} ")
+        assert headers["session-id"] == request["body"]["prompt_cache_key"]
+
+    reasoning, call, output = second["input"][-3:]
+    assert reasoning == {
+        "type": "reasoning",
+        "id": "rs_standin_0001",
+        "summary": [{"type": "summary_text", "text": "Stand-in reasoning 1."}],
+        "content": None,
+        "encrypted_content": "standin-sealed-0001",
+    }
+    assert call == {
+        "type": "function_call",
+        "status": "completed",
+        "id": "fc_standin_0001",
+        "name": "exec_command",
+        "arguments": json.dumps({"cmd": SHELL_COMMAND}),
+        "call_id": "call_standin_0001",
+    }
+    assert output["call_id"] == "call_standin_0001" and output["id"].startswith("fco_")
+    assert output["output"].endswith("Output:\nhello-from-shell\n")
+    assert inet_connect_addresses(trace_file) == {"127.0.0.1"}

@@ -1,0 +1,246 @@
+"""The embedded engine on real SmolLM2-135M weights, converted once per session.
+
+The conversion lands in `<fixtures>/embedded-cache` (the same cache as the other
+fixtures), so a developer's later runs skip it; CI converts once per fresh clone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures import fixtures_root, model_file
+
+pytest.importorskip("torch", reason="embedded engine deps missing: pip install torch==2.13.0 && pip install -e '.[embedded]'")
+pytest.importorskip("accelerate", reason="embedded engine deps missing: pip install -e '.[embedded]'")
+
+from tokenyard.engines import embedded
+from tokenyard.engines.base import EngineRequest, PromptTooLong
+from tokenyard.engines.embedded import (
+    EmbeddedEngine,
+    PrefixStore,
+    resolve_embedded_model,
+)
+from tokenyard.prompting.template import ChatTemplate
+from tokenyard.prompting.tokenizer import Tokenizer
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def embedded_cache() -> Path:
+    return fixtures_root() / "embedded-cache"
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(embedded_cache: Path) -> Path:
+    started = time.monotonic()
+    folder = resolve_embedded_model("smollm2", embedded_cache)
+    print(f"\nresolve smollm2: {time.monotonic() - started:.1f}s -> {folder}")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tokenizer(smollm2_dir: Path) -> Tokenizer:
+    return Tokenizer.from_model_dir(smollm2_dir)
+
+
+@pytest.fixture(scope="session")
+def engine(smollm2_dir: Path):
+    engine = EmbeddedEngine(smollm2_dir)
+    started = time.monotonic()
+    asyncio.run(engine.start())
+    print(f"\nload: {time.monotonic() - started:.1f}s")
+    yield engine
+    asyncio.run(engine.close())
+
+
+def render(tokenizer: Tokenizer, messages: list[dict]) -> list[int]:
+    template = ChatTemplate(tokenizer.chat_template, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token)
+    return tokenizer.encode(template.render(messages, add_generation_prompt=True))
+
+
+def request(tokenizer: Tokenizer, prompt: list[int], max_tokens: int = 40, **sampling) -> EngineRequest:
+    return EngineRequest(request_id="test", prompt_token_ids=prompt, max_tokens=max_tokens,
+                         stop_token_ids=[tokenizer.token_to_id("<|im_end|>")], **sampling)
+
+
+async def collect(engine: EmbeddedEngine, req: EngineRequest) -> tuple[list[int], list, float]:
+    """Generated ids, all chunks, and the time to the first chunk."""
+    started = time.monotonic()
+    ttft = None
+    chunks = []
+    async for chunk in engine.generate(req):
+        ttft = ttft if ttft is not None else time.monotonic() - started
+        chunks.append(chunk)
+    return [t for c in chunks for t in c.token_ids], chunks, ttft
+
+
+def test_converted_dir_has_the_gguf_tokenizer_and_a_32k_window(smollm2_dir: Path, tokenizer: Tokenizer):
+    from_gguf = Tokenizer.from_gguf(model_file("smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
+    for text in ("<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n", "naïve café 1234567 ✓",
+                 "def add(a, b):\n    return a + b\n"):
+        assert tokenizer.encode(text) == from_gguf.encode(text)
+    assert tokenizer.encode("<|im_start|>") == [tokenizer.token_to_id("<|im_start|>")]
+    assert "<|im_start|>" in tokenizer.chat_template
+    assert EmbeddedEngine(smollm2_dir).info().max_model_len >= 32768
+
+
+def test_second_resolve_reuses_the_conversion(smollm2_dir: Path, embedded_cache: Path, monkeypatch):
+    def no_conversion(*args, **kwargs):
+        raise AssertionError("converted a second time")
+
+    monkeypatch.setattr(embedded, "convert_gguf", no_conversion)
+    monkeypatch.setattr(embedded, "fetch", no_conversion)
+    assert resolve_embedded_model("smollm2", embedded_cache) == smollm2_dir
+    assert resolve_embedded_model(str(smollm2_dir)) == smollm2_dir
+
+
+def test_a_gguf_file_is_converted_once(tmp_path: Path, monkeypatch):
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF stand-in")
+    conversions = []
+
+    def fake_convert(source: Path, target: Path, *, source_label: str) -> None:
+        conversions.append(source)
+        target.mkdir(parents=True)
+        (target / embedded.CONVERSION_NOTE).write_text(f'{{"recipe": {embedded.CONVERSION_RECIPE}}}')
+
+    monkeypatch.setattr(embedded, "convert_gguf", fake_convert)
+    first = resolve_embedded_model(str(gguf), tmp_path / "cache")
+    assert resolve_embedded_model(str(gguf), tmp_path / "cache") == first
+    assert conversions == [gguf] and first.parent == tmp_path / "cache" / "models"
+    with pytest.raises(ValueError, match="not a model directory"):
+        resolve_embedded_model(str(tmp_path / "missing"), tmp_path / "cache")
+
+
+def test_generates_sensible_text_and_stops_on_im_end(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    prompt = render(tokenizer, [{"role": "user", "content": "What is the capital of France?"}])
+    started = time.monotonic()
+    ids, chunks, ttft = asyncio.run(collect(engine, request(tokenizer, prompt, max_tokens=60)))
+    decoding = time.monotonic() - started - ttft
+    text = tokenizer.decode(ids)
+    print(f"\nanswer: {text!r} (TTFT {ttft:.2f}s, then {(len(ids) - 1) / decoding:.1f} tokens/s)")
+    assert "Paris" in text
+    assert chunks[-1].finish_reason == "stop"
+    assert tokenizer.token_to_id("<|im_end|>") not in ids
+    assert chunks[0].cached_tokens is not None
+    assert all(len(c.token_ids) == 1 for c in chunks[:-1]) and chunks[-1].token_ids == []
+
+
+def test_max_tokens_finishes_with_length(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    prompt = render(tokenizer, [{"role": "user", "content": "Write a long story about a dragon."}])
+    ids, chunks, _ = asyncio.run(collect(engine, request(tokenizer, prompt, max_tokens=5)))
+    assert len(ids) == 5 and chunks[-1].finish_reason == "length"
+
+
+def test_seeded_sampling_is_reproducible(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    prompt = render(tokenizer, [{"role": "user", "content": "Name a color."}])
+    sampled = request(tokenizer, prompt, max_tokens=8, temperature=1.0, top_p=0.9, top_k=50, seed=7)
+    first, _, _ = asyncio.run(collect(engine, sampled))
+    second, _, _ = asyncio.run(collect(engine, sampled))
+    assert first == second and first
+
+
+def test_shared_prefix_is_reused_and_faster(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    manual = " ".join(f"Rule {i}: when the user asks about topic number {i}, answer briefly and politely."
+                      for i in range(100))
+    system = f"You are a careful assistant. Follow these rules.\n{manual}"
+    first = render(tokenizer, [{"role": "system", "content": system},
+                               {"role": "user", "content": "Say hello."}])
+    second = render(tokenizer, [{"role": "system", "content": system},
+                                {"role": "user", "content": "Say goodbye."}])
+    shared = next(i for i, (a, b) in enumerate(zip(first, second)) if a != b)
+    assert shared > 2000
+
+    _, cold_chunks, cold_ttft = asyncio.run(collect(engine, request(tokenizer, first, max_tokens=4)))
+    _, warm_chunks, warm_ttft = asyncio.run(collect(engine, request(tokenizer, second, max_tokens=4)))
+    print(f"\nprefix {shared} of {len(second)} tokens: cold TTFT {cold_ttft:.2f}s "
+          f"(cached {cold_chunks[0].cached_tokens}), warm TTFT {warm_ttft:.2f}s (cached {warm_chunks[0].cached_tokens})")
+    assert warm_chunks[0].cached_tokens == shared
+
+    # The entry the second request copied from is intact: the first prompt again reuses all but its last token.
+    _, again, _ = asyncio.run(collect(engine, request(tokenizer, first, max_tokens=1)))
+    assert again[0].cached_tokens == len(first) - 1
+
+
+def test_concurrent_requests_are_served_one_after_another(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    prompts = [render(tokenizer, [{"role": "user", "content": f"Say the number {n}."}]) for n in (1, 2, 3)]
+
+    async def together():
+        return await asyncio.gather(*(collect(engine, request(tokenizer, p, max_tokens=3)) for p in prompts))
+
+    for ids, chunks, _ in asyncio.run(together()):
+        assert len(ids) == 3 and chunks[-1].finish_reason == "length"
+
+
+def test_prompt_over_the_window_is_refused_before_any_work(engine: EmbeddedEngine):
+    too_long = [42] * (engine.info().max_model_len + 1)
+
+    async def first_chunk():
+        return await anext(engine.generate(EngineRequest(request_id="long", prompt_token_ids=too_long, max_tokens=1)))
+
+    with pytest.raises(PromptTooLong):
+        asyncio.run(first_chunk())
+
+
+def test_cancelled_stream_frees_the_engine(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    prompt = render(tokenizer, [{"role": "user", "content": "Count from one to one thousand."}])
+
+    async def scenario():
+        # The consumer closes the stream after two tokens.
+        stream = engine.generate(request(tokenizer, prompt, max_tokens=2000))
+        assert len((await anext(stream)).token_ids) == 1
+        await anext(stream)
+        await stream.aclose()
+
+        # The consumer's task is cancelled mid-stream (the client disconnected).
+        got_one = asyncio.Event()
+
+        async def consume():
+            async for _ in engine.generate(request(tokenizer, prompt, max_tokens=2000)):
+                got_one.set()
+
+        task = asyncio.create_task(consume())
+        await got_one.wait()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+        # Both workers stopped: the next request starts at once and completes.
+        started = time.monotonic()
+        ids, chunks, ttft = await collect(engine, request(tokenizer, prompt, max_tokens=3))
+        return ids, chunks, ttft, time.monotonic() - started
+
+    ids, chunks, ttft, elapsed = asyncio.run(scenario())
+    print(f"\nrequest after two cancellations: TTFT {ttft:.2f}s, total {elapsed:.2f}s")
+    assert len(ids) == 3 and chunks[-1].finish_reason == "length"
+
+
+def test_prefix_store_is_bounded_and_copies_what_it_crops():
+    torch = pytest.importorskip("torch")
+    from transformers import DynamicCache
+
+    def cache_of(tokens: list[int]) -> DynamicCache:
+        cache = DynamicCache()
+        cache.update(torch.tensor(tokens, dtype=torch.float32).view(1, 1, -1, 1),
+                     torch.zeros(1, 1, len(tokens), 1), 0)
+        return cache
+
+    store = PrefixStore(max_tokens=10)
+    store.put([1, 2, 3, 4], cache_of([1, 2, 3, 4]))
+    cache, length = store.take_prefix([1, 2, 9])  # diverges: a cropped copy
+    assert length == 2 and cache.layers[0].keys.flatten().tolist() == [1, 2]
+    cache.update(torch.full((1, 1, 1, 1), 99.0), torch.zeros(1, 1, 1, 1), 0)
+    again, length = store.take_prefix([1, 2, 3, 4, 5])  # the stored entry was not touched, and is a prefix
+    assert length == 4 and again.layers[0].keys.flatten().tolist() == [1, 2, 3, 4] and len(store) == 0
+
+    store.put([1, 2, 3, 4, 5, 6], cache_of([1, 2, 3, 4, 5, 6]))
+    store.put([7, 8, 9, 10, 11], cache_of([7, 8, 9, 10, 11]))  # 11 tokens > 10: the oldest goes
+    assert len(store) == 1 and store.total_tokens == 5
+    store.put(list(range(20)), cache_of(list(range(20))))  # larger than the whole store: not kept
+    assert store.total_tokens == 5
