@@ -372,3 +372,21 @@ def test_tool_ids_stay_unique_across_a_session(tmp_path):
         second, _ = ask(c, history, thinking={"type": "disabled"})
         assert first.content[0].id == "functions.Bash:0"
         assert second.content[0].type == "tool_use" and second.content[0].id != "functions.Bash:0"
+
+
+def test_rewritten_tool_ids_still_replay_the_exact_arguments(tmp_path):
+    # OpenClaw strips non-alphanumerics from echoed ids; the model's exact argument
+    # text must still come back in the prompt.
+    script = [[{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}], [{"text": "done"}]]
+    with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
+        call = first.content[0].model_dump(exclude_none=True)
+        rewritten = "".join(ch for ch in call["id"] if ch.isalnum())
+        history = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{**call, "id": rewritten}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": rewritten, "content": "x"}]},
+        ]
+        ask(c, history, thinking={"type": "disabled"})
+        assert '{"command":"ls  -la"}' in prompt_log(state)[1]["prompt_text"]

@@ -414,3 +414,18 @@ def test_concise_summary_waits_for_a_newline_that_may_end_the_paragraph():
     assert summary == ["Plan."]
     assert encoder.response()["output"][0]["content"][0]["text"] == "Plan.\n\nMore detail."
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
+
+
+def test_recompacted_function_arguments_replay_as_the_model_wrote_them(tmp_path):
+    # OpenClaw sends arguments back re-serialised compactly; the prompt must keep the
+    # model's own spacing.
+    script = [[{"raw": '<tool_call>\n{"name": "exec_command", "arguments": {"cmd": "ls  -la", "n": 1}}\n</tool_call>'}], [{"text": "done"}]]
+    with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        first, _ = stream(c, codex_body([user("go")]))
+        call = next(item for item in first.output if item.type == "function_call")
+        assert call.arguments == '{"cmd": "ls  -la", "n": 1}'
+        echoed = {**replayed(call), "arguments": json.dumps(json.loads(call.arguments), separators=(",", ":"))}
+        output = {"type": "function_call_output", "call_id": call.call_id, "output": "x"}
+        stream(c, codex_body([user("go"), echoed, output]))
+        assert '{"cmd": "ls  -la", "n": 1}' in prompt_log(state)[1]["prompt_text"]

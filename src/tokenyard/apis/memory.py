@@ -21,18 +21,25 @@ class ToolCallMemory:
         self._lock = threading.Lock()
 
     def remember(self, call_id: str, arguments: str) -> None:
+        key = _key(call_id)
         with self._lock:
-            self._calls[call_id] = arguments
-            self._calls.move_to_end(call_id)
+            self._calls[key] = arguments
+            self._calls.move_to_end(key)
             while len(self._calls) > self._max:
                 self._calls.popitem(last=False)
 
     def recall(self, call_id: str, echoed: Any) -> str | None:
         with self._lock:
-            text = self._calls.get(call_id)
+            text = self._calls.get(_key(call_id))
         if text is None:
             return None
         try:
             return text if json.loads(text) == echoed else None
         except ValueError:
             return None
+
+
+def _key(call_id: str) -> str:
+    # OpenClaw strips every character outside [A-Za-z0-9] from the ids it echoes
+    # (`toolu_ab12` comes back as `tooluab12`); both spellings find the call.
+    return "".join(c for c in call_id if c.isalnum())

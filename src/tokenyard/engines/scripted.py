@@ -7,8 +7,8 @@ streams it back token by token through the real tokenizer. That is how end-to-en
 tests drive real harnesses through every parser.
 
 Rules (the default): if the last message carries tool results, answer with text
-that quotes them; otherwise call a tool (a shell tool such as Claude Code's `Bash` or Codex's
-`exec_command` when one is offered, else the first tool; arguments made from its
+that quotes them; otherwise call a tool (a shell tool such as Claude Code's `Bash`, Codex's
+`exec_command` or OpenClaw's `exec` when one is offered, else the first tool; arguments made from its
 schema), or answer with text when none is offered. With thinking on, each
 answer starts with a short reasoning block.
 
@@ -33,7 +33,7 @@ from .wire import Text as TextSegment
 
 # What a scripted shell call runs: harmless, and its output is recognisable.
 SCRIPTED_COMMAND = "echo tokenyard-scripted-$((6*7))"
-SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command")
+SHELL_TOOLS = ("Bash", "exec_command", "exec", "shell", "bash", "run_shell_command")
 
 
 class ScriptedEngine:

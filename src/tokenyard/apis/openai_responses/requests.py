@@ -105,7 +105,9 @@ def to_conversation(
                 messages.append(Message(role=item.role, parts=parts))
         elif isinstance(item, FunctionCallItem):
             call_names[item.call_id] = item.name
-            _assistant_turn(messages).parts.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments))
+            _assistant_turn(messages).parts.append(
+                ToolCall(id=item.call_id, name=item.name, arguments=_function_arguments(item, calls))
+            )
         elif isinstance(item, CustomToolCallItem):
             call_names[item.call_id] = item.name
             _assistant_turn(messages).parts.append(
@@ -238,6 +240,19 @@ def _reasoning(item: ReasoningItem, seal: ReasoningSeal | None) -> Reasoning | N
     if item.encrypted_content:
         return Reasoning(opaque=item.encrypted_content)  # kept, never rendered
     return None
+
+
+def _function_arguments(item: FunctionCallItem, calls: ToolCallMemory | None) -> str:
+    """The arguments as the model wrote them: clients may send them back re-serialised
+    (OpenClaw compacts the JSON), which would change the replayed prompt."""
+    if calls is None:
+        return item.arguments
+    try:
+        echoed = json.loads(item.arguments) if item.arguments.strip() else {}
+    except ValueError:
+        return item.arguments
+    remembered = calls.recall(item.call_id, echoed)
+    return remembered if remembered is not None else item.arguments
 
 
 def _custom_arguments(item: CustomToolCallItem, calls: ToolCallMemory | None) -> str:
