@@ -115,11 +115,12 @@ def claude_code_body(model: str, billing_suffix: str, user_prompt: str, target_t
     return body, {**CLAUDE_CODE_HEADERS, "x-claude-code-session-id": session}
 
 
-def stream_ttft(url: str, path: str, body: dict, headers: dict | None = None) -> tuple[float, float, list[dict]]:
-    """POST a streaming request; returns (seconds to the first content event, seconds
-    to the end, the decoded SSE data objects)."""
+def stream_ttft(url: str, path: str, body: dict, headers: dict | None = None, first: str = "content") -> tuple[float, float, list[dict]]:
+    """POST a streaming request; returns (seconds to the first content event — or to
+    `message_start` when `first="message_start"` —, seconds to the end, the decoded
+    SSE data objects)."""
     start = time.perf_counter()
-    first = None
+    seen = None
     events: list[dict] = []
     with httpx.stream("POST", url + path, json=body, headers=headers or {}, timeout=600) as response:
         response.raise_for_status()
@@ -128,9 +129,9 @@ def stream_ttft(url: str, path: str, body: dict, headers: dict | None = None) ->
                 continue
             data = json.loads(line[6:])
             events.append(data)
-            if first is None and _is_content(data):
-                first = time.perf_counter() - start
-    return (first if first is not None else float("nan")), time.perf_counter() - start, events
+            if seen is None and (data.get("type") == "message_start" if first == "message_start" else _is_content(data)):
+                seen = time.perf_counter() - start
+    return (seen if seen is not None else float("nan")), time.perf_counter() - start, events
 
 
 def _is_content(data: dict) -> bool:

@@ -50,7 +50,7 @@ import json
 import time
 from typing import Any, AsyncIterator
 
-import httpx
+import aiohttp
 
 from .base import EngineChunk, EngineError, EngineFinish, EngineInfo, EngineRequest
 
@@ -93,7 +93,7 @@ class RemoteEngine:
         self._read_timeout = read_timeout
         self._startup_timeout = startup_timeout
         self._max_connections = max_connections
-        self._client: httpx.AsyncClient | None = None
+        self._session: aiohttp.ClientSession | None = None
 
     def info(self) -> EngineInfo:
         if self._max_model_len is None:
@@ -101,18 +101,16 @@ class RemoteEngine:
         return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len)
 
     async def start(self) -> None:
-        if self._client is not None:
+        if self._session is not None:
             return
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
+        # aiohttp rather than httpx: on the per-request path it reaches the engine's
+        # first chunk ~2.5 ms sooner (measured on loopback), all of it gateway overhead.
+        self._session = aiohttp.ClientSession(
             headers=headers,
-            # No pool timeout: a request waiting for a free connection is never stuck,
-            # since every busy connection is released within read_timeout of silence.
-            timeout=httpx.Timeout(connect=self._connect_timeout, read=self._read_timeout,
-                                  write=self._read_timeout, pool=None),
-            limits=httpx.Limits(max_connections=self._max_connections,
-                                max_keepalive_connections=self._max_connections),
+            # No total timeout: a long generation is fine as long as bytes keep coming.
+            timeout=aiohttp.ClientTimeout(total=None, connect=self._connect_timeout, sock_read=self._read_timeout),
+            connector=aiohttp.TCPConnector(limit=self._max_connections),
         )
         if self._max_model_len is None:
             try:
@@ -122,39 +120,39 @@ class RemoteEngine:
                 raise
 
     async def close(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
 
     async def _discover_model(self) -> None:
         """Read the served model and its context window from `/v1/models`, waiting
         up to `startup_timeout` for a server that is still starting."""
-        assert self._client is not None
+        assert self._session is not None
         deadline = time.monotonic() + self._startup_timeout
         while True:
             try:
-                response = await self._client.get("/v1/models")
+                async with self._session.get(f"{self.base_url}/v1/models") as response:
+                    status, text = response.status, await response.text()
                 break
-            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
                 if time.monotonic() >= deadline:
                     raise EngineError(
                         f"no OpenAI-compatible server answered at {self.base_url} within "
                         f"{self._startup_timeout:g}s: {_describe(error)}") from error
                 await asyncio.sleep(STARTUP_POLL_SECONDS)
-            except httpx.HTTPError as error:
+            except (aiohttp.ClientError, asyncio.TimeoutError) as error:
                 raise EngineError(f"{self.base_url}/v1/models: {_describe(error)}") from error
-        if response.status_code != 200:
-            raise EngineError(f"{self.base_url}/v1/models answered HTTP {response.status_code}: "
-                              f"{_error_message(response.text)}")
+        if status != 200:
+            raise EngineError(f"{self.base_url}/v1/models answered HTTP {status}: {_error_message(text)}")
         try:
-            cards = response.json()["data"]
+            cards = json.loads(text)["data"]
             card = cards[0] if self._model is None else next(c for c in cards if c["id"] == self._model)
         except StopIteration:
             served = ", ".join(str(c.get("id")) for c in cards if isinstance(c, dict))
             raise EngineError(f"{self.base_url} does not serve {self._model!r}; it serves: {served}") from None
         except (ValueError, KeyError, IndexError, TypeError) as error:
             raise EngineError(f"{self.base_url}/v1/models is not an OpenAI model list: "
-                              f"{response.text[:SHOWN_CHARACTERS]!r}") from error
+                              f"{text[:SHOWN_CHARACTERS]!r}") from error
         window = card.get("max_model_len")
         if not isinstance(window, int) or window <= 0:
             raise EngineError(f"{self.base_url}/v1/models gives no max_model_len for {card['id']!r} "
@@ -182,23 +180,39 @@ class RemoteEngine:
         return body
 
     async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
-        if self._client is None:
+        if self._session is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
         reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
         try:
-            # Leaving this block — finished, failed, or closed early because the client
-            # went away — closes the HTTP stream, which aborts the request in the server.
-            async with self._client.stream("POST", "/v1/completions", json=self.completion_body(request),
-                                           headers={"X-Request-Id": request.request_id}) as response:
-                if response.status_code != 200:
-                    body = (await response.aread()).decode("utf-8", "replace")
-                    raise EngineError(f"{self.base_url} answered HTTP {response.status_code}: {_error_message(body)}")
-                async for line in response.aiter_lines():
-                    chunk = reader.feed(line)
-                    if chunk is not None:
-                        yield chunk
+            async with self._session.post(f"{self.base_url}/v1/completions", json=self.completion_body(request),
+                                          headers={"X-Request-Id": request.request_id}) as response:
+                finished = False
+                try:
+                    if response.status != 200:
+                        body = await response.text(errors="replace")
+                        raise EngineError(f"{self.base_url} answered HTTP {response.status}: {_error_message(body)}")
+                    # Lines are split here: a vLLM chunk echoing a long prompt's token ids
+                    # is longer than aiohttp's line reader allows.
+                    pending = b""
+                    async for data in response.content.iter_any():
+                        lines = (pending + data).split(b"\n")
+                        pending = lines.pop()
+                        for line in lines:
+                            chunk = reader.feed(line.decode("utf-8").rstrip("\r"))
+                            if chunk is not None:
+                                yield chunk
+                    if pending:
+                        chunk = reader.feed(pending.decode("utf-8").rstrip("\r"))
+                        if chunk is not None:
+                            yield chunk
+                    finished = True
+                finally:
+                    if not finished:
+                        # Finished, failed, or closed early because the client went away:
+                        # dropping the connection aborts the request in the server.
+                        response.close()
             yield reader.finish()
-        except httpx.HTTPError as error:
+        except (aiohttp.ClientError, asyncio.TimeoutError, UnicodeDecodeError) as error:
             raise EngineError(f"{self.base_url}: {_describe(error, self._read_timeout)}") from error
 
 
@@ -315,13 +329,15 @@ def _error_message(body: str) -> str:
     return body.strip()[:SHOWN_CHARACTERS]
 
 
-def _describe(error: httpx.HTTPError, read_timeout: float | None = None) -> str:
-    if isinstance(error, httpx.ConnectTimeout):
+def _describe(error: Exception, read_timeout: float | None = None) -> str:
+    if isinstance(error, aiohttp.ConnectionTimeoutError):
         return "connecting timed out"
-    if isinstance(error, httpx.ConnectError):
-        return f"cannot connect ({error or 'connection refused'}); is the server running?"
-    if isinstance(error, httpx.ReadTimeout):
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return f"cannot connect ({error.os_error or 'connection refused'}); is the server running?"
+    if isinstance(error, (aiohttp.SocketTimeoutError, aiohttp.ServerTimeoutError, asyncio.TimeoutError)):
         return f"no data for {read_timeout:g}s (read timeout)" if read_timeout else "read timeout"
-    if isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)):
+    if isinstance(error, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, aiohttp.ClientOSError)):
         return f"the connection broke mid-stream ({error or type(error).__name__})"
+    if isinstance(error, UnicodeDecodeError):
+        return "the server sent bytes that are not UTF-8"
     return f"{type(error).__name__}: {error}"

@@ -1,0 +1,169 @@
+"""What a gateway adds: tokenyard vs the LiteLLM proxy in front of the same fast engine.
+
+Three processes on loopback: a fast stand-in inference server (benchmarks/fast_engine.py:
+streams a fixed answer at once), tokenyard serving the Anthropic Messages API through
+its remote engine (it renders the prompt with the model's chat template, tokenizes,
+sends token ids, parses the output, encodes Anthropic events), and the LiteLLM proxy
+(`litellm[proxy]`, in its own venv) serving the Anthropic Messages API in front of the
+same server's chat completions. The client measures, per path, time to the first
+content event and the mean gap between streamed tokens; the direct path (the client
+calling the engine's chat completions itself) is the baseline, measured in the same
+run, interleaved.
+
+Target: tokenyard's overhead <= 1/5 of LiteLLM's.
+Install LiteLLM once: python3 -m venv ~/.cache/tokenyard/litellm-venv &&
+  ~/.cache/tokenyard/litellm-venv/bin/pip install 'litellm[proxy]'
+Run: python benchmarks/gateway_overhead.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import REPO, fixture_model, free_port, save_bar_plot  # noqa: E402
+
+LITELLM_VENV = Path(os.environ.get("TOKENYARD_CACHE") or Path.home() / ".cache" / "tokenyard") / "litellm-venv"
+ANSWER = ("The gateway forwards each streamed token to the client as soon as the engine produces it, "
+          "so the time it adds per token is what decides how fast a long answer feels. ") * 6
+SYSTEM = "You are a coding agent working in a large repository. " * 40
+MASTER_KEY = "sk-tokenyard-bench-" + "0" * 32  # LiteLLM refuses to start without one
+
+
+@contextlib.contextmanager
+def process(argv: list[str], ready_url: str, env: dict | None = None, timeout: float = 120):
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    deadline = time.time() + timeout
+    try:
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"{argv[0]} exited: {log.read().decode(errors='replace')[-2000:]}")
+            try:
+                if httpx.get(ready_url, timeout=1).status_code < 500:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f"{argv[0]} did not become ready")
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def timed_stream(client: httpx.Client, url: str, body: dict, headers: dict) -> tuple[float, float, int]:
+    """(seconds to the first content event, mean seconds between content events, events)."""
+    start = time.perf_counter()
+    stamps: list[float] = []
+    with client.stream("POST", url, json=body, headers=headers) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            data = json.loads(line[6:])
+            if data.get("type") == "content_block_delta" or any(c.get("delta", {}).get("content") for c in data.get("choices") or []):
+                stamps.append(time.perf_counter())
+    if len(stamps) < 2:
+        raise RuntimeError(f"{url}: fewer than two content events")
+    return stamps[0] - start, (stamps[-1] - stamps[0]) / (len(stamps) - 1), len(stamps)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="few rounds; LiteLLM only if already installed (CI smoke run)")
+    args = parser.parse_args(argv)
+    from tokenyard.prompting.tokenizer import Tokenizer
+
+    rounds = 3 if args.quick else 30
+    model_dir = fixture_model("qwen3")
+    tokenizer = Tokenizer.from_model_dir(model_dir)
+    ids = tokenizer.encode(ANSWER)
+    texts = [tokenizer.decode([i]) for i in ids]
+    litellm = LITELLM_VENV / "bin" / "litellm"
+    with tempfile.TemporaryDirectory() as tmp:
+        answer_file = Path(tmp) / "answer.json"
+        answer_file.write_text(json.dumps({"token_ids": ids, "texts": texts}))
+        engine_port, tokenyard_port, litellm_port = free_port(), free_port(), free_port()
+        engine = f"http://127.0.0.1:{engine_port}"
+        paths = {"direct": (f"{engine}/v1/chat/completions", "chat")}
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(process([sys.executable, str(REPO / "benchmarks" / "fast_engine.py"), "--port", str(engine_port),
+                                         "--answer-file", str(answer_file)], f"{engine}/v1/models"))
+            stack.enter_context(process([sys.executable, "-m", "tokenyard.cli", "serve", "--model", str(model_dir), "--engine", "remote",
+                                         "--engine-url", engine, "--engine-model", "fast", "--served-model-name", "bench-model",
+                                         "--port", str(tokenyard_port), "--max-model-len", "131072", "--log-level", "error"],
+                                        f"http://127.0.0.1:{tokenyard_port}/health"))
+            paths["tokenyard"] = (f"http://127.0.0.1:{tokenyard_port}/v1/messages", "anthropic")
+            if litellm.exists():
+                # hosted_vllm: LiteLLM's provider for an OpenAI-compatible inference server
+                # (it sends `openai/` models' Anthropic requests to the Responses API).
+                config = Path(tmp) / "litellm.yaml"
+                config.write_text(
+                    "model_list:\n  - model_name: bench-model\n    litellm_params:\n      model: hosted_vllm/fast\n"
+                    f"      api_base: {engine}/v1\n      api_key: x\n"
+                )
+                stack.enter_context(process([str(litellm), "--config", str(config), "--host", "127.0.0.1", "--port", str(litellm_port)],
+                                            f"http://127.0.0.1:{litellm_port}/health/liveliness", timeout=180,
+                                            env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
+                                                 "LITELLM_MASTER_KEY": MASTER_KEY, "LITELLM_DISABLE_LAZY_ROUTES": "true"}))
+                paths["litellm"] = (f"http://127.0.0.1:{litellm_port}/v1/messages", "anthropic")
+            else:
+                print(f"LiteLLM not installed at {LITELLM_VENV}: comparing tokenyard with the direct path only")
+            bodies = {
+                "chat": {"model": "fast", "stream": True, "max_tokens": len(ids),
+                         "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Explain streaming."}]},
+                "anthropic": {"model": "bench-model", "stream": True, "max_tokens": len(ids), "system": SYSTEM,
+                              "messages": [{"role": "user", "content": "Explain streaming."}]},
+            }
+            headers = {"anthropic-version": "2023-06-01", "x-api-key": MASTER_KEY, "authorization": f"Bearer {MASTER_KEY}"}
+            samples: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}
+            with httpx.Client(timeout=60) as client:
+                for name, (url, shape) in paths.items():  # warm up connections and caches
+                    for _ in range(3):
+                        timed_stream(client, url, bodies[shape], headers)
+                for _ in range(rounds):
+                    for name, (url, shape) in paths.items():
+                        ttft, gap, _ = timed_stream(client, url, bodies[shape], headers)
+                        samples[name].append((ttft, gap))
+    direct_ttft = statistics.median(t for t, _ in samples["direct"])
+    direct_gap = statistics.median(g for _, g in samples["direct"])
+    print(f"fast stand-in engine, {len(ids)}-token answer, {rounds} interleaved rounds; medians")
+    print(f"  {'path':<11}{'TTFT':>11}{'added':>11}{'per token':>12}{'added':>11}")
+    added: dict[str, tuple[float, float]] = {}
+    for name, rows in samples.items():
+        ttft = statistics.median(t for t, _ in rows)
+        gap = statistics.median(g for _, g in rows)
+        added[name] = ((ttft - direct_ttft) * 1000, (gap - direct_gap) * 1e6)
+        print(f"  {name:<11}{ttft * 1000:>8.2f} ms{added[name][0]:>8.2f} ms{gap * 1e6:>9.1f} µs{added[name][1]:>8.1f} µs")
+    labels, values = ["tokenyard"], [added["tokenyard"][0]]
+    if "litellm" in added:
+        request_ratio = added["tokenyard"][0] / added["litellm"][0]
+        token_ratio = added["tokenyard"][1] / added["litellm"][1] if added["litellm"][1] > 0 else float("nan")
+        print(f"  tokenyard / LiteLLM overhead: {request_ratio:.2f} per request, {token_ratio:.2f} per token "
+              f"(target <= 0.20: {'met' if request_ratio <= 0.2 and token_ratio <= 0.2 else 'NOT met'})")
+        labels.append("litellm")
+        values.append(added["litellm"][0])
+    print(f"plot: {save_bar_plot('gateway_overhead', 'Added TTFT over calling the engine directly', labels, values)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
