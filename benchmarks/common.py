@@ -17,6 +17,9 @@ import httpx
 import uvicorn
 
 REPO = Path(__file__).resolve().parents[1]
+# Full runs' plots are kept with the benchmarks (benchmarks/README.md shows them);
+# quick (CI smoke) runs write theirs to the git-ignored out/.
+PLOTS = REPO / "benchmarks" / "plots"
 OUT = REPO / "benchmarks" / "out"
 sys.path.insert(0, str(REPO))  # tests/fixtures.py locates the fixture models
 
@@ -142,13 +145,14 @@ def _is_content(data: dict) -> bool:
     return bool(choices and any(choices[0].get("delta", {}).get(k) for k in ("content", "reasoning_content", "tool_calls")))
 
 
-def save_bar_plot(name: str, title: str, labels: list[str], values: list[float], unit: str = "ms") -> Path:
+def save_bar_plot(name: str, title: str, labels: list[str], values: list[float], unit: str = "ms", *, quick: bool = False) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    OUT.mkdir(parents=True, exist_ok=True)
+    folder = OUT if quick else PLOTS
+    folder.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 3.6))
     bars = ax.bar(labels, values, color=["#4c78a8", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#b279a2"][: len(values)])
     for bar, value in zip(bars, values):
@@ -157,7 +161,7 @@ def save_bar_plot(name: str, title: str, labels: list[str], values: list[float],
     ax.set_title(title, fontsize=10)
     plt.xticks(fontsize=8)
     fig.tight_layout()
-    path = OUT / f"{name}.png"
+    path = folder / f"{name}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

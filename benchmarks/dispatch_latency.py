@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"target: dispatch <= 5 ms after the closing marker: {'met' if worst <= 5 else 'NOT met'} (worst median {worst:.2f} ms)")
     labels = [f"{api} dispatch" for api in results] + [f"{api} end" for api in results]
     values = [statistics.median(d) for d, _ in results.values()] + [statistics.median(e) for _, e in results.values()]
-    print(f"plot: {save_bar_plot('dispatch_latency', 'Time after the call closed: dispatch event vs end of turn', labels, values)}")
+    print(f"plot: {save_bar_plot('dispatch_latency', 'Time after the call closed: dispatch event vs end of turn', labels, values, quick=args.quick)}")
     return 0
 
 

@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(target <= 0.20: {'met' if request_ratio <= 0.2 and token_ratio <= 0.2 else 'NOT met'})")
         labels.append("litellm")
         values.append(added["litellm"][0])
-    print(f"plot: {save_bar_plot('gateway_overhead', 'Added TTFT over calling the engine directly', labels, values)}")
+    print(f"plot: {save_bar_plot('gateway_overhead', 'Added TTFT over calling the engine directly', labels, values, quick=args.quick)}")
     return 0
 
 

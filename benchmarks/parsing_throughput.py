@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     formats = args.formats.split(",") if args.formats else list(FAMILY_REASONING)
     small, large = (1_000, 8_000) if args.quick else (8_000, 64_000)
-    repeat = 1 if args.quick else 3
+    repeat = 1 if args.quick else 5
     print(f"python {sys.version.split()[0]}; one core; sizes {small // 1000}K and {large // 1000}K tokens")
     header = f"{'format':<15}{'reasoning':<15}{'text tok/s':>12}{'text x8':>12}{'tool tok/s':>12}{'tool x8':>12}{'64K/8K':>8}"
     print(header)

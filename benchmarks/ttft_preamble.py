@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             report(f"embedded CPU engine, tiny random Qwen3, ~{real_tokens // 1000}K tokens", r_stripped, r_kept, "wall_ttft_ms")
             labels += ["cpu stripped", "cpu kept"]
             values += [r_stripped["wall_ttft_ms"], r_kept["wall_ttft_ms"]]
-    path = save_bar_plot("ttft_preamble", "Second Claude Code session TTFT: billing header stripped vs kept", labels, values)
+    path = save_bar_plot("ttft_preamble", "Second Claude Code session TTFT: billing header stripped vs kept", labels, values, quick=args.quick)
     print(f"plot: {path}")
     return 0
 

@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     gap = results["preserved"]["ttft_ms"] / results["fully cached"]["ttft_ms"]
     print(f"  mutated / preserved = {ratio:.2f}x (seed 1.9x); preserved / fully cached = {gap:.2f}x")
     path = save_bar_plot("ttft_reasoning_replay", f"Turn {turns + 1} TTFT: prior thinking preserved vs mutated (simulated)",
-                         list(results), [r["ttft_ms"] for r in results.values()])
+                         list(results), [r["ttft_ms"] for r in results.values()], quick=args.quick)
     print(f"plot: {path}")
     return 0
 
