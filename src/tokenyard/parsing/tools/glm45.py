@@ -150,6 +150,8 @@ class Glm45ToolParser(ToolParser):
         return j
 
     def _value(self, buf: str, i: int, final: bool) -> int | None:
+        if i >= len(buf) and not final:
+            return None  # everything so far is streamed; wait for more
         match = _VALUE_STOPS.find(buf, i)
         end = match.start() if match is not None else len(buf) - _VALUE_STOPS.held_suffix(buf, i)
         self._raw(buf[i:end])

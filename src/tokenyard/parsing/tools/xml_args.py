@@ -11,6 +11,7 @@ until the parameter ends, then coerced. The fragments join to exactly
 from __future__ import annotations
 
 import json
+import re
 
 from ...conversation import ToolSpec
 from ..coercion import coerce_value, dumps, parameter_types, wants_string
@@ -29,6 +30,10 @@ def _json_value(text: str) -> object:
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError:
         return _NOT_JSON
+
+
+# What json.dumps(ensure_ascii=False) escapes inside a string.
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]').search
 
 
 class ArgumentsBuilder:
@@ -81,7 +86,8 @@ class ArgumentsBuilder:
         if self._strip_newline and chunk.endswith("\n"):
             chunk, self._tail = chunk[:-1], "\n"
         if chunk:
-            self._owner._stream_args(json.dumps(chunk, ensure_ascii=False)[1:-1])
+            # Most chunks need no escaping; json.dumps is the slow path for those that do.
+            self._owner._stream_args(json.dumps(chunk, ensure_ascii=False)[1:-1] if _NEEDS_ESCAPE(chunk) else chunk)
 
     def end(self) -> None:
         """The parameter's closing tag was read."""
