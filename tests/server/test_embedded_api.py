@@ -1,0 +1,65 @@
+"""The embedded CPU engine through the Anthropic Messages API: a real SmolLM2
+generation, and a second request sharing a long prefix that reuses the KV cache."""
+
+from __future__ import annotations
+
+import time
+
+import anthropic
+import pytest
+
+from ..fixtures import fixtures_root
+from .serving import running_server
+
+pytest.importorskip("torch", reason="the embedded engine needs: pip install torch==2.13.0 && pip install -e '.[embedded]'")
+pytest.importorskip("accelerate", reason="the embedded engine needs: pip install -e '.[embedded]'")
+
+pytestmark = pytest.mark.slow
+
+SYSTEM = (
+    "You are a concise assistant for a software team. Answer in one short sentence. "
+    + "The team maintains a Python web service with a PostgreSQL database, a task queue and a React front end. " * 40
+)
+
+
+def streamed(client: anthropic.Anthropic, question: str) -> tuple[str, float, object]:
+    started = time.monotonic()
+    first = None
+    with client.messages.stream(model="smollm2", max_tokens=24, system=SYSTEM,
+                                messages=[{"role": "user", "content": question}]) as stream:
+        for event in stream:
+            if first is None and event.type == "content_block_delta":
+                first = time.monotonic() - started
+        final = stream.get_final_message()
+    return "".join(b.text for b in final.content if b.type == "text"), first, final.usage
+
+
+def test_smollm2_answers_and_reuses_the_shared_prefix(tmp_path):
+    from tokenyard.engines.embedded import resolve_embedded_model
+
+    folder = resolve_embedded_model("smollm2", fixtures_root() / "embedded-cache")
+    with running_server(None, model_path=folder, engine="embedded", names=("smollm2",), tmp_path=tmp_path) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=600)
+        text, cold_ttft, cold_usage = streamed(client, "Which database does the service use?")
+        assert text.strip() and cold_usage.input_tokens > 800 and cold_usage.output_tokens > 0
+        second, warm_ttft, warm_usage = streamed(client, "Which front-end library does the team use?")
+        assert second.strip()
+        assert warm_usage.cache_read_input_tokens > 800
+        assert warm_usage.input_tokens + warm_usage.cache_read_input_tokens > cold_usage.input_tokens - 50
+        print(f"\nSmolLM2 via /v1/messages, {cold_usage.input_tokens} prompt tokens: cold TTFT {cold_ttft:.2f}s; "
+              f"second request, {warm_usage.cache_read_input_tokens} tokens from the prefix cache: TTFT {warm_ttft:.2f}s")
+        print(f"answers: {text!r} / {second!r}")
+
+
+def test_a_claude_code_sized_prompt_fits_the_default_model(tmp_path):
+    # SmolLM2 is trained to 8K; Claude Code's system prompt and tools alone are ~12K
+    # tokens. The built-in model's window is extended (YaRN) so such a request works.
+    from tokenyard.engines.embedded import resolve_embedded_model
+
+    folder = resolve_embedded_model("smollm2", fixtures_root() / "embedded-cache")
+    with running_server(None, model_path=folder, engine="embedded", names=("smollm2",), tmp_path=tmp_path) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=600)
+        reply = client.messages.create(model="smollm2", max_tokens=4, system=SYSTEM * 12,
+                                       messages=[{"role": "user", "content": "Say hello."}])
+        assert reply.usage.input_tokens > 11_000 and reply.content
+        print(f"\nSmolLM2 answered a {reply.usage.input_tokens}-token prompt")
