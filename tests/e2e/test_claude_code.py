@@ -102,6 +102,7 @@ def test_claude_code_bash_loop(tmp_path, family, tool_call_parser, reasoning_par
         assert first.returncode == 0, first.report() + "\nserver log:\n" + server.log_text()
         follow_up = run_claude(server, "Do it once more.", extra_args=["--continue"], **session)
     entries = read_prompt_log(prompt_log)
+    print(f"\n--- claude -p ({family}) ---\n{_transcript(home)}\n[stdout]\n{first.stdout}")
 
     assert TOOL_OUTPUT in first.stdout
     assert_turn_pair(entries[0], entries[1])
@@ -144,3 +145,28 @@ def test_sessions_with_different_billing_headers_share_the_prompt_prefix(tmp_pat
     texts = [e["prompt_text"] for e in first_requests]
     shared = len(os.path.commonprefix(texts))
     assert shared >= texts[0].index(prompts[0]), texts[0][shared - 200 : shared + 200]
+
+
+def _transcript(home) -> str:
+    """Claude Code's own session log, one line per block: what the user sees."""
+    lines = []
+    for entry in claude_code_transcript(home):
+        message = entry.get("message") or {}
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        role = message.get("role", entry.get("type", "?"))
+        if role == "system":
+            continue  # Claude Code's own environment notes
+        for block in blocks:
+            kind = block.get("type")
+            if kind == "text":
+                if not block["text"].startswith("<system-reminder>"):
+                    lines.append(f"{role}: {block['text']}")
+            elif kind == "thinking":
+                lines.append(f"thinking: {block.get('thinking') or '(omitted; signature ' + str(len(block.get('signature', ''))) + ' chars)'}")
+            elif kind == "tool_use":
+                lines.append(f"tool_use {block['name']} {block['input']}")
+            elif kind == "tool_result":
+                result = block.get("content")
+                lines.append(f"tool_result: {result if isinstance(result, str) else result}")
+    return "\n".join(lines)
