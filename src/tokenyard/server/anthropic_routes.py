@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.anthropic.requests import to_conversation
 from ..apis.anthropic.schema import CountTokensRequest, MessagesRequest
 from ..apis.anthropic.stream import MessageStream, error_event
 from ..apis.errors import ApiError, invalid_request
-from ..engines.base import EngineError
-from ..events import StreamError
 from ..prompting.template import TemplateError
-from .common import ServerState, acquire_slot, check_auth, log_prompt, read_json, start_generation, validate
-from .sse import sse, with_keepalive
+from .common import ServerState, check_auth, log_prompt, read_json, start_generation, validate
+from .sse import KEEPALIVE_COMMENT, event_stream, run_to_end, sse
 
 log = logging.getLogger("tokenyard.server.anthropic")
 
-_PING = object()
 
 
 def anthropic_error(error: ApiError) -> JSONResponse:
@@ -65,41 +62,17 @@ async def messages(request: Request, state: ServerState) -> Response:
         dispatch=state.config.enable_streaming_tool_dispatch and wire.stream,
         show_thinking=not (wire.thinking and wire.thinking.display == "omitted"),
     )
-    await acquire_slot(state)
     if not wire.stream:
-        try:
-            async for event in generation.events():
-                if isinstance(event, StreamError):
-                    raise ApiError(500, event.kind, event.message)
-                encoder.feed(event)
-        finally:
-            state.slots.release()  # type: ignore[union-attr]
+        await run_to_end(state, generation, encoder.feed)
         return JSONResponse(encoder.message())
-    return StreamingResponse(
-        _anthropic_sse(state, generation.events(), encoder),
-        media_type="text/event-stream",
-        headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+    return await event_stream(
+        state,
+        generation,
+        lambda event: [sse(name, data) for name, data in encoder.feed(event)],
+        lambda message: [sse(*error_event("api_error", message))],
+        # Before message_start only an SSE comment is safe; after it, a ping.
+        keepalive=lambda: sse("ping", {"type": "ping"}) if encoder.started else KEEPALIVE_COMMENT,
     )
-
-
-async def _anthropic_sse(state: ServerState, events: AsyncIterator, encoder: MessageStream) -> AsyncIterator[bytes]:
-    started = False
-    try:
-        async for event in with_keepalive(events, state.config.keepalive_seconds, lambda: _PING):
-            if event is _PING:
-                # Before message_start only an SSE comment is safe; after it, a ping.
-                yield sse("ping", {"type": "ping"}) if started else b": keepalive\n\n"
-                continue
-            for name, data in encoder.feed(event):
-                started = started or name == "message_start"
-                yield sse(name, data)
-    except (EngineError, TemplateError) as error:
-        yield sse(*error_event("api_error", str(error)))
-    except Exception:
-        log.exception("stream failed")
-        yield sse(*error_event("api_error", "internal server error"))
-    finally:
-        state.slots.release()  # type: ignore[union-attr]
 
 
 async def count_tokens(request: Request, state: ServerState) -> Response:

@@ -6,26 +6,24 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.errors import ApiError, invalid_request, openai_error_body
 from ..apis.openai_chat.requests import parse_request, to_conversation
 from ..apis.openai_chat.stream import ChatCompletionStream, error_chunk
 from ..conversation import Conversation
-from ..engines.base import EngineError, PromptTooLong
-from ..events import StreamError
+from ..engines.base import PromptTooLong
 from ..prompting.template import TemplateError
-from .common import ServerState, acquire_slot, check_auth, log_prompt, read_json
+from .common import ServerState, check_auth, log_prompt, read_json
 from .pipeline import Generation
-from .sse import sse, with_keepalive
+from .sse import event_stream, run_to_end, sse
 
 log = logging.getLogger("tokenyard.server.openai_chat")
 
-_KEEPALIVE = object()
 # Clients that keep one conversation per session say so in this header.
 SESSION_HEADER = "x-session-id"
 
@@ -86,39 +84,16 @@ async def chat_completions(request: Request, state: ServerState) -> Response:
         include_usage=bool(wire.stream and wire.stream_options and wire.stream_options.include_usage),
         dispatch=state.config.enable_streaming_tool_dispatch and wire.stream,
     )
-    await acquire_slot(state)
     if not wire.stream:
-        try:
-            async for event in generation.events():
-                if isinstance(event, StreamError):
-                    raise ApiError(500, event.kind, event.message)
-                encoder.feed(event)
-        finally:
-            state.slots.release()  # type: ignore[union-attr]
+        await run_to_end(state, generation, encoder.feed)
         return JSONResponse(encoder.completion())
-    return StreamingResponse(
-        _chat_sse(state, generation.events(), encoder),
-        media_type="text/event-stream",
-        headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+    return await event_stream(
+        state,
+        generation,
+        lambda event: [sse(name, data) for name, data in encoder.feed(event)],
+        lambda message: [sse(None, error_chunk("api_error", message))],
+        epilogue=sse(None, "[DONE]"),
     )
-
-
-async def _chat_sse(state: ServerState, events: AsyncIterator, encoder: ChatCompletionStream) -> AsyncIterator[bytes]:
-    try:
-        async for event in with_keepalive(events, state.config.keepalive_seconds, lambda: _KEEPALIVE):
-            if event is _KEEPALIVE:
-                yield b": keepalive\n\n"  # an SSE comment: every client skips it
-                continue
-            for name, data in encoder.feed(event):
-                yield sse(name, data)
-    except (EngineError, TemplateError) as error:
-        yield sse(None, error_chunk("api_error", str(error)))
-    except Exception:
-        log.exception("stream failed")
-        yield sse(None, error_chunk("api_error", "internal server error"))
-    finally:
-        state.slots.release()  # type: ignore[union-attr]
-    yield sse(None, "[DONE]")
 
 
 def routes() -> list[Route]:

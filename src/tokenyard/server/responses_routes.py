@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, AsyncIterator
+from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.errors import ApiError, openai_error_body
@@ -23,15 +23,12 @@ from ..apis.openai_responses.requests import (
 )
 from ..apis.openai_responses.schema import ResponsesRequest
 from ..apis.openai_responses.stream import ResponseStream, new_id
-from ..engines.base import EngineError
 from ..events import StreamError
-from ..prompting.template import TemplateError
-from .common import ServerState, acquire_slot, check_auth, log_prompt, read_json, start_generation, validate
-from .sse import sse, with_keepalive
+from .common import ServerState, check_auth, log_prompt, read_json, start_generation, validate
+from .sse import event_stream, run_to_end, sse
 
 log = logging.getLogger("tokenyard.server.responses")
 
-_KEEPALIVE = b": keepalive\n\n"
 
 
 def openai_error(error: ApiError) -> JSONResponse:
@@ -76,43 +73,17 @@ async def _respond(request: Request, state: ServerState) -> Response:
         include_encrypted_reasoning=ENCRYPTED_REASONING in (wire.include or []),
         dispatch=state.config.enable_streaming_tool_dispatch and wire.stream,
     )
-    await acquire_slot(state)
     if not wire.stream:
-        try:
-            async for event in generation.events():
-                if isinstance(event, StreamError):
-                    raise ApiError(500, event.kind, event.message)
-                encoder.feed(event)
-        finally:
-            state.slots.release()  # type: ignore[union-attr]
+        await run_to_end(state, generation, encoder.feed)
         return JSONResponse(encoder.response())
-    return StreamingResponse(
-        _responses_sse(state, generation.events(), encoder),
-        media_type="text/event-stream",
-        headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
-    )
-
-
-async def _responses_sse(state: ServerState, events: AsyncIterator, encoder: ResponseStream) -> AsyncIterator[bytes]:
-    try:
-        for data in encoder.start():
-            yield _frame(data)
-        async for event in with_keepalive(events, state.config.keepalive_seconds, lambda: _KEEPALIVE):
-            if event is _KEEPALIVE:
-                yield _KEEPALIVE  # an SSE comment: every client skips it
-                continue
-            for data in encoder.feed(event):
-                yield _frame(data)
-    except (EngineError, TemplateError) as error:
-        for data in encoder.feed(StreamError(str(error))):
-            yield _frame(data)
-    except Exception:
+    return await event_stream(
+        state,
+        generation,
+        lambda event: [_frame(data) for data in encoder.feed(event)],
         # Whatever broke, the client gets the API's own ending: response.failed.
-        log.exception("stream failed")
-        for data in encoder.feed(StreamError("internal server error")):
-            yield _frame(data)
-    finally:
-        state.slots.release()  # type: ignore[union-attr]
+        lambda message: [_frame(data) for data in encoder.feed(StreamError(message))],
+        prologue=lambda: [_frame(data) for data in encoder.start()],
+    )
 
 
 def _frame(data: dict[str, Any]) -> bytes:

@@ -63,6 +63,7 @@ class MessageStream:
         self._usage = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
         self.stop_reason: str | None = None
         self.stop_sequence: str | None = None
+        self.started = False  # message_start was sent
 
     # ---- the stream ---------------------------------------------------------------
 
@@ -121,6 +122,7 @@ class MessageStream:
         return []  # Markers carry no content
 
     def start(self, prompt_tokens: int, cached_tokens: int) -> WireEvent:
+        self.started = True
         self._usage["input_tokens"] = prompt_tokens - cached_tokens
         self._usage["cache_read_input_tokens"] = cached_tokens
         return (
