@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 import pytest
 
 from tokenyard.conversation import Conversation, Message, Reasoning, Text, ThinkingControl, ToolCall, ToolResult, ToolSpec
-from tokenyard.parsing.assemble import assemble_assistant_message
+from tokenyard.events import ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
 from tokenyard.prompting.preamble import strip_billing_preamble
@@ -98,6 +98,28 @@ def model_output(renderer, conversation, planned: list) -> str:
     rest = turn[len(header):]
     stops = [rest.find(s) + len(s) for s in renderer.profile.stop if s in rest]
     return rest[: min(stops)] if stops else rest
+
+
+def assemble_assistant_message(events) -> Message:
+    """Reasoning and text runs become one part each, in order; ready calls become
+    `ToolCall`s; an incomplete call stays visible as the text the model wrote."""
+    parts: list[Reasoning | Text | ToolCall] = []
+    for event in events:
+        kind = type(event)
+        if kind is ReasoningDelta or kind is TextDelta:
+            part_type = Reasoning if kind is ReasoningDelta else Text
+            if parts and type(parts[-1]) is part_type:
+                parts[-1].text += event.text  # type: ignore[union-attr]
+            else:
+                parts.append(part_type(text=event.text))  # type: ignore[union-attr]
+        elif kind is ToolCallReady:
+            parts.append(ToolCall(id=event.id, name=event.name, arguments=event.arguments))  # type: ignore[union-attr]
+        elif kind is ToolCallIncomplete:
+            if parts and type(parts[-1]) is Text:
+                parts[-1].text += event.raw  # type: ignore[union-attr]
+            else:
+                parts.append(Text(text=event.raw))  # type: ignore[union-attr]
+    return Message(role="assistant", parts=parts)
 
 
 def parse_output(profile, raw, prompt, stop):

@@ -23,13 +23,15 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from ..conversation import Conversation, ToolCall, ToolResult, ToolSpec
-from ..prompting.tokenizer import Tokenizer
 from .base import EngineChunk, EngineInfo, EngineRequest
 from .wire import REASONING_MARKERS, Call, Reasoning, Segment, render_output
 from .wire import Text as TextSegment
+
+if TYPE_CHECKING:  # engines get a tokenizer handed in; they do not import prompting
+    from ..prompting.tokenizer import Tokenizer
 
 # What a scripted shell call runs: harmless, and its output is recognisable.
 SCRIPTED_COMMAND = "echo tokenyard-scripted-$((6*7))"

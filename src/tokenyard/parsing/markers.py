@@ -58,12 +58,3 @@ class MarkerSet:
         """Whether `text` could still grow into a (longer) marker."""
         return text in self._prefixes
 
-
-def split_held(text: str, markers: MarkerSet, final: bool) -> tuple[str, str]:
-    """Split marker-free `text` into what can be released now and what must be held."""
-    if final:
-        return text, ""
-    held = markers.held_suffix(text)
-    if held:
-        return text[:-held], text[-held:]
-    return text, ""
