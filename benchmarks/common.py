@@ -10,8 +10,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import uvicorn
@@ -47,7 +48,11 @@ def serve(settings, config=None, engine=None) -> Iterator[tuple[str, Any]]:
     from tokenyard.server.pipeline import Pipeline
 
     model, loaded = load(settings)
-    state = ServerState(Pipeline(model, engine or loaded, prefix_watch=PrefixWatch()), ReasoningSeal(bytes(32)), config or ServerConfig())
+    state = ServerState(
+        Pipeline(model, engine or loaded, prefix_watch=PrefixWatch()),
+        ReasoningSeal(bytes(32)),
+        config or ServerConfig(),
+    )
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -71,7 +76,20 @@ CLAUDE_CODE_HEADERS = {
     "x-api-key": "x",
     "user-agent": "claude-cli/2.1.330 (external, sdk-cli)",
 }
-_TOOL_NAMES = ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit", "WebFetch", "TodoWrite", "WebSearch", "BashOutput"]
+_TOOL_NAMES = [
+    "Task",
+    "Bash",
+    "Glob",
+    "Grep",
+    "Read",
+    "Edit",
+    "Write",
+    "NotebookEdit",
+    "WebFetch",
+    "TodoWrite",
+    "WebSearch",
+    "BashOutput",
+]
 _PROSE = (
     "Use this tool when the task needs it. Prefer dedicated tools over shell commands for file operations. "
     "Always quote paths that contain spaces, keep commands non-interactive, and explain what a command does "
@@ -79,7 +97,9 @@ _PROSE = (
 )
 
 
-def claude_code_body(model: str, billing_suffix: str, user_prompt: str, target_tokens: int, session: str) -> tuple[dict, dict]:
+def claude_code_body(
+    model: str, billing_suffix: str, user_prompt: str, target_tokens: int, session: str
+) -> tuple[dict, dict]:
     """A first request as Claude Code 2.1.330 sends it (tests/e2e/CLAUDE_CODE_NOTES.md),
     with the system prompt and tool descriptions scaled so the rendered prompt is about
     `target_tokens` (4 characters a token)."""
@@ -91,21 +111,37 @@ def claude_code_body(model: str, billing_suffix: str, user_prompt: str, target_t
             "description": f"{name}: " + _PROSE * reps,
             "input_schema": {
                 "type": "object",
-                "properties": {"command": {"type": "string", "description": "what to run"}, "timeout": {"type": "number"}},
+                "properties": {
+                    "command": {"type": "string", "description": "what to run"},
+                    "timeout": {"type": "number"},
+                },
                 "required": ["command"],
             },
         }
         for name in _TOOL_NAMES
     ]
     system = [
-        {"type": "text", "text": f"x-anthropic-billing-header: cc_version=2.1.330.{billing_suffix}; cc_entrypoint=sdk-cli;"},
-        {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude.", "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": "You are an interactive CLI tool that helps users with software engineering tasks. " + _PROSE * (2 * reps),
-         "cache_control": {"type": "ephemeral"}},
+        {
+            "type": "text",
+            "text": f"x-anthropic-billing-header: cc_version=2.1.330.{billing_suffix}; cc_entrypoint=sdk-cli;",
+        },
+        {
+            "type": "text",
+            "text": "You are Claude Code, Anthropic's official CLI for Claude.",
+            "cache_control": {"type": "ephemeral"},
+        },
+        {
+            "type": "text",
+            "text": "You are an interactive CLI tool that helps users with software engineering tasks. "
+            + _PROSE * (2 * reps),
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
     body = {
         "model": model,
-        "messages": [{"role": "user", "content": [{"type": "text", "text": user_prompt, "cache_control": {"type": "ephemeral"}}]}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": user_prompt, "cache_control": {"type": "ephemeral"}}]}
+        ],
         "system": system,
         "tools": tools,
         "metadata": {"user_id": json.dumps({"device_id": "bench", "session_id": session})},
@@ -118,7 +154,9 @@ def claude_code_body(model: str, billing_suffix: str, user_prompt: str, target_t
     return body, {**CLAUDE_CODE_HEADERS, "x-claude-code-session-id": session}
 
 
-def stream_ttft(url: str, path: str, body: dict, headers: dict | None = None, first: str = "content") -> tuple[float, float, list[dict]]:
+def stream_ttft(
+    url: str, path: str, body: dict, headers: dict | None = None, first: str = "content"
+) -> tuple[float, float, list[dict]]:
     """POST a streaming request; returns (seconds to the first content event — or to
     `message_start` when `first="message_start"` —, seconds to the end, the decoded
     SSE data objects)."""
@@ -132,7 +170,9 @@ def stream_ttft(url: str, path: str, body: dict, headers: dict | None = None, fi
                 continue
             data = json.loads(line[6:])
             events.append(data)
-            if seen is None and (data.get("type") == "message_start" if first == "message_start" else _is_content(data)):
+            if seen is None and (
+                data.get("type") == "message_start" if first == "message_start" else _is_content(data)
+            ):
                 seen = time.perf_counter() - start
     return (seen if seen is not None else float("nan")), time.perf_counter() - start, events
 
@@ -142,10 +182,14 @@ def _is_content(data: dict) -> bool:
     if kind == "content_block_delta" or kind.endswith(".delta"):
         return True
     choices = data.get("choices") or []
-    return bool(choices and any(choices[0].get("delta", {}).get(k) for k in ("content", "reasoning_content", "tool_calls")))
+    return bool(
+        choices and any(choices[0].get("delta", {}).get(k) for k in ("content", "reasoning_content", "tool_calls"))
+    )
 
 
-def save_bar_plot(name: str, title: str, labels: list[str], values: list[float], unit: str = "ms", *, quick: bool = False) -> Path:
+def save_bar_plot(
+    name: str, title: str, labels: list[str], values: list[float], unit: str = "ms", *, quick: bool = False
+) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -154,9 +198,17 @@ def save_bar_plot(name: str, title: str, labels: list[str], values: list[float],
     folder = OUT if quick else PLOTS
     folder.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    bars = ax.bar(labels, values, color=["#4c78a8", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#b279a2"][: len(values)])
-    for bar, value in zip(bars, values):
-        ax.annotate(f"{value:,.1f} {unit}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom", fontsize=8)
+    bars = ax.bar(
+        labels, values, color=["#4c78a8", "#e45756", "#72b7b2", "#f58518", "#54a24b", "#b279a2"][: len(values)]
+    )
+    for bar, value in zip(bars, values, strict=False):
+        ax.annotate(
+            f"{value:,.1f} {unit}",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_ylabel(unit)
     ax.set_title(title, fontsize=10)
     plt.xticks(fontsize=8)
@@ -167,14 +219,19 @@ def save_bar_plot(name: str, title: str, labels: list[str], values: list[float],
     return path
 
 
-def calibrated_claude_code_body(url: str, model: str, billing_suffix: str, user_prompt: str, target_tokens: int,
-                                session: str) -> tuple[dict, dict]:
+def calibrated_claude_code_body(
+    url: str, model: str, billing_suffix: str, user_prompt: str, target_tokens: int, session: str
+) -> tuple[dict, dict]:
     """`claude_code_body` rescaled (via count_tokens) so its prompt is ~`target_tokens`."""
     size = target_tokens
     for _ in range(3):
         body, headers = claude_code_body(model, billing_suffix, user_prompt, size, session)
-        counted = httpx.post(url + "/v1/messages/count_tokens", json={k: body[k] for k in ("model", "messages", "system", "tools")},
-                             headers=headers, timeout=60).json()["input_tokens"]
+        counted = httpx.post(
+            url + "/v1/messages/count_tokens",
+            json={k: body[k] for k in ("model", "messages", "system", "tools")},
+            headers=headers,
+            timeout=60,
+        ).json()["input_tokens"]
         if abs(counted - target_tokens) < target_tokens * 0.03:
             break
         size = int(size * target_tokens / counted)

@@ -31,8 +31,11 @@ from common import fixture_model, save_bar_plot, serve  # noqa: E402
 
 MODEL = "Qwen/Qwen3-Coder"
 CLOSING_MARKER = "</function>"
-TOOL = {"name": "Bash", "description": "Run a shell command",
-        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}
+TOOL = {
+    "name": "Bash",
+    "description": "Run a shell command",
+    "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+}
 AFTER = "While that runs, here is what I expect: the suite should pass except for the parser test, " * 3
 
 
@@ -64,16 +67,31 @@ class MarkerClock:
 
 def requests_for(api: str) -> tuple[str, dict, str]:
     if api == "anthropic":
-        body = {"model": MODEL, "max_tokens": 400, "stream": True, "thinking": {"type": "disabled"},
-                "tools": [{"name": TOOL["name"], "description": TOOL["description"], "input_schema": TOOL["parameters"]}],
-                "messages": [{"role": "user", "content": "Run the tests."}]}
+        body = {
+            "model": MODEL,
+            "max_tokens": 400,
+            "stream": True,
+            "thinking": {"type": "disabled"},
+            "tools": [{"name": TOOL["name"], "description": TOOL["description"], "input_schema": TOOL["parameters"]}],
+            "messages": [{"role": "user", "content": "Run the tests."}],
+        }
         return "/v1/messages", body, "tool_call_dispatch"
     if api == "chat":
-        body = {"model": MODEL, "max_tokens": 400, "stream": True, "tools": [{"type": "function", "function": TOOL}],
-                "messages": [{"role": "user", "content": "Run the tests."}]}
+        body = {
+            "model": MODEL,
+            "max_tokens": 400,
+            "stream": True,
+            "tools": [{"type": "function", "function": TOOL}],
+            "messages": [{"role": "user", "content": "Run the tests."}],
+        }
         return "/v1/chat/completions", body, "tool_call_dispatch"
-    body = {"model": MODEL, "max_output_tokens": 400, "stream": True, "tools": [{"type": "function", **TOOL}],
-            "input": [{"role": "user", "content": "Run the tests."}]}
+    body = {
+        "model": MODEL,
+        "max_output_tokens": 400,
+        "stream": True,
+        "tools": [{"type": "function", **TOOL}],
+        "input": [{"role": "user", "content": "Run the tests."}],
+    }
     return "/v1/responses", body, "response.tool_call_dispatch"
 
 
@@ -110,9 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     repeats = 3 if args.quick else 20
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "script.json"
-        script.write_text(json.dumps([[{"call": {"name": "Bash", "arguments": {"command": "pytest -x"}}}, {"text": AFTER}]]))
-        settings = ModelSettings(model=str(fixture_model("qwen3-coder")), engine="scripted", served_model_names=(MODEL,),
-                                 script=script, token_delay=0.004)
+        script.write_text(
+            json.dumps([[{"call": {"name": "Bash", "arguments": {"command": "pytest -x"}}}, {"text": AFTER}]])
+        )
+        settings = ModelSettings(
+            model=str(fixture_model("qwen3-coder")),
+            engine="scripted",
+            served_model_names=(MODEL,),
+            script=script,
+            token_delay=0.004,
+        )
         results: dict[str, tuple[list[float], list[float]]] = {}
         with serve(settings, ServerConfig(enable_streaming_tool_dispatch=True)) as (url, state):
             clock = MarkerClock(state.pipeline.engine, state.pipeline.model.tokenizer)
@@ -131,11 +156,17 @@ def main(argv: list[str] | None = None) -> int:
     for api, (dispatch_ms, end_ms) in results.items():
         p95 = sorted(dispatch_ms)[max(0, int(len(dispatch_ms) * 0.95) - 1)]
         worst = max(worst, statistics.median(dispatch_ms))
-        print(f"  {api:<11}{statistics.median(dispatch_ms):>14.2f} ms{p95:>6.2f} ms{statistics.median(end_ms):>18.1f} ms")
-    print(f"target: dispatch <= 5 ms after the closing marker: {'met' if worst <= 5 else 'NOT met'} (worst median {worst:.2f} ms)")
+        print(
+            f"  {api:<11}{statistics.median(dispatch_ms):>14.2f} ms{p95:>6.2f} ms{statistics.median(end_ms):>18.1f} ms"
+        )
+    print(
+        f"target: dispatch <= 5 ms after the closing marker: {'met' if worst <= 5 else 'NOT met'} (worst median {worst:.2f} ms)"
+    )
     labels = [f"{api} dispatch" for api in results] + [f"{api} end" for api in results]
     values = [statistics.median(d) for d, _ in results.values()] + [statistics.median(e) for _, e in results.values()]
-    print(f"plot: {save_bar_plot('dispatch_latency', 'Time after the call closed: dispatch event vs end of turn', labels, values, quick=args.quick)}")
+    print(
+        f"plot: {save_bar_plot('dispatch_latency', 'Time after the call closed: dispatch event vs end of turn', labels, values, quick=args.quick)}"
+    )
     return 0
 
 

@@ -32,13 +32,36 @@ def build_app(token_ids: list[int], texts: list[str]) -> Starlette:
 
         async def stream():
             for i in range(count):
-                yield frame({"id": "cmpl-1", "object": "text_completion", "model": "fast",
-                             "choices": [{"index": 0, "text": texts[i], "token_ids": [token_ids[i]], "finish_reason": None}]})
-            yield frame({"id": "cmpl-1", "object": "text_completion", "model": "fast",
-                         "choices": [{"index": 0, "text": "", "token_ids": [], "finish_reason": "length"}]})
-            yield frame({"id": "cmpl-1", "object": "text_completion", "model": "fast", "choices": [],
-                         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": count, "total_tokens": prompt_tokens + count,
-                                   "prompt_tokens_details": {"cached_tokens": 0}}})
+                yield frame(
+                    {
+                        "id": "cmpl-1",
+                        "object": "text_completion",
+                        "model": "fast",
+                        "choices": [{"index": 0, "text": texts[i], "token_ids": [token_ids[i]], "finish_reason": None}],
+                    }
+                )
+            yield frame(
+                {
+                    "id": "cmpl-1",
+                    "object": "text_completion",
+                    "model": "fast",
+                    "choices": [{"index": 0, "text": "", "token_ids": [], "finish_reason": "length"}],
+                }
+            )
+            yield frame(
+                {
+                    "id": "cmpl-1",
+                    "object": "text_completion",
+                    "model": "fast",
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": count,
+                        "total_tokens": prompt_tokens + count,
+                        "prompt_tokens_details": {"cached_tokens": 0},
+                    },
+                }
+            )
             yield b"data: [DONE]\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream")
@@ -49,23 +72,50 @@ def build_app(token_ids: list[int], texts: list[str]) -> Starlette:
 
         async def stream():
             base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "fast"}
-            yield frame({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+            yield frame(
+                {
+                    **base,
+                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+                }
+            )
             for i in range(count):
                 yield frame({**base, "choices": [{"index": 0, "delta": {"content": texts[i]}, "finish_reason": None}]})
             yield frame({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
-            yield frame({**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": count, "total_tokens": 10 + count}})
+            yield frame(
+                {
+                    **base,
+                    "choices": [],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": count, "total_tokens": 10 + count},
+                }
+            )
             yield b"data: [DONE]\n\n"
 
         if not body.get("stream"):
-            return JSONResponse({"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fast",
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(texts[:count])}, "finish_reason": "length"}],
-                                 "usage": {"prompt_tokens": 10, "completion_tokens": count, "total_tokens": 10 + count}})
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "fast",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "".join(texts[:count])},
+                            "finish_reason": "length",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": count, "total_tokens": 10 + count},
+                }
+            )
         return StreamingResponse(stream(), media_type="text/event-stream")
 
-    return Starlette(routes=[
-        Route("/v1/models", models), Route("/v1/completions", completions, methods=["POST"]),
-        Route("/v1/chat/completions", chat, methods=["POST"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/v1/models", models),
+            Route("/v1/completions", completions, methods=["POST"]),
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+        ]
+    )
 
 
 def main() -> None:
@@ -74,7 +124,13 @@ def main() -> None:
     parser.add_argument("--answer-file", required=True, help="JSON: {token_ids: [...], texts: [...]}")
     args = parser.parse_args()
     answer = json.loads(open(args.answer_file, encoding="utf-8").read())
-    uvicorn.run(build_app(answer["token_ids"], answer["texts"]), host="127.0.0.1", port=args.port, log_level="error", access_log=False)
+    uvicorn.run(
+        build_app(answer["token_ids"], answer["texts"]),
+        host="127.0.0.1",
+        port=args.port,
+        log_level="error",
+        access_log=False,
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO, fixture_model, free_port, save_bar_plot  # noqa: E402
 
 LITELLM_VENV = Path(os.environ.get("TOKENYARD_CACHE") or Path.home() / ".cache" / "tokenyard") / "litellm-venv"
-ANSWER = ("The gateway forwards each streamed token to the client as soon as the engine produces it, "
-          "so the time it adds per token is what decides how fast a long answer feels. ") * 6
+ANSWER = (
+    "The gateway forwards each streamed token to the client as soon as the engine produces it, "
+    "so the time it adds per token is what decides how fast a long answer feels. "
+) * 6
 SYSTEM = "You are a coding agent working in a large repository. " * 40
 MASTER_KEY = "sk-tokenyard-bench-" + "0" * 32  # LiteLLM refuses to start without one
 
@@ -79,7 +81,9 @@ def timed_stream(client: httpx.Client, url: str, body: dict, headers: dict) -> t
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
             data = json.loads(line[6:])
-            if data.get("type") == "content_block_delta" or any(c.get("delta", {}).get("content") for c in data.get("choices") or []):
+            if data.get("type") == "content_block_delta" or any(
+                c.get("delta", {}).get("content") for c in data.get("choices") or []
+            ):
                 stamps.append(time.perf_counter())
     if len(stamps) < 2:
         raise RuntimeError(f"{url}: fewer than two content events")
@@ -88,7 +92,9 @@ def timed_stream(client: httpx.Client, url: str, body: dict, headers: dict) -> t
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="few rounds; LiteLLM only if already installed (CI smoke run)")
+    parser.add_argument(
+        "--quick", action="store_true", help="few rounds; LiteLLM only if already installed (CI smoke run)"
+    )
     args = parser.parse_args(argv)
     from tokenyard.prompting.tokenizer import Tokenizer
 
@@ -105,12 +111,46 @@ def main(argv: list[str] | None = None) -> int:
         engine = f"http://127.0.0.1:{engine_port}"
         paths = {"direct": (f"{engine}/v1/chat/completions", "chat")}
         with contextlib.ExitStack() as stack:
-            stack.enter_context(process([sys.executable, str(REPO / "benchmarks" / "fast_engine.py"), "--port", str(engine_port),
-                                         "--answer-file", str(answer_file)], f"{engine}/v1/models"))
-            stack.enter_context(process([sys.executable, "-m", "tokenyard.cli", "serve", "--model", str(model_dir), "--engine", "remote",
-                                         "--engine-url", engine, "--engine-model", "fast", "--served-model-name", "bench-model",
-                                         "--port", str(tokenyard_port), "--max-model-len", "131072", "--log-level", "error"],
-                                        f"http://127.0.0.1:{tokenyard_port}/health"))
+            stack.enter_context(
+                process(
+                    [
+                        sys.executable,
+                        str(REPO / "benchmarks" / "fast_engine.py"),
+                        "--port",
+                        str(engine_port),
+                        "--answer-file",
+                        str(answer_file),
+                    ],
+                    f"{engine}/v1/models",
+                )
+            )
+            stack.enter_context(
+                process(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tokenyard.cli",
+                        "serve",
+                        "--model",
+                        str(model_dir),
+                        "--engine",
+                        "remote",
+                        "--engine-url",
+                        engine,
+                        "--engine-model",
+                        "fast",
+                        "--served-model-name",
+                        "bench-model",
+                        "--port",
+                        str(tokenyard_port),
+                        "--max-model-len",
+                        "131072",
+                        "--log-level",
+                        "error",
+                    ],
+                    f"http://127.0.0.1:{tokenyard_port}/health",
+                )
+            )
             paths["tokenyard"] = (f"http://127.0.0.1:{tokenyard_port}/v1/messages", "anthropic")
             if litellm.exists():
                 # hosted_vllm: LiteLLM's provider for an OpenAI-compatible inference server
@@ -120,23 +160,48 @@ def main(argv: list[str] | None = None) -> int:
                     "model_list:\n  - model_name: bench-model\n    litellm_params:\n      model: hosted_vllm/fast\n"
                     f"      api_base: {engine}/v1\n      api_key: x\n"
                 )
-                stack.enter_context(process([str(litellm), "--config", str(config), "--host", "127.0.0.1", "--port", str(litellm_port)],
-                                            f"http://127.0.0.1:{litellm_port}/health/liveliness", timeout=180,
-                                            env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
-                                                 "LITELLM_MASTER_KEY": MASTER_KEY, "LITELLM_DISABLE_LAZY_ROUTES": "true"}))
+                stack.enter_context(
+                    process(
+                        [str(litellm), "--config", str(config), "--host", "127.0.0.1", "--port", str(litellm_port)],
+                        f"http://127.0.0.1:{litellm_port}/health/liveliness",
+                        timeout=180,
+                        env={
+                            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                            "LITELLM_TELEMETRY": "False",
+                            "LITELLM_MASTER_KEY": MASTER_KEY,
+                            "LITELLM_DISABLE_LAZY_ROUTES": "true",
+                        },
+                    )
+                )
                 paths["litellm"] = (f"http://127.0.0.1:{litellm_port}/v1/messages", "anthropic")
             else:
                 print(f"LiteLLM not installed at {LITELLM_VENV}: comparing tokenyard with the direct path only")
             bodies = {
-                "chat": {"model": "fast", "stream": True, "max_tokens": len(ids),
-                         "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Explain streaming."}]},
-                "anthropic": {"model": "bench-model", "stream": True, "max_tokens": len(ids), "system": SYSTEM,
-                              "messages": [{"role": "user", "content": "Explain streaming."}]},
+                "chat": {
+                    "model": "fast",
+                    "stream": True,
+                    "max_tokens": len(ids),
+                    "messages": [
+                        {"role": "system", "content": SYSTEM},
+                        {"role": "user", "content": "Explain streaming."},
+                    ],
+                },
+                "anthropic": {
+                    "model": "bench-model",
+                    "stream": True,
+                    "max_tokens": len(ids),
+                    "system": SYSTEM,
+                    "messages": [{"role": "user", "content": "Explain streaming."}],
+                },
             }
-            headers = {"anthropic-version": "2023-06-01", "x-api-key": MASTER_KEY, "authorization": f"Bearer {MASTER_KEY}"}
+            headers = {
+                "anthropic-version": "2023-06-01",
+                "x-api-key": MASTER_KEY,
+                "authorization": f"Bearer {MASTER_KEY}",
+            }
             samples: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}
             with httpx.Client(timeout=60) as client:
-                for name, (url, shape) in paths.items():  # warm up connections and caches
+                for url, shape in paths.values():  # warm up connections and caches
                     for _ in range(3):
                         timed_stream(client, url, bodies[shape], headers)
                 for _ in range(rounds):
@@ -152,16 +217,22 @@ def main(argv: list[str] | None = None) -> int:
         ttft = statistics.median(t for t, _ in rows)
         gap = statistics.median(g for _, g in rows)
         added[name] = ((ttft - direct_ttft) * 1000, (gap - direct_gap) * 1e6)
-        print(f"  {name:<11}{ttft * 1000:>8.2f} ms{added[name][0]:>8.2f} ms{gap * 1e6:>9.1f} µs{added[name][1]:>8.1f} µs")
+        print(
+            f"  {name:<11}{ttft * 1000:>8.2f} ms{added[name][0]:>8.2f} ms{gap * 1e6:>9.1f} µs{added[name][1]:>8.1f} µs"
+        )
     labels, values = ["tokenyard"], [added["tokenyard"][0]]
     if "litellm" in added:
         request_ratio = added["tokenyard"][0] / added["litellm"][0]
         token_ratio = added["tokenyard"][1] / added["litellm"][1] if added["litellm"][1] > 0 else float("nan")
-        print(f"  tokenyard / LiteLLM overhead: {request_ratio:.2f} per request, {token_ratio:.2f} per token "
-              f"(target <= 0.20: {'met' if request_ratio <= 0.2 and token_ratio <= 0.2 else 'NOT met'})")
+        print(
+            f"  tokenyard / LiteLLM overhead: {request_ratio:.2f} per request, {token_ratio:.2f} per token "
+            f"(target <= 0.20: {'met' if request_ratio <= 0.2 and token_ratio <= 0.2 else 'NOT met'})"
+        )
         labels.append("litellm")
         values.append(added["litellm"][0])
-    print(f"plot: {save_bar_plot('gateway_overhead', 'Added TTFT over calling the engine directly', labels, values, quick=args.quick)}")
+    print(
+        f"plot: {save_bar_plot('gateway_overhead', 'Added TTFT over calling the engine directly', labels, values, quick=args.quick)}"
+    )
     return 0
 
 

@@ -37,9 +37,15 @@ WORDS = (
     "calling it again because prefill dominates latency when prompts are long and stable"
 ).split()
 CODE = [
-    "def main(argv):", "    if len(argv) < 2:", "        return 1", "    data = {\"k\": [1, 2, 3]}",
-    "    for i in range(10):", "        print(f\"{i}: {data['k']}\")", "x = a < b and c > d",
-    "<div class=\"note\">", "</div>",
+    "def main(argv):",
+    "    if len(argv) < 2:",
+    "        return 1",
+    '    data = {"k": [1, 2, 3]}',
+    "    for i in range(10):",
+    "        print(f\"{i}: {data['k']}\")",
+    "x = a < b and c > d",
+    '<div class="note">',
+    "</div>",
 ]
 TOOL = ToolSpec(
     name="write_file",

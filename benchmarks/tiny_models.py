@@ -27,9 +27,17 @@ def tiny_qwen3() -> Path:
     vocab = json.loads((source / "tokenizer.json").read_text(encoding="utf-8"))
     size = max(max(vocab["model"]["vocab"].values()), *(t["id"] for t in vocab["added_tokens"])) + 1
     config = Qwen3Config(
-        vocab_size=size, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
-        num_key_value_heads=1, head_dim=32, max_position_embeddings=65536, tie_word_embeddings=True,
-        bos_token_id=None, eos_token_id=151645,
+        vocab_size=size,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        max_position_embeddings=65536,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=151645,
     )
     staging = target.with_suffix(".partial")
     shutil.rmtree(staging, ignore_errors=True)

@@ -35,8 +35,12 @@ MODEL = "Qwen/Qwen3-8B"
 def second_session_ttft(settings, target_tokens: int, first_event: str = "content") -> dict:
     """Session A warms the engine; returns session B's timings."""
     with serve(settings) as (url, state):
-        first, headers_a = calibrated_claude_code_body(url, MODEL, "a3f", "Fix the failing test in app.py.", target_tokens, "session-a")
-        second, headers_b = calibrated_claude_code_body(url, MODEL, "9c0", "Add a usage section to the README.", target_tokens, "session-b")
+        first, headers_a = calibrated_claude_code_body(
+            url, MODEL, "a3f", "Fix the failing test in app.py.", target_tokens, "session-a"
+        )
+        second, headers_b = calibrated_claude_code_body(
+            url, MODEL, "9c0", "Add a usage section to the README.", target_tokens, "session-b"
+        )
         # Claude Code asks for 32000 tokens; a random-weight model would use them all.
         # The answer's length does not change the time to its first token.
         first["max_tokens"] = second["max_tokens"] = 16
@@ -59,8 +63,14 @@ def simulated(target_tokens: int, time_scale: float) -> tuple[dict, dict]:
     from tokenyard.server.loading import ModelSettings
 
     def settings(keep: bool) -> ModelSettings:
-        return ModelSettings(model=str(fixture_model("qwen3")), engine="simulated", served_model_names=(MODEL,),
-                             keep_anthropic_preamble=keep, time_scale=time_scale, max_model_len=131_072)
+        return ModelSettings(
+            model=str(fixture_model("qwen3")),
+            engine="simulated",
+            served_model_names=(MODEL,),
+            keep_anthropic_preamble=keep,
+            time_scale=time_scale,
+            max_model_len=131_072,
+        )
 
     return second_session_ttft(settings(False), target_tokens), second_session_ttft(settings(True), target_tokens)
 
@@ -76,13 +86,20 @@ def real(target_tokens: int) -> tuple[dict, dict] | None:
     folder = tiny_qwen3()
 
     def settings(keep: bool) -> ModelSettings:
-        return ModelSettings(model=str(folder), engine="embedded", served_model_names=(MODEL,),
-                             keep_anthropic_preamble=keep, max_model_len=65_536)
+        return ModelSettings(
+            model=str(folder),
+            engine="embedded",
+            served_model_names=(MODEL,),
+            keep_anthropic_preamble=keep,
+            max_model_len=65_536,
+        )
 
     # The embedded engine announces the prompt (message_start) with its first token;
     # a random-weight model's tokens may all be markers, so that is the TTFT here.
-    return (second_session_ttft(settings(False), target_tokens, "message_start"),
-            second_session_ttft(settings(True), target_tokens, "message_start"))
+    return (
+        second_session_ttft(settings(False), target_tokens, "message_start"),
+        second_session_ttft(settings(True), target_tokens, "message_start"),
+    )
 
 
 def report(title: str, stripped: dict, kept: dict, key: str) -> float:
@@ -103,8 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sim_tokens, real_tokens = (4_000, 2_000) if args.quick else (52_000, 16_500)
     stripped, kept = simulated(sim_tokens, time_scale=0.05 if args.quick else 1.0)
-    sim_ratio = report(f"simulated engine (B200-like cost model), second Claude Code session, ~{sim_tokens // 1000}K-token system+tools",
-                       stripped, kept, "simulated_ttft_ms")
+    sim_ratio = report(
+        f"simulated engine (B200-like cost model), second Claude Code session, ~{sim_tokens // 1000}K-token system+tools",
+        stripped,
+        kept,
+        "simulated_ttft_ms",
+    )
     labels = ["sim stripped", "sim kept"]
     values = [stripped["simulated_ttft_ms"], kept["simulated_ttft_ms"]]
     print(f"target >= 5x on the simulated engine: {'met' if sim_ratio >= 5 else 'NOT met'}")
@@ -112,10 +133,21 @@ def main(argv: list[str] | None = None) -> int:
         measured = real(real_tokens)
         if measured is not None:
             r_stripped, r_kept = measured
-            report(f"embedded CPU engine, tiny random Qwen3, ~{real_tokens // 1000}K tokens", r_stripped, r_kept, "wall_ttft_ms")
+            report(
+                f"embedded CPU engine, tiny random Qwen3, ~{real_tokens // 1000}K tokens",
+                r_stripped,
+                r_kept,
+                "wall_ttft_ms",
+            )
             labels += ["cpu stripped", "cpu kept"]
             values += [r_stripped["wall_ttft_ms"], r_kept["wall_ttft_ms"]]
-    path = save_bar_plot("ttft_preamble", "Second Claude Code session TTFT: billing header stripped vs kept", labels, values, quick=args.quick)
+    path = save_bar_plot(
+        "ttft_preamble",
+        "Second Claude Code session TTFT: billing header stripped vs kept",
+        labels,
+        values,
+        quick=args.quick,
+    )
     print(f"plot: {path}")
     return 0
 

@@ -38,9 +38,19 @@ THOUGHT = (
 def script(turns: int, thinking_words: int) -> list:
     thinking = " ".join((THOUGHT * (thinking_words // len(THOUGHT.split()) + 1)).split()[:thinking_words])
     return [
-        [{"reasoning": f"Step {n}: {thinking}"}, {"call": {"name": "Bash", "arguments": {"command": f"pytest -x tests/test_{n}.py"}}}]
+        [
+            {"reasoning": f"Step {n}: {thinking}"},
+            {"call": {"name": "Bash", "arguments": {"command": f"pytest -x tests/test_{n}.py"}}},
+        ]
         for n in range(turns)
-    ] + [[{"reasoning": "Done.", }, {"text": "All tests pass now."}]]
+    ] + [
+        [
+            {
+                "reasoning": "Done.",
+            },
+            {"text": "All tests pass now."},
+        ]
+    ]
 
 
 def assistant_turn(events: list[dict]) -> list[dict]:
@@ -102,8 +112,14 @@ def measure(prefix_tokens: int, turns: int, result_lines: int, time_scale: float
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "script.json"
         path.write_text(json.dumps(script(turns, 380)))
-        settings = ModelSettings(model=str(fixture_model("qwen3")), engine="simulated", served_model_names=(MODEL,),
-                                 script=path, time_scale=time_scale, max_model_len=131_072)
+        settings = ModelSettings(
+            model=str(fixture_model("qwen3")),
+            engine="simulated",
+            served_model_names=(MODEL,),
+            script=path,
+            time_scale=time_scale,
+            max_model_len=131_072,
+        )
         results: dict[str, dict] = {}
         for condition in ("preserved", "mutated"):
             with serve(settings) as (url, state):
@@ -127,16 +143,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     prefix, turns, lines, scale = (4_000, 2, 10, 0.05) if args.quick else (44_000, 4, 100, 1.0)
     results = measure(prefix, turns, lines, scale)
-    print(f"simulated engine (B200-like cost model): turn {turns + 1} of a Claude Code session, ~{prefix // 1000}K-token "
-          f"system+tools, {turns} earlier turns with ~500 tokens of thinking each")
+    print(
+        f"simulated engine (B200-like cost model): turn {turns + 1} of a Claude Code session, ~{prefix // 1000}K-token "
+        f"system+tools, {turns} earlier turns with ~500 tokens of thinking each"
+    )
     for label, row in results.items():
-        print(f"  {label:<13} prompt {row['prompt']:>7,}  cached {row['cached']:>7,}  recomputed {row['prompt'] - row['cached']:>6,}  "
-              f"TTFT {row['ttft_ms']:7.1f} ms simulated")
+        print(
+            f"  {label:<13} prompt {row['prompt']:>7,}  cached {row['cached']:>7,}  recomputed {row['prompt'] - row['cached']:>6,}  "
+            f"TTFT {row['ttft_ms']:7.1f} ms simulated"
+        )
     ratio = results["mutated"]["ttft_ms"] / results["preserved"]["ttft_ms"]
     gap = results["preserved"]["ttft_ms"] / results["fully cached"]["ttft_ms"]
     print(f"  mutated / preserved = {ratio:.2f}x (seed 1.9x); preserved / fully cached = {gap:.2f}x")
-    path = save_bar_plot("ttft_reasoning_replay", f"Turn {turns + 1} TTFT: prior thinking preserved vs mutated (simulated)",
-                         list(results), [r["ttft_ms"] for r in results.values()], quick=args.quick)
+    path = save_bar_plot(
+        "ttft_reasoning_replay",
+        f"Turn {turns + 1} TTFT: prior thinking preserved vs mutated (simulated)",
+        list(results),
+        [r["ttft_ms"] for r in results.values()],
+        quick=args.quick,
+    )
     print(f"plot: {path}")
     return 0
 

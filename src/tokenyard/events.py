@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 
 @dataclass(slots=True)
@@ -122,10 +122,8 @@ class StreamError:
     kind: str = "api_error"
 
 
-ParseEvent = Union[
-    ReasoningDelta, TextDelta, Marker, ToolCallStart, ToolCallDelta, ToolCallReady, ToolCallIncomplete
-]
-Event = Union[ParseEvent, PromptProcessed, Usage, Finish, StreamError]
+ParseEvent = ReasoningDelta | TextDelta | Marker | ToolCallStart | ToolCallDelta | ToolCallReady | ToolCallIncomplete
+Event = ParseEvent | PromptProcessed | Usage | Finish | StreamError
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

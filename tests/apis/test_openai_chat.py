@@ -29,21 +29,42 @@ def _conversation(messages, **extra):
 
 
 def test_tool_results_and_assistant_turns_map_to_canonical_parts():
-    conversation = _conversation([
-        {"role": "user", "content": [{"type": "text", "text": "look"},
-                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                                     {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},
-        {"role": "assistant", "reasoning": "thinking aloud", "content": [{"type": "text", "text": "Two calls."}],
-         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "Bash", "arguments": '{"command":"ls"}'}},
-                        {"id": "call_2", "type": "function", "function": {"name": "Read", "arguments": '{ "path" : "a" }'}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "a b"},
-        {"role": "tool", "tool_call_id": "call_2", "content": [{"type": "text", "text": "contents"}]},
-        {"role": "user", "content": "next"},
-    ], stop="END", max_tokens=5, max_completion_tokens=9)
+    conversation = _conversation(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                    {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "reasoning": "thinking aloud",
+                "content": [{"type": "text", "text": "Two calls."}],
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "Bash", "arguments": '{"command":"ls"}'}},
+                    {"id": "call_2", "type": "function", "function": {"name": "Read", "arguments": '{ "path" : "a" }'}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "a b"},
+            {"role": "tool", "tool_call_id": "call_2", "content": [{"type": "text", "text": "contents"}]},
+            {"role": "user", "content": "next"},
+        ],
+        stop="END",
+        max_tokens=5,
+        max_completion_tokens=9,
+    )
     user, assistant, results, follow_up = conversation.messages
-    assert user.parts == [Text(text="look"), Image(media_type="image/png", data="AAAA"), Image(url="https://example.com/a.png")]
+    assert user.parts == [
+        Text(text="look"),
+        Image(media_type="image/png", data="AAAA"),
+        Image(url="https://example.com/a.png"),
+    ]
     assert assistant.parts == [
-        Reasoning(text="thinking aloud"), Text(text="Two calls."),
+        Reasoning(text="thinking aloud"),
+        Text(text="Two calls."),
         ToolCall(id="call_1", name="Bash", arguments='{"command":"ls"}'),
         ToolCall(id="call_2", name="Read", arguments='{ "path" : "a" }'),  # byte for byte
     ]
@@ -59,8 +80,11 @@ def test_controls_map_to_the_conversation():
     conversation = _conversation(
         [{"role": "user", "content": "x"}],
         tools=[{"type": "function", "function": {"name": "Bash"}}],
-        tool_choice={"type": "function", "function": {"name": "Bash"}}, parallel_tool_calls=False,
-        reasoning_effort="low", chat_template_kwargs={"enable_thinking": False, "x": 1}, top_k=-1,
+        tool_choice={"type": "function", "function": {"name": "Bash"}},
+        parallel_tool_calls=False,
+        reasoning_effort="low",
+        chat_template_kwargs={"enable_thinking": False, "x": 1},
+        top_k=-1,
         metadata={"session_id": "s1"},
     )
     assert (conversation.tool_choice.mode, conversation.tool_choice.name) == ("named", "Bash")
@@ -72,20 +96,27 @@ def test_controls_map_to_the_conversation():
     assert _conversation([{"role": "user", "content": "x"}], tool_choice="none").tool_choice.mode == "none"
 
 
-@pytest.mark.parametrize("body,param", [
-    ({"n": 3}, "n"),
-    ({"logprobs": True}, "logprobs"),
-    ({"tool_choice": "required"}, "tool_choice"),
-    ({"response_format": {"type": "xml"}}, "response_format.type"),
-    ({"stop": 5}, "stop"),
-    ({"tool_choice": {"type": "function"}}, "tool_choice"),
-    ({"messages": [{"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}, "messages.0.content.0"),
-    ({"messages": [{"role": "user", "content": [{"type": "text"}]}]}, "messages.0.content.0"),
-])
+@pytest.mark.parametrize(
+    "body,param",
+    [
+        ({"n": 3}, "n"),
+        ({"logprobs": True}, "logprobs"),
+        ({"tool_choice": "required"}, "tool_choice"),
+        ({"response_format": {"type": "xml"}}, "response_format.type"),
+        ({"stop": 5}, "stop"),
+        ({"tool_choice": {"type": "function"}}, "tool_choice"),
+        (
+            {"messages": [{"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+            "messages.0.content.0",
+        ),
+        ({"messages": [{"role": "user", "content": [{"type": "text"}]}]}, "messages.0.content.0"),
+    ],
+)
 def test_bad_requests_name_their_param(body, param):
     with pytest.raises(ApiError) as raised:
         _conversation([{"role": "user", "content": "x"}], **body) if "messages" not in body else to_conversation(
-            parse_request({"model": "m", **body}))
+            parse_request({"model": "m", **body})
+        )
     assert raised.value.status == 400 and raised.value.param == param
 
 
@@ -95,36 +126,69 @@ def _feed(encoder, events):
 
 def test_a_truncated_call_keeps_its_streamed_arguments_and_is_not_dispatched():
     encoder = ChatCompletionStream("id", "m", 1, dispatch=True)
-    wire = _feed(encoder, [
-        PromptProcessed(10, 0), ReasoningDelta("hm"), Marker("</think>"),
-        ToolCallStart(0, "call_1", "Bash"), ToolCallDelta(0, '{"command": "l'),
-        ToolCallIncomplete(0, "call_1", "Bash", '{"command": "l', '<tool_call>{"name"…', "truncated"),
-        Finish("length", usage=Usage(10, 0, 8, 1)),
-    ])
+    wire = _feed(
+        encoder,
+        [
+            PromptProcessed(10, 0),
+            ReasoningDelta("hm"),
+            Marker("</think>"),
+            ToolCallStart(0, "call_1", "Bash"),
+            ToolCallDelta(0, '{"command": "l'),
+            ToolCallIncomplete(0, "call_1", "Bash", '{"command": "l', '<tool_call>{"name"…', "truncated"),
+            Finish("length", usage=Usage(10, 0, 8, 1)),
+        ],
+    )
     names = [name for name, _ in wire]
     assert "tool_call_dispatch" not in names and names.count("reasoning_dispatch") == 1
     assert wire[-1][1]["choices"][0]["finish_reason"] == "length"
     completion = encoder.completion()
     message = completion["choices"][0]["message"]
-    assert message["tool_calls"] == [{"id": "call_1", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "l'}}]
+    assert message["tool_calls"] == [
+        {"id": "call_1", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "l'}}
+    ]
     assert message["content"] is None and message["reasoning_content"] == message["reasoning"] == "hm"
-    assert completion["usage"] == {"prompt_tokens": 10, "completion_tokens": 8, "total_tokens": 18,
-                                   "prompt_tokens_details": {"cached_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 1}}
+    assert completion["usage"] == {
+        "prompt_tokens": 10,
+        "completion_tokens": 8,
+        "total_tokens": 18,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 1},
+    }
 
 
 def test_dispatch_precedes_the_last_fragment_and_interleaved_reasoning_is_dispatched_per_block():
     encoder = ChatCompletionStream("id", "m", 1, dispatch=True, include_usage=True)
-    wire = _feed(encoder, [
-        PromptProcessed(10, 4), ReasoningDelta("one"), Marker("</think>"),
-        ToolCallStart(0, "call_1", "Bash"), ToolCallDelta(0, "{}"), ToolCallReady(0, "call_1", "Bash", "{}", "raw"),
-        ReasoningDelta("two"), TextDelta("done"), Finish("tool_calls", usage=Usage(10, 4, 5, 2)),
-    ])
+    wire = _feed(
+        encoder,
+        [
+            PromptProcessed(10, 4),
+            ReasoningDelta("one"),
+            Marker("</think>"),
+            ToolCallStart(0, "call_1", "Bash"),
+            ToolCallDelta(0, "{}"),
+            ToolCallReady(0, "call_1", "Bash", "{}", "raw"),
+            ReasoningDelta("two"),
+            TextDelta("done"),
+            Finish("tool_calls", usage=Usage(10, 4, 5, 2)),
+        ],
+    )
     kinds = []
     for name, data in wire:
         delta = data["choices"][0]["delta"] if data["choices"] else {}
         kinds.append(name or next(iter(delta), "usage" if data.get("usage") else "finish"))
-    assert kinds == ["role", "reasoning_content", "reasoning_dispatch", "tool_calls", "tool_call_dispatch", "tool_calls",
-                     "reasoning_content", "reasoning_dispatch", "content", "finish", "usage"]
+    assert kinds == [
+        "role",
+        "reasoning_content",
+        "reasoning_dispatch",
+        "tool_calls",
+        "tool_call_dispatch",
+        "tool_calls",
+        "reasoning_content",
+        "reasoning_dispatch",
+        "content",
+        "finish",
+        "usage",
+    ]
     assert [data["reasoning"] for name, data in wire if name == "reasoning_dispatch"] == ["one", "two"]
     assert wire[-1][1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 4}
     assert encoder.completion()["choices"][0]["message"]["content"] == "done"
@@ -132,6 +196,9 @@ def test_dispatch_precedes_the_last_fragment_and_interleaved_reasoning_is_dispat
 
 def test_without_dispatch_nothing_is_held_and_errors_end_the_stream():
     encoder = ChatCompletionStream("id", "m", 1)
-    assert _feed(encoder, [ToolCallStart(0, "call_1", "Bash")])[0][1]["choices"][0]["delta"]["tool_calls"][0]["id"] == "call_1"
+    assert (
+        _feed(encoder, [ToolCallStart(0, "call_1", "Bash")])[0][1]["choices"][0]["delta"]["tool_calls"][0]["id"]
+        == "call_1"
+    )
     [(name, data)] = encoder.feed(StreamError("boom"))
     assert name is None and data == {"error": {"message": "boom", "type": "server_error", "param": None, "code": None}}

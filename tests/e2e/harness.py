@@ -194,12 +194,15 @@ class NamespacedServer:
 
     def accepts_connections(self) -> bool:
         probe = f"exec 3<>/dev/tcp/127.0.0.1/{self.port}"
-        return subprocess.run(
-            ["nsenter", f"--net={self.netns}", "--", "bash", "-c", probe],
-            check=False,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        ).returncode == 0
+        return (
+            subprocess.run(
+                ["nsenter", f"--net={self.netns}", "--", "bash", "-c", probe],
+                check=False,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            ).returncode
+            == 0
+        )
 
 
 def _left_host_namespace(pid: int) -> bool:
@@ -238,7 +241,9 @@ def serve_in_namespace(
             if process.poll() is not None:
                 raise RuntimeError(f"server exited ({process.returncode}) before listening:\n{server.log_text()}")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"server not listening on {server.base_url} after {ready_timeout}s:\n{server.log_text()}")
+                raise TimeoutError(
+                    f"server not listening on {server.base_url} after {ready_timeout}s:\n{server.log_text()}"
+                )
             time.sleep(0.1)
         yield server
     finally:

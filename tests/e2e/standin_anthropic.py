@@ -111,11 +111,14 @@ def sse_events(body: dict, request_number: int, with_thinking: bool) -> list[tup
         events += block_events(index, block)
     final_usage = {**usage, "output_tokens": 12}
     events += [
-        ("message_delta", {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": final_usage,
-        }),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": final_usage,
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
     return events

@@ -163,7 +163,9 @@ def _transcript(home) -> str:
                 if not block["text"].startswith("<system-reminder>"):
                     lines.append(f"{role}: {block['text']}")
             elif kind == "thinking":
-                lines.append(f"thinking: {block.get('thinking') or '(omitted; signature ' + str(len(block.get('signature', ''))) + ' chars)'}")
+                lines.append(
+                    f"thinking: {block.get('thinking') or '(omitted; signature ' + str(len(block.get('signature', ''))) + ' chars)'}"
+                )
             elif kind == "tool_use":
                 lines.append(f"tool_use {block['name']} {block['input']}")
             elif kind == "tool_result":

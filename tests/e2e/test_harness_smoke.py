@@ -22,7 +22,9 @@ from tests.e2e.standin_anthropic import ANSWER_PREFIX
 PROMPT = "Run `echo hello-from-bash` with the Bash tool and tell me what it printed."
 MODEL = "org/standin-model"
 BILLING_HEADER = re.compile(
-    r"x-anthropic-billing-header: cc_version=" + re.escape(CLAUDE_CODE_VERSION) + r"\.[0-9a-f]{3}; cc_entrypoint=sdk-cli;"
+    r"x-anthropic-billing-header: cc_version="
+    + re.escape(CLAUDE_CODE_VERSION)
+    + r"\.[0-9a-f]{3}; cc_entrypoint=sdk-cli;"
 )
 
 

@@ -15,7 +15,9 @@ import pytest
 
 from tests.fixtures import fixtures_root, model_file
 
-pytest.importorskip("torch", reason="embedded engine deps missing: pip install torch==2.13.0 && pip install -e '.[embedded]'")
+pytest.importorskip(
+    "torch", reason="embedded engine deps missing: pip install torch==2.13.0 && pip install -e '.[embedded]'"
+)
 pytest.importorskip("accelerate", reason="embedded engine deps missing: pip install -e '.[embedded]'")
 
 from tokenyard.engines import embedded
@@ -65,8 +67,13 @@ def render(tokenizer: Tokenizer, messages: list[dict]) -> list[int]:
 
 
 def request(tokenizer: Tokenizer, prompt: list[int], max_tokens: int = 40, **sampling) -> EngineRequest:
-    return EngineRequest(request_id="test", prompt_token_ids=prompt, max_tokens=max_tokens,
-                         stop_token_ids=[tokenizer.token_to_id("<|im_end|>")], **sampling)
+    return EngineRequest(
+        request_id="test",
+        prompt_token_ids=prompt,
+        max_tokens=max_tokens,
+        stop_token_ids=[tokenizer.token_to_id("<|im_end|>")],
+        **sampling,
+    )
 
 
 async def collect(engine: EmbeddedEngine, req: EngineRequest) -> tuple[list[int], list, float]:
@@ -82,8 +89,11 @@ async def collect(engine: EmbeddedEngine, req: EngineRequest) -> tuple[list[int]
 
 def test_converted_dir_has_the_gguf_tokenizer_and_a_32k_window(smollm2_dir: Path, tokenizer: Tokenizer):
     from_gguf = Tokenizer.from_gguf(model_file("smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
-    for text in ("<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n", "naïve café 1234567 ✓",
-                 "def add(a, b):\n    return a + b\n"):
+    for text in (
+        "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n",
+        "naïve café 1234567 ✓",
+        "def add(a, b):\n    return a + b\n",
+    ):
         assert tokenizer.encode(text) == from_gguf.encode(text)
     assert tokenizer.encode("<|im_start|>") == [tokenizer.token_to_id("<|im_start|>")]
     assert "<|im_start|>" in tokenizer.chat_template
@@ -147,20 +157,21 @@ def test_seeded_sampling_is_reproducible(engine: EmbeddedEngine, tokenizer: Toke
 
 
 def test_shared_prefix_is_reused_and_faster(engine: EmbeddedEngine, tokenizer: Tokenizer):
-    manual = " ".join(f"Rule {i}: when the user asks about topic number {i}, answer briefly and politely."
-                      for i in range(100))
+    manual = " ".join(
+        f"Rule {i}: when the user asks about topic number {i}, answer briefly and politely." for i in range(100)
+    )
     system = f"You are a careful assistant. Follow these rules.\n{manual}"
-    first = render(tokenizer, [{"role": "system", "content": system},
-                               {"role": "user", "content": "Say hello."}])
-    second = render(tokenizer, [{"role": "system", "content": system},
-                                {"role": "user", "content": "Say goodbye."}])
-    shared = next(i for i, (a, b) in enumerate(zip(first, second)) if a != b)
+    first = render(tokenizer, [{"role": "system", "content": system}, {"role": "user", "content": "Say hello."}])
+    second = render(tokenizer, [{"role": "system", "content": system}, {"role": "user", "content": "Say goodbye."}])
+    shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
     assert shared > 2000
 
     _, cold_chunks, cold_ttft = asyncio.run(collect(engine, request(tokenizer, first, max_tokens=4)))
     _, warm_chunks, warm_ttft = asyncio.run(collect(engine, request(tokenizer, second, max_tokens=4)))
-    print(f"\nprefix {shared} of {len(second)} tokens: cold TTFT {cold_ttft:.2f}s "
-          f"(cached {cold_chunks[0].cached_tokens}), warm TTFT {warm_ttft:.2f}s (cached {warm_chunks[0].cached_tokens})")
+    print(
+        f"\nprefix {shared} of {len(second)} tokens: cold TTFT {cold_ttft:.2f}s "
+        f"(cached {cold_chunks[0].cached_tokens}), warm TTFT {warm_ttft:.2f}s (cached {warm_chunks[0].cached_tokens})"
+    )
     assert warm_chunks[0].cached_tokens == shared
 
     # The entry the second request copied from is intact: the first prompt again reuses all but its last token.
@@ -227,8 +238,7 @@ def test_prefix_store_is_bounded_and_copies_what_it_crops():
 
     def cache_of(tokens: list[int]) -> DynamicCache:
         cache = DynamicCache()
-        cache.update(torch.tensor(tokens, dtype=torch.float32).view(1, 1, -1, 1),
-                     torch.zeros(1, 1, len(tokens), 1), 0)
+        cache.update(torch.tensor(tokens, dtype=torch.float32).view(1, 1, -1, 1), torch.zeros(1, 1, len(tokens), 1), 0)
         return cache
 
     store = PrefixStore(max_tokens=10)

@@ -37,12 +37,27 @@ OUTPUT_IDS = [101, 102, 103]
 CACHED_TOKENS = 96
 WINDOW = 2048
 # Each behaviour is a served model name: the request's `model` picks it.
-BEHAVIOURS = ("normal", "text-only", "slow", "garbage", "not-sse", "missing-fields", "http-500",
-              "error-mid-stream", "drop-mid-stream", "no-finish", "endless")
+BEHAVIOURS = (
+    "normal",
+    "text-only",
+    "slow",
+    "garbage",
+    "not-sse",
+    "missing-fields",
+    "http-500",
+    "error-mid-stream",
+    "drop-mid-stream",
+    "no-finish",
+    "endless",
+)
 
 
 def completion_chunk(choice: dict) -> str:
-    return "data: " + json.dumps({"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, **choice}]}) + "\n\n"
+    return (
+        "data: "
+        + json.dumps({"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, **choice}]})
+        + "\n\n"
+    )
 
 
 def usage_chunk(usage: dict, **extra) -> str:
@@ -63,8 +78,12 @@ class StandIn:
 
     def app(self) -> Starlette:
         async def models(request: Request):
-            return JSONResponse({"object": "list", "data": [
-                {"id": name, "object": "model", "max_model_len": WINDOW} for name in BEHAVIOURS]})
+            return JSONResponse(
+                {
+                    "object": "list",
+                    "data": [{"id": name, "object": "model", "max_model_len": WINDOW} for name in BEHAVIOURS],
+                }
+            )
 
         async def completions(request: Request):
             body = await request.json()
@@ -73,8 +92,16 @@ class StandIn:
             self.client_ports.append(request.client.port)
             behaviour = body.get("model")
             if behaviour == "http-500":
-                return JSONResponse({"error": {"message": "the stand-in ran out of memory", "type": "InternalServerError",
-                                               "code": 500}}, status_code=500)
+                return JSONResponse(
+                    {
+                        "error": {
+                            "message": "the stand-in ran out of memory",
+                            "type": "InternalServerError",
+                            "code": 500,
+                        }
+                    },
+                    status_code=500,
+                )
             if behaviour == "not-sse":
                 return JSONResponse({"id": "cmpl-1", "choices": [{"index": 0, "text": "whole answer"}]})
             # A real server ends on the first stop token id it was given.
@@ -108,7 +135,7 @@ class StandIn:
         yield ": keep-alive comment\n\n"
         yield completion_chunk({"text": "ab", "token_ids": ids[:2]})
         if behaviour == "garbage":
-            yield "data: {\"choices\": [{\"text\": \n\n"
+            yield 'data: {"choices": [{"text": \n\n'
         elif behaviour == "missing-fields":
             yield "data: " + json.dumps({"choices": [{"index": 0, "logprobs": None}]}) + "\n\n"
         elif behaviour == "error-mid-stream":
@@ -120,9 +147,17 @@ class StandIn:
         else:
             yield completion_chunk({"text": "c", "token_ids": ids[2:]})
             # vLLM returns the stop token among the ids, not in the text.
-            yield completion_chunk({"text": "", "token_ids": [stop_id], "finish_reason": "stop", "stop_reason": stop_id})
-            yield usage_chunk({"prompt_tokens": 120, "completion_tokens": len(ids) + 1, "total_tokens": 124,
-                               "prompt_tokens_details": {"cached_tokens": CACHED_TOKENS}})
+            yield completion_chunk(
+                {"text": "", "token_ids": [stop_id], "finish_reason": "stop", "stop_reason": stop_id}
+            )
+            yield usage_chunk(
+                {
+                    "prompt_tokens": 120,
+                    "completion_tokens": len(ids) + 1,
+                    "total_tokens": 124,
+                    "prompt_tokens_details": {"cached_tokens": CACHED_TOKENS},
+                }
+            )
             yield "data: [DONE]\n\n"
         await asyncio.sleep(0)
 
@@ -156,11 +191,18 @@ def standin():
 
 
 def request(**overrides) -> EngineRequest:
-    fields = {"request_id": "req-1", "prompt_token_ids": list(range(5, 125)), "max_tokens": 50, "stop_token_ids": [STOP_ID]}
+    fields = {
+        "request_id": "req-1",
+        "prompt_token_ids": list(range(5, 125)),
+        "max_tokens": 50,
+        "stop_token_ids": [STOP_ID],
+    }
     return EngineRequest(**{**fields, **overrides})
 
 
-def generate(engine: RemoteEngine, engine_request: EngineRequest | None = None, *, limit: float = 10) -> list[EngineChunk]:
+def generate(
+    engine: RemoteEngine, engine_request: EngineRequest | None = None, *, limit: float = 10
+) -> list[EngineChunk]:
     """All chunks of one generation, on a fresh event loop, bounded in time."""
 
     async def run():
@@ -247,15 +289,18 @@ def test_silent_server_is_a_read_timeout_not_a_hang(standin):
     assert "read timeout" in message and seconds < 3
 
 
-@pytest.mark.parametrize("behaviour,expected", [
-    ("garbage", "not JSON"),
-    ("missing-fields", "not a completions chunk"),
-    ("not-sse", "not server-sent events"),
-    ("http-500", "HTTP 500: the stand-in ran out of memory"),
-    ("error-mid-stream", "failed mid-stream: EngineCore encountered an issue"),
-    ("drop-mid-stream", "connection broke mid-stream"),
-    ("no-finish", "without a finish reason"),
-])
+@pytest.mark.parametrize(
+    "behaviour,expected",
+    [
+        ("garbage", "not JSON"),
+        ("missing-fields", "not a completions chunk"),
+        ("not-sse", "not server-sent events"),
+        ("http-500", "HTTP 500: the stand-in ran out of memory"),
+        ("error-mid-stream", "failed mid-stream: EngineCore encountered an issue"),
+        ("drop-mid-stream", "connection broke mid-stream"),
+        ("no-finish", "without a finish reason"),
+    ],
+)
 def test_broken_answers_are_engine_errors(standin, behaviour, expected):
     message, seconds = failure(RemoteEngine(standin.url, model=behaviour, max_model_len=WINDOW))
     assert expected in message and seconds < 5
@@ -302,14 +347,17 @@ def qwen3() -> ServedModel:
 def anthropic_events(url: str, body: dict) -> list[tuple[str, dict]]:
     with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
         lines = list(response.iter_lines())
-    names = [line[len("event: "):] for line in lines if line.startswith("event: ")]
-    data = [json.loads(line[len("data: "):]) for line in lines if line.startswith("data: ")]
-    return list(zip(names, data))
+    names = [line[len("event: ") :] for line in lines if line.startswith("event: ")]
+    data = [json.loads(line[len("data: ") :]) for line in lines if line.startswith("data: ")]
+    return list(zip(names, data, strict=False))
 
 
 def test_mid_stream_engine_failure_is_an_api_error_event(standin, qwen3):
     body = {"model": "test/model", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)) as (url, state):
+    with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)) as (
+        url,
+        state,
+    ):
         standin.output_ids = state.pipeline.model.tokenizer.encode("Hello there, friend.")
         events = anthropic_events(url, body)
         assert [name for name, _ in events][-1] == "message_stop"
@@ -319,7 +367,9 @@ def test_mid_stream_engine_failure_is_an_api_error_event(standin, qwen3):
         prompt = state.pipeline.model.tokenizer.decode(standin.bodies[-1]["prompt"])
         assert prompt.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
 
-    with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="drop-mid-stream", max_model_len=WINDOW)) as (url, _):
+    with running_server_with_engine(
+        qwen3, RemoteEngine(standin.url, model="drop-mid-stream", max_model_len=WINDOW)
+    ) as (url, _):
         events = anthropic_events(url, body)
         names = [name for name, _ in events]
         assert names[0] == "message_start" and names[-1] == "error" and "message_stop" not in names
@@ -333,6 +383,8 @@ def test_cached_tokens_counted_at_the_end_reach_the_usage(standin, qwen3):
     with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)) as (url, _):
         events = dict(anthropic_events(url, body))
     usage = events["message_delta"]["usage"]
-    assert usage["cache_read_input_tokens"] == CACHED_TOKENS, "the pipeline must take a cached count from the last chunk"
+    assert usage["cache_read_input_tokens"] == CACHED_TOKENS, (
+        "the pipeline must take a cached count from the last chunk"
+    )
     prompt_tokens = len(standin.bodies[-1]["prompt"])
     assert usage["input_tokens"] == prompt_tokens - CACHED_TOKENS

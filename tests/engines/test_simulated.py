@@ -77,9 +77,11 @@ def test_block_hashes_chain_over_the_whole_prefix():
     assert len(hashes) == 10
     assert block_hashes(tokens + [1, 2, 3], 4) == hashes, "a partial block is not hashed"
     first_changed = block_hashes([999] + tokens[1:], 4)
-    assert all(a != b for a, b in zip(hashes, first_changed)), "a change in block 0 changes every later hash"
+    assert all(a != b for a, b in zip(hashes, first_changed, strict=False)), (
+        "a change in block 0 changes every later hash"
+    )
     third_changed = block_hashes(tokens[:9] + [999] + tokens[10:], 4)
-    assert third_changed[:2] == hashes[:2] and all(a != b for a, b in zip(hashes[2:], third_changed[2:]))
+    assert third_changed[:2] == hashes[:2] and all(a != b for a, b in zip(hashes[2:], third_changed[2:], strict=False))
     repeated = block_hashes([1, 2, 3, 4] * 2, 4)
     assert repeated[0] != repeated[1], "equal tokens at another position are another prefix"
     assert extend_block_hashes(block_hashes(tokens[:13], 4), tokens, 4) == hashes
@@ -127,7 +129,7 @@ def test_pool_frees_a_sequence_tail_first_and_hands_out_empty_blocks_first():
     evicted: list[int] = []
     pool = BlockPool(5, on_evict=evicted.append)
     sequence = pool.take((), 4)
-    for block, block_hash in zip(sequence[:3], (10, 11, 12)):
+    for block, block_hash in zip(sequence[:3], (10, 11, 12), strict=False):
         pool.register(block, block_hash)  # the fourth block was never full
     pool.release(sequence)
     pool.take((), 2)  # the never-used block and the unfilled one: nothing evicted
@@ -143,8 +145,9 @@ def test_pool_frees_a_sequence_tail_first_and_hands_out_empty_blocks_first():
 def test_two_requests_share_three_blocks_then_diverge(tmp_path):
     engine = make_engine(tmp_path, block_size=4, num_blocks=64, max_model_len=256)
     common = list(range(1000, 1012))
-    first, second = run_in_turn(engine, request("a", common + list(range(2000, 2008))),
-                                request("b", common + list(range(3000, 3008))))
+    first, second = run_in_turn(
+        engine, request("a", common + list(range(2000, 2008))), request("b", common + list(range(3000, 3008)))
+    )
     assert first[0].cached_tokens == 0 and second[0].cached_tokens == 12
     assert engine.timings["b"].cached_tokens == 12
     # Each 20-token prompt looks up the 4 full blocks before its last token.
@@ -175,8 +178,9 @@ def test_the_answer_is_cached_for_the_next_turn(tmp_path):
 
 def test_a_small_pool_evicts_the_least_recently_used_free_blocks_never_those_in_use(tmp_path):
     index = KvIndex()
-    engine = make_engine(tmp_path, answer="ok", block_size=4, num_blocks=12, max_model_len=48,
-                         kv_index=index, worker_id="w0")
+    engine = make_engine(
+        tmp_path, answer="ok", block_size=4, num_blocks=12, max_model_len=48, kv_index=index, worker_id="w0"
+    )
     a, b, c = (list(range(start, start + 16)) for start in (1000, 2000, 3000))
     run_in_turn(engine, request("a", a), request("b", b))
     assert index.overlaps(block_hashes(a, 4)) == {"w0": 4} and index.overlaps(block_hashes(b, 4)) == {"w0": 4}
@@ -201,8 +205,10 @@ def test_a_small_pool_evicts_the_least_recently_used_free_blocks_never_those_in_
     async def scenario():
         long_stream = engine.generate(request("long", long_prompt))
         first = await anext(long_stream)
-        others = [collect(engine, request(f"other-{i}", range(6000 + 100 * i, 6016 + 100 * i), max_tokens=2))
-                  for i in range(3)]
+        others = [
+            collect(engine, request(f"other-{i}", range(6000 + 100 * i, 6016 + 100 * i), max_tokens=2))
+            for i in range(3)
+        ]
         rest = [chunk async for chunk in long_stream]
         return [first, *rest], await asyncio.gather(*others)
 
@@ -236,8 +242,14 @@ def test_refcounts_return_to_zero_after_completion_and_after_abort(tmp_path):
 
 
 def test_a_request_waits_for_blocks_and_can_be_aborted_while_waiting(tmp_path):
-    engine = make_engine(tmp_path, answer="abc", block_size=4, num_blocks=6, max_model_len=24,
-                         cost=CostModel(frontend_ms_per_prompt_token=0))
+    engine = make_engine(
+        tmp_path,
+        answer="abc",
+        block_size=4,
+        num_blocks=6,
+        max_model_len=24,
+        cost=CostModel(frontend_ms_per_prompt_token=0),
+    )
 
     async def scenario():
         running = asyncio.ensure_future(collect(engine, request("running", range(1000, 1020))))
@@ -254,19 +266,28 @@ def test_a_request_waits_for_blocks_and_can_be_aborted_while_waiting(tmp_path):
     running, waiting = asyncio.run(scenario())
     assert output(running) == output(waiting) == "abc"
     timings = engine.timings
-    assert timings["waiting"].first_token_ms > timings["running"].finish_ms, "it waited for the first to free its blocks"
+    assert timings["waiting"].first_token_ms > timings["running"].finish_ms, (
+        "it waited for the first to free its blocks"
+    )
     assert timings["abandoned"].finish_reason == "abort" and timings["abandoned"].first_token_ms is None
     assert engine.stats.preemptions == 0
     assert_pool_idle(engine)
 
 
 def test_a_running_request_short_of_blocks_preempts_the_latest_admitted(tmp_path):
-    engine = make_engine(tmp_path, answer="0123456789", block_size=4, num_blocks=6, max_model_len=24,
-                         cost=CostModel(frontend_ms_per_prompt_token=0))
+    engine = make_engine(
+        tmp_path,
+        answer="0123456789",
+        block_size=4,
+        num_blocks=6,
+        max_model_len=24,
+        cost=CostModel(frontend_ms_per_prompt_token=0),
+    )
 
     async def scenario():
-        return await asyncio.gather(collect(engine, request("early", range(1000, 1008))),
-                                    collect(engine, request("late", range(2000, 2008))))
+        return await asyncio.gather(
+            collect(engine, request("early", range(1000, 1008))), collect(engine, request("late", range(2000, 2008)))
+        )
 
     early, late = asyncio.run(scenario())
     assert output(early) == output(late) == "0123456789"
@@ -320,9 +341,16 @@ def seed_ttft(cached_history: list[int] | None, prompt: list[int]) -> float:
     """Simulated TTFT of `prompt` on a default engine that last served `cached_history`."""
     tokenizer = CharTokenizer()
     # The default cost model; a pool smaller than the default (still never full here) builds faster.
-    engine = SimulatedEngine(tokenizer, ScriptedEngine(tokenizer, tool_format=None, reasoning_format=None),
-                             num_blocks=8192, max_model_len=131_072, time_scale=0)
-    requests = ([request("history", cached_history, max_tokens=1)] if cached_history else []) + [request("turn", prompt, 1)]
+    engine = SimulatedEngine(
+        tokenizer,
+        ScriptedEngine(tokenizer, tool_format=None, reasoning_format=None),
+        num_blocks=8192,
+        max_model_len=131_072,
+        time_scale=0,
+    )
+    requests = ([request("history", cached_history, max_tokens=1)] if cached_history else []) + [
+        request("turn", prompt, 1)
+    ]
     run_in_turn(engine, *requests)
     return engine.timings["turn"].ttft_ms
 
@@ -341,7 +369,7 @@ def test_default_constants_reproduce_the_seed_b200_figures():
     tail = 7_600
     thinking = list(range(400_000, 400_500))
     head = history[: SEED_PROMPT - tail]
-    later = history[SEED_PROMPT - tail + len(thinking):]
+    later = history[SEED_PROMPT - tail + len(thinking) :]
     previous = head + thinking + later
     unchanged = seed_ttft(previous, previous + turn)
     mutated = seed_ttft(previous, head + [t + 1 for t in thinking] + later + turn)
@@ -354,13 +382,15 @@ def test_default_constants_reproduce_the_seed_b200_figures():
 
 def test_concurrent_requests_share_steps_and_the_second_waits_for_the_chunk_in_flight(tmp_path):
     cost = CostModel(frontend_ms_per_prompt_token=0)
-    engine = make_engine(tmp_path, answer="z" * 30, block_size=16, num_blocks=64, max_model_len=1024,
-                         max_batched_tokens=64, cost=cost)
+    engine = make_engine(
+        tmp_path, answer="z" * 30, block_size=16, num_blocks=64, max_model_len=1024, max_batched_tokens=64, cost=cost
+    )
     long_prompt, short_prompt = list(range(1000, 1100)), list(range(2000, 2020))
 
     async def scenario():
-        return await asyncio.gather(collect(engine, request("long", long_prompt)),
-                                    collect(engine, request("short", short_prompt)))
+        return await asyncio.gather(
+            collect(engine, request("long", long_prompt)), collect(engine, request("short", short_prompt))
+        )
 
     long_chunks, short_chunks = asyncio.run(scenario())
     assert output(long_chunks) == output(short_chunks) == "z" * 30
@@ -416,8 +446,15 @@ def test_second_turn_reports_cached_tokens_through_the_pipeline(qwen3):
         return [event async for event in generation.events()]
 
     first = asyncio.run(turn(first_turn))
-    second = asyncio.run(turn(first_turn + [Message(role="assistant", parts=[Text(text="Hello.")]),
-                                            Message(role="user", parts=[Text(text="Again.")])]))
+    second = asyncio.run(
+        turn(
+            first_turn
+            + [
+                Message(role="assistant", parts=[Text(text="Hello.")]),
+                Message(role="user", parts=[Text(text="Again.")]),
+            ]
+        )
+    )
     assert next(e for e in first if isinstance(e, PromptProcessed)).cached_tokens == 0
     processed = next(e for e in second if isinstance(e, PromptProcessed))
     finish = next(e for e in second if isinstance(e, Finish))
@@ -428,22 +465,29 @@ def test_second_turn_reports_cached_tokens_through_the_pipeline(qwen3):
 def test_second_turn_reports_cache_read_tokens_through_the_anthropic_api(qwen3, tmp_path, monkeypatch):
     model, scripted = qwen3
     # The test server, with the simulated engine in place of the scripted one it loads.
-    monkeypatch.setattr(serving, "load", lambda settings: (model, SimulatedEngine(model.tokenizer, scripted, time_scale=0)))
-    bash = {"name": "Bash", "description": "Run a shell command",
-            "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}
+    monkeypatch.setattr(
+        serving, "load", lambda settings: (model, SimulatedEngine(model.tokenizer, scripted, time_scale=0))
+    )
+    bash = {
+        "name": "Bash",
+        "description": "Run a shell command",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+    }
     with serving.running_server("qwen3", tmp_path=tmp_path) as (url, state):
         assert isinstance(state.pipeline.engine, SimulatedEngine)
         client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
         history = [{"role": "user", "content": "List the files."}]
-        first = client.messages.create(model="test/model", max_tokens=512, system="You are a coding agent.",
-                                       tools=[bash], messages=history)
+        first = client.messages.create(
+            model="test/model", max_tokens=512, system="You are a coding agent.", tools=[bash], messages=history
+        )
         call = next(block for block in first.content if block.type == "tool_use")
         history += [
             {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "README.md"}]},
         ]
-        second = client.messages.create(model="test/model", max_tokens=512, system="You are a coding agent.",
-                                        tools=[bash], messages=history)
+        second = client.messages.create(
+            model="test/model", max_tokens=512, system="You are a coding agent.", tools=[bash], messages=history
+        )
     assert first.usage.cache_read_input_tokens == 0
     assert second.usage.cache_read_input_tokens > 0
     assert "README.md" in second.content[-1].text

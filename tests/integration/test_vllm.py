@@ -49,7 +49,9 @@ def vllm_python() -> Path:
 
 
 def smollm2_folder() -> Path:
-    pytest.importorskip("torch", reason="converting the built-in smollm2 for vLLM needs torch (pip install torch==2.13.0)")
+    pytest.importorskip(
+        "torch", reason="converting the built-in smollm2 for vLLM needs torch (pip install torch==2.13.0)"
+    )
     from tokenyard.engines.embedded import resolve_embedded_model
 
     return resolve_embedded_model("smollm2")
@@ -70,14 +72,32 @@ def vllm(tmp_path_factory) -> Vllm:
     python, model = vllm_python(), smollm2_folder()
     port = free_port()
     log = tmp_path_factory.mktemp("vllm") / "vllm.log"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
-           # GiB of KV cache: SmolLM2-135M needs ~23 KB a token, so 2 GiB holds ~90K tokens.
-           "VLLM_CPU_KVCACHE_SPACE": "2"}
-    command = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
-               "--served-model-name", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
-               "--enable-prefix-caching", "--enforce-eager", "--enable-prompt-tokens-details",
-               # Logs "Aborted request(s) ..." (the abort test reads it).
-               "--enable-log-requests"]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        # GiB of KV cache: SmolLM2-135M needs ~23 KB a token, so 2 GiB holds ~90K tokens.
+        "VLLM_CPU_KVCACHE_SPACE": "2",
+    }
+    command = [
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--served-model-name",
+        SERVED_NAME,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--enable-prefix-caching",
+        "--enforce-eager",
+        "--enable-prompt-tokens-details",
+        # Logs "Aborted request(s) ..." (the abort test reads it).
+        "--enable-log-requests",
+    ]
     with open(log, "wb") as out:
         # Its own session, so that teardown ends vLLM's engine-core child process too.
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -141,10 +161,12 @@ def _generate(engine: RemoteEngine, request: EngineRequest, *, stop_after: int |
 def test_vllm_streams_token_ids_and_reports_the_cache_hit_at_the_end(vllm, frontend):
     _, state = frontend
     tokenizer = state.pipeline.model.tokenizer
-    prompt = tokenizer.encode(f"<|im_start|>system\n{RULES}<|im_end|>\n<|im_start|>user\nName a colour.<|im_end|>\n"
-                              "<|im_start|>assistant\n")
-    request = EngineRequest("engine-direct", prompt, max_tokens=24, temperature=0.0,
-                            stop_token_ids=state.pipeline.model.stop_token_ids())
+    prompt = tokenizer.encode(
+        f"<|im_start|>system\n{RULES}<|im_end|>\n<|im_start|>user\nName a colour.<|im_end|>\n<|im_start|>assistant\n"
+    )
+    request = EngineRequest(
+        "engine-direct", prompt, max_tokens=24, temperature=0.0, stop_token_ids=state.pipeline.model.stop_token_ids()
+    )
     first = _generate(RemoteEngine(vllm.url), request)
     second = _generate(RemoteEngine(vllm.url), request)
     for chunks in (first, second):
@@ -161,7 +183,9 @@ def test_vllm_streams_token_ids_and_reports_the_cache_hit_at_the_end(vllm, front
 def test_closing_the_stream_aborts_the_vllm_request(vllm, frontend):
     _, state = frontend
     tokenizer = state.pipeline.model.tokenizer
-    prompt = tokenizer.encode("<|im_start|>user\nCount from 1 to 500, one number a line.<|im_end|>\n<|im_start|>assistant\n")
+    prompt = tokenizer.encode(
+        "<|im_start|>user\nCount from 1 to 500, one number a line.<|im_end|>\n<|im_start|>assistant\n"
+    )
     request = EngineRequest("abort-me", prompt, max_tokens=2000, temperature=0.0)
     assert len(_generate(RemoteEngine(vllm.url), request, stop_after=2)) == 2
     deadline = time.monotonic() + 10
@@ -186,14 +210,18 @@ def test_anthropic_messages(frontend):
     usages = []
     for follow_up in (second_question, None):
         # The SDK no longer takes temperature as an argument; the Messages API still does.
-        with client.messages.stream(model=SERVED_NAME, max_tokens=24, system=system, messages=messages,
-                                    extra_body={"temperature": 0}) as stream:
+        with client.messages.stream(
+            model=SERVED_NAME, max_tokens=24, system=system, messages=messages, extra_body={"temperature": 0}
+        ) as stream:
             final = stream.get_final_message()
         assert final.content and final.content[0].type == "text" and final.content[0].text.strip()
         assert final.stop_reason in ("end_turn", "max_tokens")
         usages.append(final.usage)
         if follow_up:
-            messages += [{"role": "assistant", "content": final.content[0].text}, {"role": "user", "content": follow_up}]
+            messages += [
+                {"role": "assistant", "content": final.content[0].text},
+                {"role": "user", "content": follow_up},
+            ]
     assert usages[0].cache_read_input_tokens == 0
     assert 0 < usages[1].cache_read_input_tokens < usages[1].input_tokens + usages[1].cache_read_input_tokens
 
@@ -205,8 +233,14 @@ def test_openai_chat_completions(frontend):
     messages = [{"role": "system", "content": system}, {"role": "user", "content": first_question}]
     usages = []
     for follow_up in (second_question, None):
-        stream = client.chat.completions.create(model=SERVED_NAME, max_tokens=24, temperature=0, messages=messages,
-                                                stream=True, stream_options={"include_usage": True})
+        stream = client.chat.completions.create(
+            model=SERVED_NAME,
+            max_tokens=24,
+            temperature=0,
+            messages=messages,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
         chunks = list(stream)
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
         assert text.strip()
@@ -224,8 +258,15 @@ def test_openai_responses(frontend):
     items: list = [{"role": "user", "content": first_question}]
     usages = []
     for follow_up in (second_question, None):
-        stream = client.responses.create(model=SERVED_NAME, instructions=system, input=items, max_output_tokens=24,
-                                         temperature=0, store=False, stream=True)
+        stream = client.responses.create(
+            model=SERVED_NAME,
+            instructions=system,
+            input=items,
+            max_output_tokens=24,
+            temperature=0,
+            store=False,
+            stream=True,
+        )
         completed = [event for event in stream if event.type == "response.completed"]
         assert len(completed) == 1
         response = completed[0].response

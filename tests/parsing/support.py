@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from tokenyard.conversation import ToolSpec
 from tokenyard.events import (
     Marker,
-    merge_adjacent,
     ParseEvent,
     ReasoningDelta,
     TextDelta,
@@ -16,6 +15,7 @@ from tokenyard.events import (
     ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
+    merge_adjacent,
 )
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
@@ -23,7 +23,9 @@ from tokenyard.parsing.tools.base import CallIds
 SplitterFactory = Callable[[], OutputSplitter]
 
 
-def splitter_factory(reasoning: str | None, tool: str | None, tools: Iterable[ToolSpec] | None = None, **kwargs) -> SplitterFactory:
+def splitter_factory(
+    reasoning: str | None, tool: str | None, tools: Iterable[ToolSpec] | None = None, **kwargs
+) -> SplitterFactory:
     tool_list = None if tools is None else list(tools)
 
     def make() -> OutputSplitter:

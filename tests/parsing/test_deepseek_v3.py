@@ -46,7 +46,7 @@ def test_prose_then_several_calls_separated_by_newlines():
     [
         {},
         {"city": "東京 🌸", "days": 3},
-        {"code": "```python\nprint('x')\n```", "nested": {"a": [1, 2.5, None, True, {"b": "\\\""}]}},
+        {"code": "```python\nprint('x')\n```", "nested": {"a": [1, 2.5, None, True, {"b": '\\"'}]}},
     ],
 )
 def test_argument_shapes(arguments):

@@ -8,7 +8,7 @@ from .support import WEATHER, parse, splitter_factory, summary
 
 BEGIN, END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 CALL, SEP, CALL_END = "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>"
-LITERAL = BEGIN + CALL + 'get_weather' + SEP + '{"city":"Tokyo","days":3}' + CALL_END + END
+LITERAL = BEGIN + CALL + "get_weather" + SEP + '{"city":"Tokyo","days":3}' + CALL_END + END
 v31 = splitter_factory(None, "deepseek_v3_1", [WEATHER])
 v31_thinking = splitter_factory("deepseek_v3_1", "deepseek_v3_1", [WEATHER])
 

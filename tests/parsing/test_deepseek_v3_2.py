@@ -166,7 +166,11 @@ def test_invalid_json_body_at_the_end_of_output():
 def test_truncated(cut):
     full = block("function_calls", TOKYO)
     text = full[: full.index(cut) + len(cut)]
-    expected = [("call", "get_weather", {"city": "Tokyo", "days": 3})] if "invoke" in cut else [("incomplete", "get_weather", "truncated")]
+    expected = (
+        [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+        if "invoke" in cut
+        else [("incomplete", "get_weather", "truncated")]
+    )
     assert summary(parse(v32, text)) == expected
 
 
@@ -207,8 +211,11 @@ def test_v4_bare_invoke_without_block():
 
 def test_v4_reasoning_and_calls_interleaved_in_order():
     text = (
-        "<think>Tokyo first.</think>\n" + block("tool_calls", TOKYO)
-        + "\n<think>Now Paris.</think>\n" + block("tool_calls", PARIS) + "\nBoth done."
+        "<think>Tokyo first.</think>\n"
+        + block("tool_calls", TOKYO)
+        + "\n<think>Now Paris.</think>\n"
+        + block("tool_calls", PARIS)
+        + "\nBoth done."
     )
     assert summary(parse(v4_reasoning, text)) == [
         ("reasoning", "Tokyo first."),
@@ -231,7 +238,13 @@ def test_v4_reasoning_ends_implicitly_at_block_or_bare_invoke():
 
 
 def test_v3_2_forced_reasoning_and_a_call_inside_reasoning():
-    text = "Thinking.</think>\n\n" + block("function_calls", TOKYO) + "\n<think>Hmm, " + block("function_calls", PARIS) + "\nok."
+    text = (
+        "Thinking.</think>\n\n"
+        + block("function_calls", TOKYO)
+        + "\n<think>Hmm, "
+        + block("function_calls", PARIS)
+        + "\nok."
+    )
     assert summary(parse(v32_reasoning, text)) == [
         ("reasoning", "Thinking."),
         ("call", "get_weather", {"city": "Tokyo", "days": 3}),

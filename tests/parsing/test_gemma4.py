@@ -59,7 +59,10 @@ def test_empty_arguments():
 
 
 def test_schema_coerces_top_level_values():
-    tool = ToolSpec(name="f", parameters={"properties": {"zip": {"type": "string"}, "n": {"type": "integer"}, "deep": {"type": "object"}}})
+    tool = ToolSpec(
+        name="f",
+        parameters={"properties": {"zip": {"type": "string"}, "n": {"type": "integer"}, "deep": {"type": "object"}}},
+    )
     body = f"zip:01234,n:{Q}7{Q},deep:{{n:{Q}7{Q}}},free:{Q}8{Q}"
     events = parse(splitter_factory(None, "gemma4", [tool]), call("f", body))
     # Only top-level members follow the schema; nested values are as written.
@@ -85,7 +88,15 @@ def test_strings_stream_as_they_arrive():
 
 def test_truncated():
     head = "<|tool_call>call:get_weather{"
-    for text in (head, head + "city:<|\"|>Tok", head + "city:<|\"|>Tokyo<|", head + "days:", head + "days:<|", head + "days:3", head + "days:3}"):
+    for text in (
+        head,
+        head + 'city:<|"|>Tok',
+        head + 'city:<|"|>Tokyo<|',
+        head + "days:",
+        head + "days:<|",
+        head + "days:3",
+        head + "days:3}",
+    ):
         assert summary(parse(gemma, text)) == [("incomplete", "get_weather", "truncated")], text
 
 
@@ -108,7 +119,7 @@ def test_unclosed_call_resyncs_at_the_next_one():
 
 
 def test_missing_closing_marker_before_more_text():
-    text = "<|tool_call>call:get_weather{city:<|\"|>Oslo<|\"|>} and then prose"
+    text = '<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>} and then prose'
     assert summary(parse(gemma, text)) == [("call", "get_weather", {"city": "Oslo"}), ("text", "and then prose")]
 
 
@@ -125,8 +136,11 @@ def test_undeclared_tool_is_flagged():
 
 def test_interleaved_with_reasoning_in_order():
     text = (
-        "<|channel>thought\nTokyo first.<channel|>" + LITERAL
-        + "<|channel>thought\nNow Paris.<channel|>" + PARIS + "Both done."
+        "<|channel>thought\nTokyo first.<channel|>"
+        + LITERAL
+        + "<|channel>thought\nNow Paris.<channel|>"
+        + PARIS
+        + "Both done."
     )
     assert summary(parse(gemma_reasoning, text)) == [
         ("reasoning", "Tokyo first."),

@@ -93,8 +93,7 @@ def test_literal_backslash_n_between_tags():
 
 def test_missing_value_close_tag():
     text = (
-        "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Oslo"
-        "<arg_key>days</arg_key><arg_value>2</tool_call>"
+        "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Oslo<arg_key>days</arg_key><arg_value>2</tool_call>"
     )
     assert summary(parse(glm, text)) == [("call", "get_weather", {"city": "Oslo", "days": 2})]
 
@@ -129,8 +128,11 @@ def test_undeclared_tool_is_flagged():
 
 def test_interleaved_with_reasoning_in_order():
     text = (
-        "<think>First Tokyo.</think>\n" + LITERAL + "\n<think>Now Paris.</think>\n"
-        + LITERAL.replace("Tokyo", "Paris") + "\nBoth done."
+        "<think>First Tokyo.</think>\n"
+        + LITERAL
+        + "\n<think>Now Paris.</think>\n"
+        + LITERAL.replace("Tokyo", "Paris")
+        + "\nBoth done."
     )
     assert summary(parse(glm_thinking, text)) == [
         ("reasoning", "First Tokyo."),

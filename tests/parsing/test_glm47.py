@@ -39,8 +39,11 @@ def test_not_a_call_is_text():
 
 def test_interleaved_with_reasoning_in_order():
     text = (
-        "<think>First Tokyo.</think>" + LITERAL + "<think>Now Paris.</think>"
-        + LITERAL.replace("Tokyo", "Paris") + "Both done."
+        "<think>First Tokyo.</think>"
+        + LITERAL
+        + "<think>Now Paris.</think>"
+        + LITERAL.replace("Tokyo", "Paris")
+        + "Both done."
     )
     assert summary(parse(glm47_thinking, text)) == [
         ("reasoning", "First Tokyo."),

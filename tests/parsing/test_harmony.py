@@ -95,7 +95,9 @@ def test_next_header_without_end_token_closes_the_body():
 
 
 def test_output_without_harmony_is_text():
-    assert summary(parse(harmony, "Just an answer, <b>bold</b> to=me.")) == [("text", "Just an answer, <b>bold</b> to=me.")]
+    assert summary(parse(harmony, "Just an answer, <b>bold</b> to=me.")) == [
+        ("text", "Just an answer, <b>bold</b> to=me.")
+    ]
 
 
 def test_prose_before_a_header_is_text():
@@ -213,7 +215,10 @@ def test_invalid_arguments(body):
 
 def test_call_interrupted_by_next_header():
     text = '<|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{"city":' + FINAL
-    assert summary(parse(harmony, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "Sunny, 24°C.")]
+    assert summary(parse(harmony, text)) == [
+        ("incomplete", "get_weather", "invalid_arguments"),
+        ("text", "Sunny, 24°C."),
+    ]
 
 
 def test_unknown_recipients_are_undeclared_calls():

@@ -24,9 +24,14 @@ def test_reference_literal():
 
 
 def test_several_calls_with_prose_around():
-    text = "Let me look.\n" + section(
-        {"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "get_weather", "parameters": {"city": "Paris"}}
-    ) + "\nHere you go."
+    text = (
+        "Let me look.\n"
+        + section(
+            {"name": "get_weather", "arguments": {"city": "Tokyo"}},
+            {"name": "get_weather", "parameters": {"city": "Paris"}},
+        )
+        + "\nHere you go."
+    )
     assert summary(parse(jamba, text)) == [
         ("text", "Let me look."),
         ("call", "get_weather", {"city": "Tokyo"}),

@@ -26,7 +26,11 @@ def scan(chunks):
 
 
 @settings(max_examples=150, deadline=None)
-@given(value=st.dictionaries(st.text(max_size=8), json_values, max_size=5), indent=st.sampled_from([None, 2]), cut=st.integers(1, 7))
+@given(
+    value=st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+    indent=st.sampled_from([None, 2]),
+    cut=st.integers(1, 7),
+)
 def test_objects_stream_exactly_and_end_where_they_end(value, indent, cut):
     text = json.dumps(value, indent=indent, ensure_ascii=False) + "</tail>"
     chunks = [text[i : i + cut] for i in range(0, len(text), cut)]
@@ -43,7 +47,9 @@ def test_raw_control_characters_in_strings_are_escaped():
     assert out == '{"code": "a\\n\\tb"}' and json.loads(out) == {"code": "a\n\tb"}
 
 
-@pytest.mark.parametrize("bad", ['{"a": 1,}', '{"a" 1}', "{'a': 1}", '{"a": tru}', '{"a": 01}', '{"a": "\\x"}', '[1 2]'])
+@pytest.mark.parametrize(
+    "bad", ['{"a": 1,}', '{"a" 1}', "{'a': 1}", '{"a": tru}', '{"a": 01}', '{"a": "\\x"}', "[1 2]"]
+)
 def test_invalid_json_raises_at_the_offending_character(bad):
     with pytest.raises(JsonStreamError):
         scanner = JsonValueScanner()

@@ -42,8 +42,19 @@ def test_singular_section_tokens():
 
 def test_prose_several_calls_and_whitespace_between_tokens():
     text = (
-        "Both cities.\n" + BEGIN + "\n" + CALL + "\nfunctions.get_weather:0" + ARGS + '\n{"city":"Tokyo"}\n' + CALL_END
-        + "\n" + call('{"city":"Paris"}', "functions.get_weather:1") + "\n" + END + "\nDone."
+        "Both cities.\n"
+        + BEGIN
+        + "\n"
+        + CALL
+        + "\nfunctions.get_weather:0"
+        + ARGS
+        + '\n{"city":"Tokyo"}\n'
+        + CALL_END
+        + "\n"
+        + call('{"city":"Paris"}', "functions.get_weather:1")
+        + "\n"
+        + END
+        + "\nDone."
     )
     events = parse(kimi, text)
     assert summary(events) == [
@@ -120,8 +131,14 @@ def test_undeclared_tool_is_flagged():
 def test_interleaved_thinking_in_order():
     # kimi_k25 starts inside reasoning; a call section ends it; `<think>` reopens it.
     text = (
-        "First Tokyo." + BEGIN + call('{"city":"Tokyo"}') + END
-        + "<think>Now Paris.</think>" + BEGIN + call('{"city":"Paris"}', "functions.get_weather:1") + END
+        "First Tokyo."
+        + BEGIN
+        + call('{"city":"Tokyo"}')
+        + END
+        + "<think>Now Paris.</think>"
+        + BEGIN
+        + call('{"city":"Paris"}', "functions.get_weather:1")
+        + END
         + "Both done."
     )
     assert summary(parse(k25, text)) == [

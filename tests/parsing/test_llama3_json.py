@@ -27,7 +27,10 @@ def test_bare_json_at_the_start_of_the_output():
 
 def test_bare_json_after_reasoning_opens_the_output():
     text = '<think>\nweather?\n</think>\n{"name": "get_weather", "parameters": {"city": "Tokyo"}}'
-    assert summary(parse(llama_thinking, text)) == [("reasoning", "weather?"), ("call", "get_weather", {"city": "Tokyo"})]
+    assert summary(parse(llama_thinking, text)) == [
+        ("reasoning", "weather?"),
+        ("call", "get_weather", {"city": "Tokyo"}),
+    ]
 
 
 def test_json_later_in_prose_is_text():
@@ -52,10 +55,15 @@ def test_several_calls_separated_by_semicolons_after_prose():
 
 def test_text_after_the_calls():
     text = LITERAL + "\nI'll wait for the result."
-    assert summary(parse(llama, text)) == [("call", "get_weather", {"city": "Tokyo", "days": 3}), ("text", "I'll wait for the result.")]
+    assert summary(parse(llama, text)) == [
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("text", "I'll wait for the result."),
+    ]
 
 
-@pytest.mark.parametrize("arguments", [{}, {"city": "Québec ❄", "days": 3}, {"q": "a;b\"c\\d\ne", "n": [{"x": [1, {"y": None}]}]}])
+@pytest.mark.parametrize(
+    "arguments", [{}, {"city": "Québec ❄", "days": 3}, {"q": 'a;b"c\\d\ne', "n": [{"x": [1, {"y": None}]}]}]
+)
 def test_argument_shapes(arguments):
     text = "<|python_tag|>" + json.dumps({"name": "get_weather", "parameters": arguments}, ensure_ascii=False)
     events = parse(llama, text)
@@ -76,7 +84,9 @@ def test_invalid_arguments_run_to_the_end():
 
 
 def test_truncated_call():
-    assert summary(parse(llama, '{"name": "get_weather", "parameters": {"city": "Tok')) == [("incomplete", "get_weather", "truncated")]
+    assert summary(parse(llama, '{"name": "get_weather", "parameters": {"city": "Tok')) == [
+        ("incomplete", "get_weather", "truncated")
+    ]
 
 
 def test_undeclared_tool_is_flagged():

@@ -88,7 +88,7 @@ def test_value_may_contain_opening_tags():
 
 
 def test_multiline_value_strips_one_newline_each_side():
-    content = "\nline1\n  東京 \"q\" \\ 🌸\n"
+    content = '\nline1\n  東京 "q" \\ 🌸\n'
     events = parse(edit, call("edit", f'<parameter name="content">\n{content}\n</parameter>\n'))
     assert summary(events) == [("call", "edit", {"content": content})]
 
@@ -117,7 +117,7 @@ def test_truncated():
 
 
 def test_not_a_call_is_text():
-    text = "The <minimax:tool_call> tag wraps calls; <invoke name=\"x\"> alone is prose."
+    text = 'The <minimax:tool_call> tag wraps calls; <invoke name="x"> alone is prose.'
     assert summary(parse(minimax, text)) == [("text", text)]
 
 
@@ -129,8 +129,11 @@ def test_undeclared_tool_is_flagged():
 
 def test_interleaved_with_forced_reasoning_in_order():
     text = (
-        "Tokyo first.</think>\n\n" + LITERAL + "\n<think>Now Paris.</think>\n\n"
-        + LITERAL.replace("Tokyo", "Paris").replace(">3<", ">2<") + "\nBoth done."
+        "Tokyo first.</think>\n\n"
+        + LITERAL
+        + "\n<think>Now Paris.</think>\n\n"
+        + LITERAL.replace("Tokyo", "Paris").replace(">3<", ">2<")
+        + "\nBoth done."
     )
     assert summary(parse(minimax_reasoning, text)) == [
         ("reasoning", "Tokyo first."),

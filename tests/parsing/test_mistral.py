@@ -64,11 +64,18 @@ def test_model_call_id_is_kept():
 
 
 def test_args_token_dropped_by_the_decoder():
-    assert summary(parse(mistral, '[TOOL_CALLS]get_weather{"city": "Tokyo"}')) == [("call", "get_weather", {"city": "Tokyo"})]
+    assert summary(parse(mistral, '[TOOL_CALLS]get_weather{"city": "Tokyo"}')) == [
+        ("call", "get_weather", {"city": "Tokyo"})
+    ]
 
 
 @pytest.mark.parametrize(
-    "arguments", [{}, {"city": "Αθήνα 🏛", "days": 3}, {"code": 'print("[TOOL_CALLS]")\n\tx = {1: [2]}', "opts": {"a": [True, None]}}]
+    "arguments",
+    [
+        {},
+        {"city": "Αθήνα 🏛", "days": 3},
+        {"code": 'print("[TOOL_CALLS]")\n\tx = {1: [2]}', "opts": {"a": [True, None]}},
+    ],
 )
 def test_argument_shapes(arguments):
     text = "[TOOL_CALLS]get_weather[ARGS]" + json.dumps(arguments, ensure_ascii=False)
@@ -78,25 +85,37 @@ def test_argument_shapes(arguments):
 
 
 def test_not_a_call_is_text():
-    for text in ["[TOOL_CALLS] I can not call tools.", "[TOOL_CALLS]get weather", "[TOOL_CALLS]get_weather[INST]x", "[TOOL_CALLS][]"]:
+    for text in [
+        "[TOOL_CALLS] I can not call tools.",
+        "[TOOL_CALLS]get weather",
+        "[TOOL_CALLS]get_weather[INST]x",
+        "[TOOL_CALLS][]",
+    ]:
         assert summary(parse(mistral, text)) == [("text", text)]
 
 
 def test_invalid_arguments_run_to_the_next_call():
     text = '[TOOL_CALLS]get_weather[ARGS]{"city": Tokyo} oops[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}'
     events = parse(mistral, text)
-    assert summary(events) == [("incomplete", "get_weather", "invalid_arguments"), ("call", "get_weather", {"city": "Oslo"})]
+    assert summary(events) == [
+        ("incomplete", "get_weather", "invalid_arguments"),
+        ("call", "get_weather", {"city": "Oslo"}),
+    ]
     failed = events[2]
     assert failed.raw == '[TOOL_CALLS]get_weather[ARGS]{"city": Tokyo} oops'
     assert failed.arguments == '{"city": '
 
 
 def test_arguments_must_be_an_object():
-    assert summary(parse(mistral, '[TOOL_CALLS]get_weather[ARGS]"Tokyo"')) == [("incomplete", "get_weather", "invalid_arguments")]
+    assert summary(parse(mistral, '[TOOL_CALLS]get_weather[ARGS]"Tokyo"')) == [
+        ("incomplete", "get_weather", "invalid_arguments")
+    ]
 
 
 def test_truncated_call():
-    assert summary(parse(mistral, '[TOOL_CALLS]get_weather[ARGS]{"city": "To')) == [("incomplete", "get_weather", "truncated")]
+    assert summary(parse(mistral, '[TOOL_CALLS]get_weather[ARGS]{"city": "To')) == [
+        ("incomplete", "get_weather", "truncated")
+    ]
     assert summary(parse(mistral, "[TOOL_CALLS]get_weather[ARGS]")) == [("incomplete", "get_weather", "truncated")]
 
 
@@ -107,8 +126,11 @@ def test_undeclared_tool_is_flagged():
 
 def test_interleaved_reasoning_and_calls_in_order():
     text = (
-        "Tokyo first.[/THINK]" + LITERAL + "[THINK]Now Paris.[/THINK]"
-        + LITERAL.replace("Tokyo", "Paris") + "Both done."
+        "Tokyo first.[/THINK]"
+        + LITERAL
+        + "[THINK]Now Paris.[/THINK]"
+        + LITERAL.replace("Tokyo", "Paris")
+        + "Both done."
     )
     assert summary(parse(magistral, text)) == [
         ("reasoning", "Tokyo first."),
@@ -120,7 +142,13 @@ def test_interleaved_reasoning_and_calls_in_order():
 
 
 def test_interleaved_with_the_array_shape():
-    text = "Tokyo first.[/THINK]" + LITERAL_ARRAY + "[THINK]Now Paris.[/THINK]" + LITERAL.replace("Tokyo", "Paris") + "Done."
+    text = (
+        "Tokyo first.[/THINK]"
+        + LITERAL_ARRAY
+        + "[THINK]Now Paris.[/THINK]"
+        + LITERAL.replace("Tokyo", "Paris")
+        + "Done."
+    )
     assert summary(parse(magistral, text)) == [
         ("reasoning", "Tokyo first."),
         ("call", "get_weather", {"city": "Tokyo", "days": 3}),

@@ -25,9 +25,14 @@ def test_reference_literal():
 
 
 def test_several_calls_with_prose_around():
-    text = "Checking both.\n" + section(
-        {"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}
-    ) + "\nDone."
+    text = (
+        "Checking both.\n"
+        + section(
+            {"name": "get_weather", "arguments": {"city": "Tokyo"}},
+            {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
+        )
+        + "\nDone."
+    )
     events = parse(deci, text)
     assert summary(events) == [
         ("text", "Checking both."),
@@ -59,7 +64,11 @@ def test_missing_bracket_before_closing_tag():
 
 
 def test_not_a_call_is_text():
-    for text in ["<TOOLCALL>[]</TOOLCALL>", "<TOOLCALL>I would call it</TOOLCALL>", '<TOOLCALL>[{"city": "Tokyo"}]</TOOLCALL>']:
+    for text in [
+        "<TOOLCALL>[]</TOOLCALL>",
+        "<TOOLCALL>I would call it</TOOLCALL>",
+        '<TOOLCALL>[{"city": "Tokyo"}]</TOOLCALL>',
+    ]:
         assert summary(parse(deci, text)) == [("text", text)]
 
 
@@ -82,8 +91,11 @@ def test_undeclared_tool_is_flagged():
 
 def test_interleaved_with_reasoning_in_order():
     text = (
-        "<think>\nTokyo first.\n</think>\n" + LITERAL + "\n<think>\nNow Paris.\n</think>\n"
-        + LITERAL.replace("Tokyo", "Paris") + "\nBoth done."
+        "<think>\nTokyo first.\n</think>\n"
+        + LITERAL
+        + "\n<think>\nNow Paris.\n</think>\n"
+        + LITERAL.replace("Tokyo", "Paris")
+        + "\nBoth done."
     )
     assert summary(parse(deci_thinking, text)) == [
         ("reasoning", "Tokyo first."),

@@ -25,9 +25,14 @@ def test_reference_literal():
 
 
 def test_several_calls_with_prose_around():
-    text = "Sure. " + calls(
-        {"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "get_weather", "arguments": {"city": "Lima"}}
-    ) + " Anything else?"
+    text = (
+        "Sure. "
+        + calls(
+            {"name": "get_weather", "arguments": {"city": "Tokyo"}},
+            {"name": "get_weather", "arguments": {"city": "Lima"}},
+        )
+        + " Anything else?"
+    )
     assert summary(parse(phi4, text)) == [
         ("text", "Sure."),
         ("call", "get_weather", {"city": "Tokyo"}),
@@ -36,7 +41,7 @@ def test_several_calls_with_prose_around():
     ]
 
 
-@pytest.mark.parametrize("arguments", [{}, {"city": "Kraków 🥟"}, {"s": "]\"functools[", "n": {"l": [1, [2, [3]]]}}])
+@pytest.mark.parametrize("arguments", [{}, {"city": "Kraków 🥟"}, {"s": ']"functools[', "n": {"l": [1, [2, [3]]]}}])
 def test_argument_shapes(arguments):
     events = parse(phi4, calls({"name": "get_weather", "arguments": arguments}))
     assert summary(events) == [("call", "get_weather", arguments)]

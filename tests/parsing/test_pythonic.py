@@ -49,9 +49,12 @@ def test_several_calls_with_prose_around():
     [
         ("", {}),
         ("city='東京 🌸', days=3", {"city": "東京 🌸", "days": 3}),
-        (r"city='it\'s \"q\" (a) [b] \\ \n'", {"city": "it's \"q\" (a) [b] \\ \n"}),
+        (r"city='it\'s \"q\" (a) [b] \\ \n'", {"city": 'it\'s "q" (a) [b] \\ \n'}),
         ('city="""tri"ple\nline"""', {"city": 'tri"ple\nline'}),
-        ("opts={'a': [1, -2.5, (3, 4)], 'b': None, 'c': True, 'd': False, 1: 'one'}", {"opts": {"a": [1, -2.5, [3, 4]], "b": None, "c": True, "d": False, "1": "one"}}),
+        (
+            "opts={'a': [1, -2.5, (3, 4)], 'b': None, 'c': True, 'd': False, 1: 'one'}",
+            {"opts": {"a": [1, -2.5, [3, 4]], "b": None, "c": True, "d": False, "1": "one"}},
+        ),
     ],
 )
 def test_python_literals_become_json(source, arguments):
@@ -60,12 +63,16 @@ def test_python_literals_become_json(source, arguments):
     assert [e for e in events if isinstance(e, ToolCallReady)][0].arguments == json.dumps(arguments, ensure_ascii=False)
 
 
-@pytest.mark.parametrize("text", ["[1, 2]", "[see docs](https://example.com)", "[x] done", "a[0] = [b]", "[]", "[get_weather ]"])
+@pytest.mark.parametrize(
+    "text", ["[1, 2]", "[see docs](https://example.com)", "[x] done", "a[0] = [b]", "[]", "[get_weather ]"]
+)
 def test_text_that_merely_starts_with_a_bracket(text):
     assert summary(parse(pythonic, text)) == [("text", text)]
 
 
-@pytest.mark.parametrize("source", ["'Tokyo'", "city=Tokyo", "city=open('x')", "**opts", "city={1, 2}", "city=float('nan')"])
+@pytest.mark.parametrize(
+    "source", ["'Tokyo'", "city=Tokyo", "city=open('x')", "**opts", "city={1, 2}", "city=float('nan')"]
+)
 def test_invalid_arguments(source):
     text = f"[get_weather({source})] after"
     assert summary(parse(pythonic, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
@@ -101,7 +108,13 @@ def test_bracket_in_reasoning_stays_reasoning():
 
 
 def test_interleaved_with_reasoning_in_order():
-    text = "<think>\nTokyo.\n</think>\n" + LITERAL + "<think>\nParis.\n</think>\n" + LITERAL.replace("Tokyo", "Paris") + " Done."
+    text = (
+        "<think>\nTokyo.\n</think>\n"
+        + LITERAL
+        + "<think>\nParis.\n</think>\n"
+        + LITERAL.replace("Tokyo", "Paris")
+        + " Done."
+    )
     assert summary(parse(pythonic_thinking, text)) == [
         ("reasoning", "Tokyo."),
         ("call", "get_weather", {"city": "Tokyo", "days": 3}),

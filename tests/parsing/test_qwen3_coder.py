@@ -18,7 +18,7 @@ def test_reference_literal():
 
 
 def test_multiline_string_value_and_unicode():
-    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nline1\n  東京 \"q\" \\\n\n</parameter>\n</function>\n</tool_call>"
+    text = '<tool_call>\n<function=get_weather>\n<parameter=city>\nline1\n  東京 "q" \\\n\n</parameter>\n</function>\n</tool_call>'
     assert summary(parse(coder, text)) == [("call", "get_weather", {"city": 'line1\n  東京 "q" \\\n'})]
 
 
@@ -47,8 +47,11 @@ def test_truncated():
 
 def test_interleaved_with_reasoning_in_order():
     text = (
-        "<think>\nFirst Tokyo.\n</think>\n\n" + LITERAL + "\n<think>\nNow Paris.\n</think>\n\n"
-        + LITERAL.replace("Tokyo", "Paris") + "\nBoth done."
+        "<think>\nFirst Tokyo.\n</think>\n\n"
+        + LITERAL
+        + "\n<think>\nNow Paris.\n</think>\n\n"
+        + LITERAL.replace("Tokyo", "Paris")
+        + "\nBoth done."
     )
     assert summary(parse(qwen3, text)) == [
         ("reasoning", "First Tokyo."),

@@ -7,9 +7,27 @@ from tokenyard.parsing.registry import UnknownParserError
 from .support import parse, splitter_factory, summary
 
 ALL_NAMES = [
-    "basic", "qwen3", "nemotron_deci", "glm45", "deepseek_r1", "deepseek_v3", "deepseek_v3_1", "deepseek_v3_2",
-    "deepseek_v4", "step3", "nemotron_nano", "nemotron3", "kimi", "kimi_k25", "kimi_k3", "minimax_m2",
-    "minimax_append_think", "mistral", "granite", "gemma4", "gpt_oss",
+    "basic",
+    "qwen3",
+    "nemotron_deci",
+    "glm45",
+    "deepseek_r1",
+    "deepseek_v3",
+    "deepseek_v3_1",
+    "deepseek_v3_2",
+    "deepseek_v4",
+    "step3",
+    "nemotron_nano",
+    "nemotron3",
+    "kimi",
+    "kimi_k25",
+    "kimi_k3",
+    "minimax_m2",
+    "minimax_append_think",
+    "mistral",
+    "granite",
+    "gemma4",
+    "gpt_oss",
 ]
 
 
@@ -25,8 +43,19 @@ def test_unknown_name_lists_known_ones():
         reasoning_format("qwen9")
 
 
-FORCED = {"deepseek_r1", "deepseek_v3", "deepseek_v3_1", "deepseek_v3_2", "step3", "nemotron_nano", "nemotron3",
-          "kimi_k25", "minimax_m2", "minimax_append_think", "mistral"}
+FORCED = {
+    "deepseek_r1",
+    "deepseek_v3",
+    "deepseek_v3_1",
+    "deepseek_v3_2",
+    "step3",
+    "nemotron_nano",
+    "nemotron3",
+    "kimi_k25",
+    "minimax_m2",
+    "minimax_append_think",
+    "mistral",
+}
 
 
 @pytest.mark.parametrize("fmt", REASONING_FORMATS, ids=lambda f: f.name)
@@ -52,7 +81,9 @@ def test_force_reasoning_without_start_marker(fmt):
 
 @pytest.mark.parametrize("name", sorted(FORCED))
 def test_forced_aliases_start_inside_reasoning(name):
-    assert summary(parse(splitter_factory(name, None), "a</think>b".replace("</think>", reasoning_format(name).end[0]))) == [
+    assert summary(
+        parse(splitter_factory(name, None), "a</think>b".replace("</think>", reasoning_format(name).end[0]))
+    ) == [
         ("reasoning", "a"),
         ("text", "b"),
     ]
@@ -61,7 +92,10 @@ def test_forced_aliases_start_inside_reasoning(name):
 def test_several_blocks_interleave_with_text():
     text = "<think>one</think>A<think>two</think>B"
     assert summary(parse(splitter_factory("qwen3", None), text)) == [
-        ("reasoning", "one"), ("text", "A"), ("reasoning", "two"), ("text", "B"),
+        ("reasoning", "one"),
+        ("text", "A"),
+        ("reasoning", "two"),
+        ("text", "B"),
     ]
 
 
@@ -105,7 +139,8 @@ def test_gemma4_channel_label_is_stripped():
     assert summary(events) == [("reasoning", "plan it"), ("text", "Answer")]
     assert Marker("<|channel>thought\n") in events
     assert summary(parse(splitter_factory("gemma4", None), "<|channel>no label<channel|>A")) == [
-        ("reasoning", "no label"), ("text", "A"),
+        ("reasoning", "no label"),
+        ("text", "A"),
     ]
 
 
@@ -115,7 +150,10 @@ def test_kimi_k3_markers():
 
 
 def test_kimi_legacy_markers():
-    assert summary(parse(splitter_factory("kimi", None), "◁think▷hmm◁/think▷ok")) == [("reasoning", "hmm"), ("text", "ok")]
+    assert summary(parse(splitter_factory("kimi", None), "◁think▷hmm◁/think▷ok")) == [
+        ("reasoning", "hmm"),
+        ("text", "ok"),
+    ]
 
 
 def test_minimax_tool_call_ends_forced_reasoning_without_close():

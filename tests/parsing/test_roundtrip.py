@@ -29,11 +29,13 @@ TOOL = ToolSpec(
 
 # Prose with the characters that matter (quotes, braces, brackets, non-ASCII) but
 # none of any family's markers, and no block-edge whitespace (that is trimmed).
-words = st.sampled_from(["fix", "the", "bug", "in", "main.py", "東京", "🌸", "a{b}", "x[0]", "'q'", '"dq"', "a\\b", "50%", "—"])
-prose = st.lists(words, min_size=1, max_size=8).map(" ".join)
-string_values = st.lists(st.sampled_from(["src/app.py", "line one", "ünï", "tab\there", "brace{", "x = [1]"]), min_size=1, max_size=3).map(
-    " ".join
+words = st.sampled_from(
+    ["fix", "the", "bug", "in", "main.py", "東京", "🌸", "a{b}", "x[0]", "'q'", '"dq"', "a\\b", "50%", "—"]
 )
+prose = st.lists(words, min_size=1, max_size=8).map(" ".join)
+string_values = st.lists(
+    st.sampled_from(["src/app.py", "line one", "ünï", "tab\there", "brace{", "x = [1]"]), min_size=1, max_size=3
+).map(" ".join)
 arguments = st.fixed_dictionaries(
     {},
     optional={

@@ -5,12 +5,18 @@ FB = "\uff5c"  # full-width bar in DeepSeek markers
 SP = "\u2581"
 
 TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
-    "hermes": ("qwen3", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>'),
+    "hermes": (
+        "qwen3",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>',
+    ),
     "qwen3_coder": (
         "qwen3",
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
     ),
-    "nemotron_deci": ("nemotron_deci", '<TOOLCALL>[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]</TOOLCALL>'),
+    "nemotron_deci": (
+        "nemotron_deci",
+        '<TOOLCALL>[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]</TOOLCALL>',
+    ),
     "llama3_json": (None, '<|python_tag|>{"name":"get_weather","parameters":{"city":"Tokyo","days":3}}'),
     "mistral": ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city":"Tokyo","days":3}'),
     "phi4": (None, 'functools[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]'),

@@ -18,7 +18,7 @@ TRICKY = [
     "combining e\u0301 a\u0308\u0323 Z\u0336\u0335 ñ vs n\u0303; Hangul jamo \u1100\u1161\u11a8",
     "mixed: Ελληνικά русский עברית العربية हिन्दी ไทย ქართული 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𓀀",
     "DeepSeek markers <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{}",
-    "<think>\nreasoning 🤔\n</think>\n\n<tool_call>\n{\"name\": \"f\"}\n</tool_call><|im_end|>",
+    '<think>\nreasoning 🤔\n</think>\n\n<tool_call>\n{"name": "f"}\n</tool_call><|im_end|>',
     "control \x00\x07\x1b[0m and zero-width \u200b\u200c\u200d\ufeff and rare \U0010fffd",
 ]
 

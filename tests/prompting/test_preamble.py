@@ -32,7 +32,10 @@ def test_header_only_system():
 
 def test_header_in_a_system_message():
     # Claude Code moves the system prompt into messages for models it does not know.
-    messages = [Message(role="system", parts=[Text(text=HEADER), Text(text=SYSTEM)]), Message(role="user", parts=[Text(text="hi")])]
+    messages = [
+        Message(role="system", parts=[Text(text=HEADER), Text(text=SYSTEM)]),
+        Message(role="user", parts=[Text(text="hi")]),
+    ]
     out, found = strip_billing_preamble(conv(messages=messages))
     assert found and out.messages[0].parts == [Text(text=SYSTEM)] and out.messages[1].text() == "hi"
 

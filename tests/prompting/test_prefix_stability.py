@@ -12,11 +12,20 @@ exactly where the test says.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from tokenyard.conversation import Conversation, Message, Reasoning, Text, ThinkingControl, ToolCall, ToolResult, ToolSpec
+from tokenyard.conversation import (
+    Conversation,
+    Message,
+    Reasoning,
+    Text,
+    ThinkingControl,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 from tokenyard.events import ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
@@ -28,14 +37,24 @@ from tokenyard.prompting.template import ChatTemplate
 
 from ..fixtures import load_tokenizer, model_dir
 
-NOW = datetime(2026, 11, 21, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 21, tzinfo=UTC)
 HEADER = "x-anthropic-billing-header: cc_version=2.1.330.{}; cc_entrypoint=sdk-cli;"
 SYSTEM = "You are a coding agent. Use tools to inspect the repository."
 TOOLS = [
-    ToolSpec(name="Bash", description="Run a shell command", parameters={
-        "type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}}, "required": ["command"]}),
-    ToolSpec(name="Read", description="Read a file", parameters={
-        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    ToolSpec(
+        name="Bash",
+        description="Run a shell command",
+        parameters={
+            "type": "object",
+            "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}},
+            "required": ["command"],
+        },
+    ),
+    ToolSpec(
+        name="Read",
+        description="Read a file",
+        parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    ),
 ]
 
 # Within an agentic turn (assistant → tool results → assistant …) every family is a
@@ -51,8 +70,19 @@ DROPS_AT_NEW_QUERY = {
     "deepseek-v3.2": "<think>" + FIRST_REASONING,
     "gpt-oss": "<|channel|>analysis<|message|>" + FIRST_REASONING,
 }
-FAMILIES = ["qwen3", "qwen3-coder", "qwen3.5", "deepseek-v3.1", "deepseek-v3.2", "deepseek-v4", "llama-3.1", "gpt-oss",
-            "glm-4.7", "kimi-k2", "smollm2"]
+FAMILIES = [
+    "qwen3",
+    "qwen3-coder",
+    "qwen3.5",
+    "deepseek-v3.1",
+    "deepseek-v3.2",
+    "deepseek-v4",
+    "llama-3.1",
+    "gpt-oss",
+    "glm-4.7",
+    "kimi-k2",
+    "smollm2",
+]
 
 
 def setup_family(family):
@@ -69,9 +99,15 @@ def call(n, name, arguments):
 
 
 PLAN = [
-    [Reasoning(text="I should look at the failing test first."), call(0, "Bash", '{"command": "pytest -x tests/test_app.py"}')],
+    [
+        Reasoning(text="I should look at the failing test first."),
+        call(0, "Bash", '{"command": "pytest -x tests/test_app.py"}'),
+    ],
     [Reasoning(text="The error is in app.py line 3; read it."), call(1, "Read", '{"path": "src/app.py"}')],
-    [Reasoning(text="It divides by zero when the list is empty."), Text(text="The bug: `mean([])` divides by zero. Guard it.")],
+    [
+        Reasoning(text="It divides by zero when the list is empty."),
+        Text(text="The bug: `mean([])` divides by zero. Guard it."),
+    ],
 ]
 RESULTS = ["FAILED tests/test_app.py::test_mean - ZeroDivisionError", "def mean(xs):\n    return sum(xs) / len(xs)\n"]
 
@@ -80,22 +116,26 @@ def model_output(renderer, conversation, planned: list) -> str:
     """What the model emits for `planned`: the template's own rendering of that
     assistant message (after the generation prompt, through its stop token), as the
     last message of the conversation."""
+
     def render(conv, generation):
         conv, _ = strip_billing_preamble(conv)
-        prepared = template_input(conv, renderer.profile, renderer.template.traits,
-                                  template_has_tools=renderer.template_has_tools)
+        prepared = template_input(
+            conv, renderer.profile, renderer.template.traits, template_has_tools=renderer.template_has_tools
+        )
         return renderer.template.render(prepared.messages, prepared.tools, generation, now=NOW, **prepared.kwargs)
 
-    with_turn = conversation.model_copy(update={"messages": [*conversation.messages, Message(role="assistant", parts=planned)]})
+    with_turn = conversation.model_copy(
+        update={"messages": [*conversation.messages, Message(role="assistant", parts=planned)]}
+    )
     base, prompt, full = render(conversation, False), render(conversation, True), render(with_turn, False)
     assert prompt.startswith(base)
-    header = prompt[len(base):]
+    header = prompt[len(base) :]
     # The turn is what follows the history's last characters (templates may
     # re-render earlier turns once a later one exists; gpt-oss does).
     tail = base[-80:]
-    turn = full[full.rindex(tail) + len(tail):]
+    turn = full[full.rindex(tail) + len(tail) :]
     assert turn.startswith(header), (header, turn[:80])
-    rest = turn[len(header):]
+    rest = turn[len(header) :]
     stops = [rest.find(s) + len(s) for s in renderer.profile.stop if s in rest]
     return rest[: min(stops)] if stops else rest
 
@@ -123,9 +163,14 @@ def assemble_assistant_message(events) -> Message:
 
 
 def parse_output(profile, raw, prompt, stop):
-    splitter = OutputSplitter(profile.reasoning_parser, profile.tool_parser, tools=TOOLS,
-                              prompt_opened_reasoning=prompt.opened_reasoning, thinking_enabled=prompt.thinking_enabled,
-                              call_ids=CallIds(nonce="t"))
+    splitter = OutputSplitter(
+        profile.reasoning_parser,
+        profile.tool_parser,
+        tools=TOOLS,
+        prompt_opened_reasoning=prompt.opened_reasoning,
+        thinking_enabled=prompt.thinking_enabled,
+        call_ids=CallIds(nonce="t"),
+    )
     text = raw[: -len(stop)] if stop and raw.endswith(stop) else raw
     events = splitter.feed(text) + splitter.finish()
     message = assemble_assistant_message(events)
@@ -153,11 +198,17 @@ def test_agent_session_prompts_extend_each_other(family):
         kinds = [type(p).__name__ for p in message.parts]
         assert "ToolCall" in kinds if step < 2 else "Text" in kinds, (raw, message)
         ids = iter(p.id for p in planned if isinstance(p, ToolCall))
-        message = Message(role="assistant", parts=[
-            p.model_copy(update={"id": next(ids)}) if isinstance(p, ToolCall) else p for p in message.parts])
+        message = Message(
+            role="assistant",
+            parts=[p.model_copy(update={"id": next(ids)}) if isinstance(p, ToolCall) else p for p in message.parts],
+        )
         messages = [*conversation.messages, message]
         if step < len(RESULTS):
-            messages.append(Message(role="user", parts=[ToolResult(tool_call_id=f"call_{step}", content=[Text(text=RESULTS[step])])]))
+            messages.append(
+                Message(
+                    role="user", parts=[ToolResult(tool_call_id=f"call_{step}", content=[Text(text=RESULTS[step])])]
+                )
+            )
         else:
             messages.append(Message(role="user", parts=[Text(text="Thanks. Now add a test.")]))
         conversation = conversation.model_copy(update={"messages": messages})
@@ -172,12 +223,19 @@ def test_agent_session_prompts_extend_each_other(family):
         if dropped is None:
             assert matched == len(before), (
                 f"{family} step {step}: diverged at token {matched} of {len(before)} "
-                f"(prompt {len(prompt.token_ids)}): {tokenizer.decode(before[matched-5:matched+15])!r} vs "
-                f"{tokenizer.decode(after[matched-5:matched+15])!r}")
+                f"(prompt {len(prompt.token_ids)}): {tokenizer.decode(before[matched - 5 : matched + 15])!r} vs "
+                f"{tokenizer.decode(after[matched - 5 : matched + 15])!r}"
+            )
         else:
             text = prompt.text + raw
             expected = len(tokenizer.encode(text[: text.index(dropped)]))
-            assert matched == expected, (family, step, matched, expected, tokenizer.decode(after[matched - 5 : matched + 10]))
+            assert matched == expected, (
+                family,
+                step,
+                matched,
+                expected,
+                tokenizer.decode(after[matched - 5 : matched + 10]),
+            )
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -185,8 +243,12 @@ def test_billing_header_never_changes_the_prompt(family):
     tokenizer, template, profile, renderer = setup_family(family)
 
     def session(suffix):
-        return Conversation(model=family, system=[Text(text=HEADER.format(suffix)), Text(text=SYSTEM)],
-                            messages=[Message(role="user", parts=[Text(text="hello " + suffix)])], tools=TOOLS)
+        return Conversation(
+            model=family,
+            system=[Text(text=HEADER.format(suffix)), Text(text=SYSTEM)],
+            messages=[Message(role="user", parts=[Text(text="hello " + suffix)])],
+            tools=TOOLS,
+        )
 
     one = renderer.render(session("a3f"), now=NOW)
     two = renderer.render(session("9c0"), now=NOW)

@@ -59,7 +59,9 @@ def test_reordered_tools():
 
 def test_changed_tools():
     more = TOOLS.replace("</tools>", '{"name": "Edit"}</tools>')
-    _, two = watch_two(SYSTEM + TOOLS + TURN1, SYSTEM + more + TURN1, FACTS, PromptFacts(("Bash", "Read", "Edit"), "s1"))
+    _, two = watch_two(
+        SYSTEM + TOOLS + TURN1, SYSTEM + more + TURN1, FACTS, PromptFacts(("Bash", "Read", "Edit"), "s1")
+    )
     assert two.divergence.cause == pw.CAUSE_CHANGED_TOOLS
 
 

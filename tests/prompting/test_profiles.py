@@ -35,7 +35,9 @@ def test_smollm2_gguf_template_is_chatml_with_hermes_tools():
 def test_detected_from_names_without_a_template(tmp_path):
     folder = tmp_path / "whatever"
     folder.mkdir()
-    (folder / "config.json").write_text('{"model_type": "deepseek_v3", "_name_or_path": "deepseek-ai/DeepSeek-R1-0528"}')
+    (folder / "config.json").write_text(
+        '{"model_type": "deepseek_v3", "_name_or_path": "deepseek-ai/DeepSeek-R1-0528"}'
+    )
     assert detect_profile(folder).family == "deepseek-r1"
     assert detect_profile(None, None, name="Qwen/Qwen3-Coder-30B-A3B-Instruct").family == "qwen3-coder"
     assert detect_profile(None, None, name="unknown-model").family == "generic"

@@ -1,9 +1,18 @@
 """Replay rules: how earlier turns and thinking controls reach the template."""
 
+from datetime import UTC
+
 import pytest
 
 from tokenyard.conversation import (
-    Conversation, Message, Reasoning, Text, ThinkingControl, ToolCall, ToolResult, ToolSpec,
+    Conversation,
+    Message,
+    Reasoning,
+    Text,
+    ThinkingControl,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
 )
 from tokenyard.prompting.profiles import PROFILES
 from tokenyard.prompting.replay import ExactJson, template_input
@@ -20,8 +29,12 @@ TOOL = ToolSpec(name="Bash", parameters={"type": "object", "properties": {"comma
 
 def conv(*messages, thinking="default", effort=None, kwargs=None, system=("sys",)):
     return Conversation(
-        model="m", system=[Text(text=s) for s in system], messages=list(messages), tools=[TOOL],
-        thinking=ThinkingControl(mode=thinking, effort=effort), template_kwargs=kwargs or {},
+        model="m",
+        system=[Text(text=s) for s in system],
+        messages=list(messages),
+        tools=[TOOL],
+        thinking=ThinkingControl(mode=thinking, effort=effort),
+        template_kwargs=kwargs or {},
     )
 
 
@@ -41,24 +54,32 @@ def traits_of(family):
 
 
 def test_reasoning_field_when_the_template_reads_it():
-    prepared = template_input(conv(user("hi"), assistant(Reasoning(text="R"), Text(text="A"))), PROFILES["qwen3"], traits_of("qwen3"))
+    prepared = template_input(
+        conv(user("hi"), assistant(Reasoning(text="R"), Text(text="A"))), PROFILES["qwen3"], traits_of("qwen3")
+    )
     assert prepared.messages[-1] == {"role": "assistant", "content": "A", "reasoning_content": "R"}
 
 
 def test_markers_in_content_when_the_template_does_not():
     traits = ChatTemplate(CHATML_NO_REASONING).traits
-    prepared = template_input(conv(user("hi"), assistant(Reasoning(text="R"), Text(text="A"))), PROFILES["qwen3"], traits)
+    prepared = template_input(
+        conv(user("hi"), assistant(Reasoning(text="R"), Text(text="A"))), PROFILES["qwen3"], traits
+    )
     assert prepared.messages[-1]["content"] == "<think>\nR\n</think>\n\nA"
     assert "reasoning_content" not in prepared.messages[-1]
 
 
 def test_gpt_oss_reads_thinking():
-    prepared = template_input(conv(user("hi"), assistant(Reasoning(text="R"), CALL)), PROFILES["gpt-oss"], traits_of("gpt-oss"))
+    prepared = template_input(
+        conv(user("hi"), assistant(Reasoning(text="R"), CALL)), PROFILES["gpt-oss"], traits_of("gpt-oss")
+    )
     assert prepared.messages[-1]["thinking"] == "R" and "reasoning_content" not in prepared.messages[-1]
 
 
 def test_interleaved_turn_becomes_one_message_per_segment_in_order():
-    turn = assistant(Reasoning(text="R1"), CALL, Reasoning(text="R2"), CALL.model_copy(update={"id": "c2"}), Text(text="done"))
+    turn = assistant(
+        Reasoning(text="R1"), CALL, Reasoning(text="R2"), CALL.model_copy(update={"id": "c2"}), Text(text="done")
+    )
     prepared = template_input(conv(user("hi"), turn), PROFILES["qwen3"], traits_of("qwen3"))
     a, b = prepared.messages[-2:]
     assert a["reasoning_content"] == "R1" and [c["id"] for c in a["tool_calls"]] == ["c1"]
@@ -72,11 +93,14 @@ def test_redacted_reasoning_is_not_rendered():
 
 
 def test_tool_results_become_tool_messages_and_trailing_text_a_user_message():
-    results = Message(role="user", parts=[
-        ToolResult(tool_call_id="c1", content=[Text(text="file.txt")]),
-        ToolResult(tool_call_id="c2", content=[Text(text="denied")], is_error=True),
-        Text(text="also check git"),
-    ])
+    results = Message(
+        role="user",
+        parts=[
+            ToolResult(tool_call_id="c1", content=[Text(text="file.txt")]),
+            ToolResult(tool_call_id="c2", content=[Text(text="denied")], is_error=True),
+            Text(text="also check git"),
+        ],
+    )
     prepared = template_input(conv(user("hi"), assistant(CALL), results), PROFILES["qwen3"], traits_of("qwen3"))
     assert prepared.messages[-3:] == [
         {"role": "tool", "tool_call_id": "c1", "content": "file.txt"},
@@ -93,7 +117,13 @@ def test_system_blocks_and_leading_developer_messages_form_the_system_prompt():
 
 @pytest.mark.parametrize(
     "thinking,effort,expected",
-    [("default", None, True), ("adaptive", None, True), ("enabled", None, True), ("disabled", None, False), ("default", "none", False)],
+    [
+        ("default", None, True),
+        ("adaptive", None, True),
+        ("enabled", None, True),
+        ("disabled", None, False),
+        ("default", "none", False),
+    ],
 )
 def test_thinking_controls(thinking, effort, expected):
     prepared = template_input(conv(user("hi"), thinking=thinking, effort=effort), PROFILES["qwen3"], traits_of("qwen3"))
@@ -114,7 +144,9 @@ def test_reasoning_effort_reaches_templates_that_read_it():
 
 
 def test_client_template_kwargs_win():
-    prepared = template_input(conv(user("hi"), kwargs={"enable_thinking": False}), PROFILES["qwen3"], traits_of("qwen3"))
+    prepared = template_input(
+        conv(user("hi"), kwargs={"enable_thinking": False}), PROFILES["qwen3"], traits_of("qwen3")
+    )
     assert prepared.kwargs["enable_thinking"] is False and prepared.thinking_enabled is False
 
 
@@ -125,12 +157,16 @@ def test_arguments_as_the_template_reads_them():
     if traits.accepts_string_arguments:
         assert arguments == '{"command":"ls"}'
     else:
-        assert isinstance(arguments, ExactJson) and arguments == {"command": "ls"} and arguments.json_text == '{"command":"ls"}'
+        assert (
+            isinstance(arguments, ExactJson)
+            and arguments == {"command": "ls"}
+            and arguments.json_text == '{"command":"ls"}'
+        )
 
 
 def test_compact_arguments_survive_rendering_exactly():
     # Whatever the template does with arguments, the model's own JSON text comes back.
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from tokenyard.prompting.render import PromptRenderer
 
@@ -141,6 +177,12 @@ def test_compact_arguments_survive_rendering_exactly():
 
         renderer = PromptRenderer(detect_profile(None, tokenizer.chat_template), template, tokenizer)
         call = ToolCall(id="functions.Bash:0", name="Bash", arguments='{"command":"ls -la","n":[1,2]}')
-        prompt = renderer.render(conv(user("hi"), assistant(call), Message(role="user", parts=[ToolResult(tool_call_id="functions.Bash:0", content=[Text(text="ok")])])),
-                                 now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+        prompt = renderer.render(
+            conv(
+                user("hi"),
+                assistant(call),
+                Message(role="user", parts=[ToolResult(tool_call_id="functions.Bash:0", content=[Text(text="ok")])]),
+            ),
+            now=datetime(2026, 1, 1, tzinfo=UTC),
+        )
         assert '{"command":"ls -la","n":[1,2]}' in prompt.text, family

@@ -9,10 +9,20 @@ import pytest
 from tests.fixtures import TOKENIZER_FAMILIES, load_tokenizer, model_dir
 from tokenyard.prompting.template import ChatTemplate, TemplateError
 
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather for a city — 天気",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                   "required": ["city"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city — 天気",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
 
 
 def agent_turns(arguments_as: str | None) -> list[dict]:
@@ -21,9 +31,14 @@ def agent_turns(arguments_as: str | None) -> list[dict]:
     return [
         {"role": "system", "content": "You are terse."},
         {"role": "user", "content": "Weather in Tokyo? 🌸"},
-        {"role": "assistant", "content": "", "reasoning_content": "The user wants weather; call the tool.",
-         "tool_calls": [{"id": "call_1", "type": "function",
-                         "function": {"name": "get_weather", "arguments": arguments}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "reasoning_content": "The user wants weather; call the tool.",
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'},
         {"role": "assistant", "content": "It is 21°C.", "reasoning_content": "Got 21."},
         {"role": "user", "content": "Thanks! And tomorrow?"},
@@ -36,8 +51,13 @@ SIMPLE = [{"role": "user", "content": "Hi"}]
 # llama.cpp copy mutates lists, see test_list_mutating_template_fails_like_transformers.
 RENDERABLE = [f for f in TOKENIZER_FAMILIES if f != "kimi-k2-thinking"]
 
-KWARG_VARIANTS = [{}, {"enable_thinking": False}, {"enable_thinking": True},
-                  {"thinking": True, "reasoning_effort": "high"}, {"thinking": False}]
+KWARG_VARIANTS = [
+    {},
+    {"enable_thinking": False},
+    {"enable_thinking": True},
+    {"thinking": True, "reasoning_effort": "high"},
+    {"thinking": False},
+]
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +68,11 @@ def hf_tokenizer():
     def build(family: str):
         if family not in cache:
             ours = load_tokenizer(family)
-            hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(model_dir(family) / "tokenizer.json"),
-                                                      bos_token=ours.bos_token, eos_token=ours.eos_token)
+            hf = transformers.PreTrainedTokenizerFast(
+                tokenizer_file=str(model_dir(family) / "tokenizer.json"),
+                bos_token=ours.bos_token,
+                eos_token=ours.eos_token,
+            )
             hf.chat_template = ours.chat_template
             cache[family] = hf
         return cache[family]
@@ -66,12 +89,16 @@ def chat_template(family: str) -> ChatTemplate:
 def test_matches_transformers_apply_chat_template(family, hf_tokenizer):
     template, hf = chat_template(family), hf_tokenizer(family)
     now = datetime.now()  # gpt-oss renders today's date; transformers reads the clock
-    cases = [(agent_turns(template.arguments_as), TOOLS, True), (agent_turns(template.arguments_as), None, False),
-             (SIMPLE, None, True)]
+    cases = [
+        (agent_turns(template.arguments_as), TOOLS, True),
+        (agent_turns(template.arguments_as), None, False),
+        (SIMPLE, None, True),
+    ]
     for messages, tools, generation_prompt in cases:
         for kwargs in KWARG_VARIANTS:
-            expected = hf.apply_chat_template(messages, tools=tools, add_generation_prompt=generation_prompt,
-                                              tokenize=False, **kwargs)
+            expected = hf.apply_chat_template(
+                messages, tools=tools, add_generation_prompt=generation_prompt, tokenize=False, **kwargs
+            )
             assert template.render(messages, tools, generation_prompt, now=now, **kwargs) == expected, kwargs
 
 
@@ -82,33 +109,40 @@ def test_rendered_markers_encode_as_single_tokens(family):
     ids = tokenizer.encode(prompt)
     assert tokenizer.decode(ids) == prompt
     for token_id, text in tokenizer.added_tokens.items():
-        if text in prompt and not any(text != other and text in other and other in prompt
-                                      for other in tokenizer.added_tokens.values()):
+        if text in prompt and not any(
+            text != other and text in other and other in prompt for other in tokenizer.added_tokens.values()
+        ):
             assert ids.count(token_id) == prompt.count(text), text
 
 
 def test_qwen3_literal_prompts():
     template = chat_template("qwen3")
     assert template.render(SIMPLE, add_generation_prompt=True) == (
-        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )
     assert template.render(SIMPLE, add_generation_prompt=True, enable_thinking=False) == (
-        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    )
     # Reasoning of the turn after the last user message is replayed; the tool call's
     # mapping arguments are serialised with transformers' tojson (non-ASCII kept).
     prompt = template.render(agent_turns("object")[:4], add_generation_prompt=True)
-    assert ("<|im_start|>assistant\n<think>\nThe user wants weather; call the tool.\n</think>\n\n"
-            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "東京", "days": 3}}\n</tool_call>'
-            "<|im_end|>\n<|im_start|>user\n<tool_response>\n{\"temp\": 21}\n</tool_response><|im_end|>\n"
-            "<|im_start|>assistant\n") in prompt
+    assert (
+        "<|im_start|>assistant\n<think>\nThe user wants weather; call the tool.\n</think>\n\n"
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "東京", "days": 3}}\n</tool_call>'
+        '<|im_end|>\n<|im_start|>user\n<tool_response>\n{"temp": 21}\n</tool_response><|im_end|>\n'
+        "<|im_start|>assistant\n"
+    ) in prompt
 
 
 def test_deepseek_v31_literal_prompt():
     template = chat_template("deepseek-v3.1")
     messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}]
     assert template.render(messages, add_generation_prompt=True) == (
-        "<｜begin▁of▁sentence｜>S<｜User｜>Hi<｜Assistant｜><think></think>")
+        "<｜begin▁of▁sentence｜>S<｜User｜>Hi<｜Assistant｜><think></think>"
+    )
     assert template.render(messages, add_generation_prompt=True, thinking=True) == (
-        "<｜begin▁of▁sentence｜>S<｜User｜>Hi<｜Assistant｜><think>")
+        "<｜begin▁of▁sentence｜>S<｜User｜>Hi<｜Assistant｜><think>"
+    )
 
 
 def test_smollm2_gguf_template_literal_prompt():
@@ -116,13 +150,15 @@ def test_smollm2_gguf_template_literal_prompt():
     template = ChatTemplate(tokenizer.chat_template)
     assert template.render(SIMPLE, add_generation_prompt=True) == (
         "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
-        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )
 
 
 def test_list_mutating_template_fails_like_transformers(hf_tokenizer):
     template, hf = chat_template("kimi-k2-thinking"), hf_tokenizer("kimi-k2-thinking")
-    assert template.render(SIMPLE, None, True) == hf.apply_chat_template(SIMPLE, add_generation_prompt=True,
-                                                                           tokenize=False)
+    assert template.render(SIMPLE, None, True) == hf.apply_chat_template(
+        SIMPLE, add_generation_prompt=True, tokenize=False
+    )
     with pytest.raises(TemplateError, match="append"):
         template.render(agent_turns("object"), TOOLS, True)
     with pytest.raises(Exception, match="append"):
@@ -138,8 +174,12 @@ TRAITS = {
     "deepseek-v3": (False, "string", True, set()),
     "deepseek-v3.1": (False, "object", False, {"enable_thinking", "thinking"}),
     "deepseek-v3.2": (True, "object", True, {"enable_thinking", "thinking"}),
-    "deepseek-v4": (True, "object", True,
-                    {"enable_thinking", "thinking", "reasoning_effort", "drop_thinking", "keep_reasoning"}),
+    "deepseek-v4": (
+        True,
+        "object",
+        True,
+        {"enable_thinking", "thinking", "reasoning_effort", "drop_thinking", "keep_reasoning"},
+    ),
     "llama-3.1": (False, "object", False, set()),
     "gpt-oss": (False, "object", False, {"reasoning_effort"}),
     "glm-4.7": (True, "object", False, {"enable_thinking", "clear_thinking"}),
@@ -151,8 +191,12 @@ TRAITS = {
 @pytest.mark.parametrize("family", sorted(TRAITS))
 def test_template_traits_of_real_templates(family):
     traits = chat_template(family).traits
-    assert (traits.reads_reasoning_content, traits.arguments_as, traits.accepts_string_arguments,
-            set(traits.reads_kwargs)) == TRAITS[family]
+    assert (
+        traits.reads_reasoning_content,
+        traits.arguments_as,
+        traits.accepts_string_arguments,
+        set(traits.reads_kwargs),
+    ) == TRAITS[family]
     assert traits.reads_current_time == (family == "gpt-oss")
 
 
@@ -161,28 +205,33 @@ def test_smollm2_template_never_renders_tool_arguments():
     assert ChatTemplate(tokenizer.chat_template).arguments_as is None
 
 
-@pytest.mark.parametrize(("source", "expected"), [
-    ("{{ m.tool_calls[0].function.arguments | tojson }}", "object"),
-    ("{% for k, v in tc.arguments | items %}{{ k }}{% endfor %}", "object"),
-    ("{% for k, v in tc['arguments'].items() %}{{ k }}{% endfor %}", "object"),
-    ("{{ tc.arguments['city'] }}", "object"),
-    ("{% set args = f['arguments'] %}{% for k in args.keys() %}{{ k }}{% endfor %}", "object"),
-    ("{% set a = f.arguments or {} %}{% set b = a %}{{ b | tojson }}", "object"),
-    ("{% macro show(x) %}{{ x | tojson }}{% endmacro %}{{ show(tc.function.arguments) }}", "object"),
-    ("{% set args = f.get('arguments', {}) %}{{ args.items() | list }}", "object"),
-    ("{{ 'call ' + tc['function']['arguments'] + '\\n' }}", "string"),
-    ("{{ tc.function.arguments }}", "string"),
-    ("{{ 'x' ~ tc.arguments }}", "string"),
-    ("{{ messages[0].content }}", None),
-])
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("{{ m.tool_calls[0].function.arguments | tojson }}", "object"),
+        ("{% for k, v in tc.arguments | items %}{{ k }}{% endfor %}", "object"),
+        ("{% for k, v in tc['arguments'].items() %}{{ k }}{% endfor %}", "object"),
+        ("{{ tc.arguments['city'] }}", "object"),
+        ("{% set args = f['arguments'] %}{% for k in args.keys() %}{{ k }}{% endfor %}", "object"),
+        ("{% set a = f.arguments or {} %}{% set b = a %}{{ b | tojson }}", "object"),
+        ("{% macro show(x) %}{{ x | tojson }}{% endmacro %}{{ show(tc.function.arguments) }}", "object"),
+        ("{% set args = f.get('arguments', {}) %}{{ args.items() | list }}", "object"),
+        ("{{ 'call ' + tc['function']['arguments'] + '\\n' }}", "string"),
+        ("{{ tc.function.arguments }}", "string"),
+        ("{{ 'x' ~ tc.arguments }}", "string"),
+        ("{{ messages[0].content }}", None),
+    ],
+)
 def test_arguments_as_detection(source, expected):
     assert ChatTemplate(source).arguments_as == expected
 
 
 def test_detection_of_reasoning_and_kwargs():
-    template = ChatTemplate("{% if m.reasoning_content %}{{ m.reasoning_content }}{% endif %}"
-                            "{% if enable_thinking is defined and not enable_thinking %}x{% endif %}"
-                            "{{ reasoning_effort | default('medium') }}")
+    template = ChatTemplate(
+        "{% if m.reasoning_content %}{{ m.reasoning_content }}{% endif %}"
+        "{% if enable_thinking is defined and not enable_thinking %}x{% endif %}"
+        "{{ reasoning_effort | default('medium') }}"
+    )
     assert template.reads_reasoning_content
     assert template.reads_kwargs == {"enable_thinking", "reasoning_effort"}
     assert ChatTemplate("{% if 'reasoning_content' in m %}y{% endif %}").reads_reasoning_content
@@ -205,8 +254,10 @@ def test_tojson_is_transformers_variant():
 
 
 def test_block_whitespace_and_loop_controls():
-    source = ("{% for m in messages %}\n  {% if m == 2 %}{% continue %}{% endif %}\n"
-              "  {% if m == 4 %}{% break %}{% endif %}\n{{ m }},\n{% endfor %}")
+    source = (
+        "{% for m in messages %}\n  {% if m == 2 %}{% continue %}{% endif %}\n"
+        "  {% if m == 4 %}{% break %}{% endif %}\n{{ m }},\n{% endfor %}"
+    )
     assert render(source, messages=[1, 2, 3, 4, 5]) == "1,\n3,\n"
 
 
@@ -234,16 +285,19 @@ def test_strftime_now_formats_the_given_time_and_never_reads_the_clock():
 
 
 def test_python_string_methods_namespace_and_generation_tag():
-    source = ("{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}"
-              "{{ ns.n }}|{{ s.strip().lstrip('<').rstrip('>').split(',')[1].title() }}"
-              "|{{ s.startswith(' <') }}|{{ s.replace('a', 'o') }}"
-              "|{% generation %}kept{% endgeneration %}")
+    source = (
+        "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}"
+        "{{ ns.n }}|{{ s.strip().lstrip('<').rstrip('>').split(',')[1].title() }}"
+        "|{{ s.startswith(' <') }}|{{ s.replace('a', 'o') }}"
+        "|{% generation %}kept{% endgeneration %}"
+    )
     assert render(source, messages=[1, 2], s=" <a,bc> ") == "2|Bc|True| <o,bc> |kept"
 
 
 def test_from_json_filter_and_bos_eos_variables():
-    template = ChatTemplate("{{ bos_token }}{{ ('{\"k\": 1}' | from_json).k }}{{ eos_token }}",
-                            bos_token="<s>", eos_token="</s>")
+    template = ChatTemplate(
+        "{{ bos_token }}{{ ('{\"k\": 1}' | from_json).k }}{{ eos_token }}", bos_token="<s>", eos_token="</s>"
+    )
     assert template.render([]) == "<s>1</s>"
 
 

@@ -30,17 +30,33 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(family: str | None, *, names=("test/model",), reasoning=None, tools=None, script=None, token_delay=0.0,
-                   config: ServerConfig | None = None, max_model_len=None, tmp_path: Path | None = None,
-                   model_path: Path | None = None, engine: str = "scripted"):
+def running_server(
+    family: str | None,
+    *,
+    names=("test/model",),
+    reasoning=None,
+    tools=None,
+    script=None,
+    token_delay=0.0,
+    config: ServerConfig | None = None,
+    max_model_len=None,
+    tmp_path: Path | None = None,
+    model_path: Path | None = None,
+    engine: str = "scripted",
+):
     script_path = None
     if script is not None:
         assert tmp_path is not None
         script_path = tmp_path / "script.json"
         script_path.write_text(json.dumps(script))
     settings = ModelSettings(
-        model=str(model_path or model_dir(family)), engine=engine, served_model_names=tuple(names),
-        reasoning_parser=reasoning, tool_call_parser=tools, script=script_path, token_delay=token_delay,
+        model=str(model_path or model_dir(family)),
+        engine=engine,
+        served_model_names=tuple(names),
+        reasoning_parser=reasoning,
+        tool_call_parser=tools,
+        script=script_path,
+        token_delay=token_delay,
         max_model_len=max_model_len,
     )
     model, engine = load(settings)
@@ -49,7 +65,9 @@ def running_server(family: str | None, *, names=("test/model",), reasoning=None,
         config.prompt_log = tmp_path / "prompts.jsonl"
     state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(SERVER_KEY), config)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.time() + 120  # the embedded engine loads its weights at start

@@ -22,8 +22,15 @@ BASH = {
     "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
     "cache_control": {"type": "ephemeral"},
 }
-READ = {"name": "Read", "description": "Read a file", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
-SYSTEM = [{"type": "text", "text": HEADER}, {"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}]
+READ = {
+    "name": "Read",
+    "description": "Read a file",
+    "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+}
+SYSTEM = [
+    {"type": "text", "text": HEADER},
+    {"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}},
+]
 
 FAMILIES = [
     # (fixture, reasoning parser override, tool parser override)
@@ -39,7 +46,9 @@ def client(url: str, **kwargs) -> anthropic.Anthropic:
     return anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, **kwargs)
 
 
-def ask(c: anthropic.Anthropic, messages, *, tools=(BASH,), thinking={"type": "adaptive"}, **kwargs):
+def ask(c: anthropic.Anthropic, messages, *, tools=(BASH,), thinking=None, **kwargs):
+    if thinking is None:
+        thinking = {"type": "adaptive"}
     params = {"model": "test/model", "max_tokens": 1024, "system": SYSTEM, "messages": messages, **kwargs}
     if tools:
         params["tools"] = list(tools)
@@ -67,7 +76,10 @@ def test_tool_loop_with_thinking(family, reasoning, tools, tmp_path):
         history = [
             {"role": "user", "content": "List the files."},
             {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "tokenyard-scripted-42"}]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "tokenyard-scripted-42"}],
+            },
         ]
         second, _ = ask(c, history)
         assert [b.type for b in second.content] == ["thinking", "text"]
@@ -103,12 +115,28 @@ def test_foreign_signatures_and_redacted_thinking_are_accepted(tmp_path):
     with running_server("qwen3", tmp_path=tmp_path) as (url, state):
         history = [
             {"role": "user", "content": "go"},
-            {"role": "assistant", "content": [
-                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
-                {"type": "thinking", "thinking": "Real Claude thought this.", "signature": "ErUBCkYIBRgCIkCx…"},
-                {"type": "tool_use", "id": "toolu_01A", "name": "Bash", "input": {"command": "ls"}},
-            ]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": [{"type": "text", "text": "a.txt"}], "is_error": False}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "redacted_thinking",
+                        "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP",
+                    },
+                    {"type": "thinking", "thinking": "Real Claude thought this.", "signature": "ErUBCkYIBRgCIkCx…"},
+                    {"type": "tool_use", "id": "toolu_01A", "name": "Bash", "input": {"command": "ls"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_01A",
+                        "content": [{"type": "text", "text": "a.txt"}],
+                        "is_error": False,
+                    }
+                ],
+            },
         ]
         final, _ = ask(client(url), history)
         assert final.content[-1].type == "text"
@@ -117,7 +145,10 @@ def test_foreign_signatures_and_redacted_thinking_are_accepted(tmp_path):
 
 
 def test_model_arguments_replay_byte_for_byte(tmp_path):
-    script = [[{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}], [{"text": "done"}]]
+    script = [
+        [{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}],
+        [{"text": "done"}],
+    ]
     with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
         c = client(url)
         first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
@@ -133,17 +164,23 @@ def test_model_arguments_replay_byte_for_byte(tmp_path):
 
 
 def test_interleaved_thinking_and_calls_keep_their_order(tmp_path):
-    script = [[
-        {"reasoning": "First look at the tree."},
-        {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
-        {"reasoning": "Then read the readme."},
-        {"call": {"name": "Read", "arguments": {"path": "README.md"}}},
-        {"text": "Both requested."},
-    ]]
+    script = [
+        [
+            {"reasoning": "First look at the tree."},
+            {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
+            {"reasoning": "Then read the readme."},
+            {"call": {"name": "Read", "arguments": {"path": "README.md"}}},
+            {"text": "Both requested."},
+        ]
+    ]
     with running_server("qwen3.5", script=script, tmp_path=tmp_path) as (url, _):
         final, events = ask(client(url), [{"role": "user", "content": "go"}], tools=(BASH, READ))
         assert [(b.type, getattr(b, "name", None)) for b in final.content] == [
-            ("thinking", None), ("tool_use", "Bash"), ("thinking", None), ("tool_use", "Read"), ("text", None)
+            ("thinking", None),
+            ("tool_use", "Bash"),
+            ("thinking", None),
+            ("tool_use", "Read"),
+            ("text", None),
         ]
         assert final.content[3].input == {"path": "README.md"}
         assert final.stop_reason == "tool_use"
@@ -152,7 +189,12 @@ def test_interleaved_thinking_and_calls_keep_their_order(tmp_path):
 
 
 def test_several_calls_in_one_turn(tmp_path):
-    script = [[{"call": {"name": "Bash", "arguments": {"command": "ls"}}}, {"call": {"name": "Bash", "arguments": {"command": "pwd"}}}]]
+    script = [
+        [
+            {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
+            {"call": {"name": "Bash", "arguments": {"command": "pwd"}}},
+        ]
+    ]
     with running_server("kimi-k2", reasoning="kimi_k25", tools="kimi_k2", script=script, tmp_path=tmp_path) as (url, _):
         final, _ = ask(client(url), [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
         calls = [b for b in final.content if b.type == "tool_use"]
@@ -170,8 +212,13 @@ def test_max_tokens_cut(tmp_path):
 
 def test_stop_sequences(tmp_path):
     with running_server("qwen3", tmp_path=tmp_path) as (url, _):
-        final, _ = ask(client(url), [{"role": "user", "content": "repeat after me: alpha beta gamma"}], tools=(), thinking={"type": "disabled"},
-                       stop_sequences=["beta"])
+        final, _ = ask(
+            client(url),
+            [{"role": "user", "content": "repeat after me: alpha beta gamma"}],
+            tools=(),
+            thinking={"type": "disabled"},
+            stop_sequences=["beta"],
+        )
         assert final.stop_reason == "stop_sequence" and final.stop_sequence == "beta"
         assert final.content[0].text.endswith("alpha")  # trailing whitespace is not content
 
@@ -179,27 +226,42 @@ def test_stop_sequences(tmp_path):
 def test_non_streaming_and_count_tokens_agree(tmp_path):
     with running_server("qwen3", tmp_path=tmp_path) as (url, state):
         c = client(url)
-        messages = [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]
-        message = c.messages.create(model="test/model", max_tokens=300, system=SYSTEM, messages=messages, tools=[BASH],
-                                    thinking={"type": "adaptive"})
+        messages = [
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
+        ]
+        message = c.messages.create(
+            model="test/model",
+            max_tokens=300,
+            system=SYSTEM,
+            messages=messages,
+            tools=[BASH],
+            thinking={"type": "adaptive"},
+        )
         assert [b.type for b in message.content] == ["thinking", "tool_use"]
-        counted = c.messages.count_tokens(model="test/model", system=SYSTEM, messages=messages, tools=[BASH],
-                                          thinking={"type": "adaptive"})
+        counted = c.messages.count_tokens(
+            model="test/model", system=SYSTEM, messages=messages, tools=[BASH], thinking={"type": "adaptive"}
+        )
         assert counted.input_tokens == message.usage.input_tokens + message.usage.cache_read_input_tokens
         assert counted.input_tokens == prompt_log(state)[0]["prompt_tokens"]
 
 
 def test_requests_as_claude_code_sends_them(tmp_path):
     body = {
-        "model": "test/model", "max_tokens": 32000, "stream": True,
-        "system": SYSTEM, "tools": [BASH],
+        "model": "test/model",
+        "max_tokens": 32000,
+        "stream": True,
+        "system": SYSTEM,
+        "tools": [BASH],
         "messages": [
             {"role": "system", "content": "Extra system guidance."},
-            {"role": "user", "content": [
-                {"type": "text", "text": "<system-reminder>context</system-reminder>"},
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
-                {"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}},
-            ]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "<system-reminder>context</system-reminder>"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+                    {"type": "text", "text": "what is this?", "cache_control": {"type": "ephemeral"}},
+                ],
+            },
         ],
         "metadata": {"user_id": json.dumps({"device_id": "d", "session_id": "5f1c0a52-1111-4c1b-9b1e-0123456789ab"})},
         "thinking": {"type": "adaptive", "display": "omitted"},
@@ -208,8 +270,11 @@ def test_requests_as_claude_code_sends_them(tmp_path):
         "tool_choice": {"type": "auto"},
         "some_future_field": {"x": 1},
     }
-    headers = {"anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14",
-               "x-claude-code-session-id": "5f1c0a52-1111-4c1b-9b1e-0123456789ab"}
+    headers = {
+        "anthropic-version": "2023-06-01",
+        "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14",
+        "x-claude-code-session-id": "5f1c0a52-1111-4c1b-9b1e-0123456789ab",
+    }
     with running_server("qwen3", tmp_path=tmp_path) as (url, state):
         with httpx.stream("POST", f"{url}/v1/messages?beta=true", json=body, headers=headers, timeout=30) as response:
             assert response.status_code == 200
@@ -221,8 +286,12 @@ def test_requests_as_claude_code_sends_them(tmp_path):
 
 
 def _post(url, body, headers=None, path="/v1/messages"):
-    return httpx.post(f"{url}{path}", content=body if isinstance(body, (bytes, str)) else json.dumps(body),
-                      headers={"content-type": "application/json", **(headers or {})}, timeout=30)
+    return httpx.post(
+        f"{url}{path}",
+        content=body if isinstance(body, (bytes, str)) else json.dumps(body),
+        headers={"content-type": "application/json", **(headers or {})},
+        timeout=30,
+    )
 
 
 def test_errors_in_the_anthropic_envelope(tmp_path):
@@ -237,16 +306,29 @@ def test_errors_in_the_anthropic_envelope(tmp_path):
             (_post(url, {**good, "max_tokens": None}, auth), 400, "invalid_request_error"),
             (_post(url, {**good, "messages": [{"role": "robot", "content": "x"}]}, auth), 400, "invalid_request_error"),
             (_post(url, {**good, "model": "nope/model"}, auth), 404, "not_found_error"),
-            (_post(url, {**good, "messages": [{"role": "user", "content": "x" * 60_000}]}, auth), 413, "request_too_large"),
-            (_post(url, {**good, "messages": [{"role": "user", "content": "word " * 2000}]}, auth), 400, "invalid_request_error"),
+            (
+                _post(url, {**good, "messages": [{"role": "user", "content": "x" * 60_000}]}, auth),
+                413,
+                "request_too_large",
+            ),
+            (
+                _post(url, {**good, "messages": [{"role": "user", "content": "word " * 2000}]}, auth),
+                400,
+                "invalid_request_error",
+            ),
         ]
         for response, status, kind in cases:
             assert response.status_code == status, response.text
-            assert response.json() == {"type": "error", "error": {"type": kind, "message": response.json()["error"]["message"]}}
+            assert response.json() == {
+                "type": "error",
+                "error": {"type": kind, "message": response.json()["error"]["message"]},
+            }
         ok = _post(url, good, {"authorization": "Bearer secret"})
         assert ok.status_code == 200 and ok.json()["type"] == "message"
         with pytest.raises(anthropic.NotFoundError):
-            client(url, default_headers=auth).messages.create(model="other", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+            client(url, default_headers=auth).messages.create(
+                model="other", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+            )
 
 
 def test_mid_stream_failure_is_an_error_event(tmp_path):
@@ -263,12 +345,19 @@ def test_mid_stream_failure_is_an_error_event(tmp_path):
 
     with running_server("qwen3", tmp_path=tmp_path) as (url, state):
         state.pipeline.engine = Failing(state.pipeline.engine)
-        body = {"model": "test/model", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        body = {
+            "model": "test/model",
+            "max_tokens": 100,
+            "stream": True,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
         with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
             lines = list(response.iter_lines())
         names = [line[7:] for line in lines if line.startswith("event: ")]
         assert names[0] == "message_start" and names[-1] == "error"
-        assert json.loads(lines[-2][6:] if lines[-1] == "" else lines[-1][6:])["error"]["message"] == "the engine crashed"
+        assert (
+            json.loads(lines[-2][6:] if lines[-1] == "" else lines[-1][6:])["error"]["message"] == "the engine crashed"
+        )
         with pytest.raises(anthropic.APIError):
             ask(client(url), [{"role": "user", "content": "hi"}])
 
@@ -277,15 +366,26 @@ def test_streaming_tool_dispatch_arrives_before_the_turn_ends(tmp_path):
     script = [[{"call": {"name": "Bash", "arguments": {"command": "ls"}}}, {"text": "and meanwhile more text follows"}]]
     config = ServerConfig(enable_streaming_tool_dispatch=True)
     with running_server("qwen3", script=script, config=config, tmp_path=tmp_path) as (url, _):
-        body = {"model": "test/model", "max_tokens": 200, "stream": True, "tools": [BASH], "messages": [{"role": "user", "content": "go"}]}
+        body = {
+            "model": "test/model",
+            "max_tokens": 200,
+            "stream": True,
+            "tools": [BASH],
+            "messages": [{"role": "user", "content": "go"}],
+        }
         with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
             lines = [line for line in response.iter_lines() if line.startswith("data: ")]
         events = [json.loads(line[6:]) for line in lines]
         types = [e["type"] for e in events]
         dispatch = types.index("tool_call_dispatch")
-        assert events[dispatch]["tool_call"]["input"] == {"command": "ls"} and events[dispatch]["tool_call"]["name"] == "Bash"
+        assert (
+            events[dispatch]["tool_call"]["input"] == {"command": "ls"}
+            and events[dispatch]["tool_call"]["name"] == "Bash"
+        )
         assert dispatch < types.index("message_delta")
-        text_deltas = [i for i, e in enumerate(events) if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"]
+        text_deltas = [
+            i for i, e in enumerate(events) if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"
+        ]
         assert text_deltas and dispatch < text_deltas[0]  # the turn went on after the dispatch
         # And the official SDK tolerates the extra event.
         final, _ = ask(client(url), [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
@@ -299,7 +399,9 @@ def test_ping_keepalives_during_a_slow_turn(tmp_path):
         with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
             names = [line[7:] for line in response.iter_lines() if line.startswith("event: ")]
         assert "ping" in names and names.index("ping") > names.index("message_start")
-        final, _ = ask(client(url), [{"role": "user", "content": "hi"}], tools=(), thinking={"type": "disabled"}, max_tokens=2)
+        final, _ = ask(
+            client(url), [{"role": "user", "content": "hi"}], tools=(), thinking={"type": "disabled"}, max_tokens=2
+        )
         assert final.stop_reason == "max_tokens"
 
 
@@ -314,7 +416,9 @@ def test_models_in_both_shapes(tmp_path):
         missing = httpx.get(f"{url}/v1/models/nope", headers={"anthropic-version": "2023-06-01"})
         assert missing.status_code == 404 and missing.json()["error"]["type"] == "not_found_error"
         # An alias serves the same model.
-        reply = client(url).messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=[{"role": "user", "content": "hi"}])
+        reply = client(url).messages.create(
+            model="claude-sonnet-4-6", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
+        )
         assert reply.model == "claude-sonnet-4-6" and reply.content
 
 
@@ -341,7 +445,13 @@ def test_client_disconnect_aborts_the_engine_request(tmp_path):
     with running_server("qwen3", token_delay=0.05, tmp_path=tmp_path) as (url, state):
         engine = Recording(state.pipeline.engine)
         state.pipeline.engine = engine
-        body = {"model": "test/model", "max_tokens": 500, "stream": True, "tools": [BASH], "messages": [{"role": "user", "content": "go"}]}
+        body = {
+            "model": "test/model",
+            "max_tokens": 500,
+            "stream": True,
+            "tools": [BASH],
+            "messages": [{"role": "user", "content": "go"}],
+        }
         with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
             for line in response.iter_lines():
                 if "content_block_delta" in line:
@@ -354,13 +464,23 @@ def test_client_disconnect_aborts_the_engine_request(tmp_path):
         time.sleep(0.3)
         assert engine.produced == produced  # nothing more is generated for nobody
         # The server is free for the next request.
-        assert client(url).messages.create(model="test/model", max_tokens=5, messages=[{"role": "user", "content": "hi"}]).content
+        assert (
+            client(url)
+            .messages.create(model="test/model", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+            .content
+        )
 
 
 def test_tool_ids_stay_unique_across_a_session(tmp_path):
     # A model that restarts its own ids at :0 on every turn must not hand a client
     # an id it already used (Claude Code loops on a repeated id).
-    script = [[{"raw": '<|tool_calls_section_begin|><|tool_call_begin|>functions.Bash:0<|tool_call_argument_begin|>{"command": "ls"}<|tool_call_end|><|tool_calls_section_end|>'}]]
+    script = [
+        [
+            {
+                "raw": '<|tool_calls_section_begin|><|tool_call_begin|>functions.Bash:0<|tool_call_argument_begin|>{"command": "ls"}<|tool_call_end|><|tool_calls_section_end|>'
+            }
+        ]
+    ]
     with running_server("kimi-k2", reasoning="kimi_k25", tools="kimi_k2", script=script, tmp_path=tmp_path) as (url, _):
         c = client(url)
         first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
@@ -377,7 +497,10 @@ def test_tool_ids_stay_unique_across_a_session(tmp_path):
 def test_rewritten_tool_ids_still_replay_the_exact_arguments(tmp_path):
     # OpenClaw strips non-alphanumerics from echoed ids; the model's exact argument
     # text must still come back in the prompt.
-    script = [[{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}], [{"text": "done"}]]
+    script = [
+        [{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}],
+        [{"text": "done"}],
+    ]
     with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
         c = client(url)
         first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})

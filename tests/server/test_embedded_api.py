@@ -11,7 +11,9 @@ import pytest
 from ..fixtures import fixtures_root
 from .serving import running_server
 
-pytest.importorskip("torch", reason="the embedded engine needs: pip install torch==2.13.0 && pip install -e '.[embedded]'")
+pytest.importorskip(
+    "torch", reason="the embedded engine needs: pip install torch==2.13.0 && pip install -e '.[embedded]'"
+)
 pytest.importorskip("accelerate", reason="the embedded engine needs: pip install -e '.[embedded]'")
 
 pytestmark = pytest.mark.slow
@@ -25,8 +27,9 @@ SYSTEM = (
 def streamed(client: anthropic.Anthropic, question: str) -> tuple[str, float, object]:
     started = time.monotonic()
     first = None
-    with client.messages.stream(model="smollm2", max_tokens=24, system=SYSTEM,
-                                messages=[{"role": "user", "content": question}]) as stream:
+    with client.messages.stream(
+        model="smollm2", max_tokens=24, system=SYSTEM, messages=[{"role": "user", "content": question}]
+    ) as stream:
         for event in stream:
             if first is None and event.type == "content_block_delta":
                 first = time.monotonic() - started
@@ -46,8 +49,10 @@ def test_smollm2_answers_and_reuses_the_shared_prefix(tmp_path):
         assert second.strip()
         assert warm_usage.cache_read_input_tokens > 800
         assert warm_usage.input_tokens + warm_usage.cache_read_input_tokens > cold_usage.input_tokens - 50
-        print(f"\nSmolLM2 via /v1/messages, {cold_usage.input_tokens} prompt tokens: cold TTFT {cold_ttft:.2f}s; "
-              f"second request, {warm_usage.cache_read_input_tokens} tokens from the prefix cache: TTFT {warm_ttft:.2f}s")
+        print(
+            f"\nSmolLM2 via /v1/messages, {cold_usage.input_tokens} prompt tokens: cold TTFT {cold_ttft:.2f}s; "
+            f"second request, {warm_usage.cache_read_input_tokens} tokens from the prefix cache: TTFT {warm_ttft:.2f}s"
+        )
         print(f"answers: {text!r} / {second!r}")
 
 
@@ -59,7 +64,8 @@ def test_a_claude_code_sized_prompt_fits_the_default_model(tmp_path):
     folder = resolve_embedded_model("smollm2", fixtures_root() / "embedded-cache")
     with running_server(None, model_path=folder, engine="embedded", names=("smollm2",), tmp_path=tmp_path) as (url, _):
         client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=600)
-        reply = client.messages.create(model="smollm2", max_tokens=4, system=SYSTEM * 12,
-                                       messages=[{"role": "user", "content": "Say hello."}])
+        reply = client.messages.create(
+            model="smollm2", max_tokens=4, system=SYSTEM * 12, messages=[{"role": "user", "content": "Say hello."}]
+        )
         assert reply.usage.input_tokens > 11_000 and reply.content
         print(f"\nSmolLM2 answered a {reply.usage.input_tokens}-token prompt")

@@ -26,8 +26,11 @@ BASH = {
 }
 READ = {
     "type": "function",
-    "function": {"name": "Read", "description": "Read a file",
-                 "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+    "function": {
+        "name": "Read",
+        "description": "Read a file",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
 }
 SYSTEM = {"role": "system", "content": "You are a coding agent."}
 
@@ -49,8 +52,16 @@ def collect(stream) -> dict:
     """Join a chat completion stream the way a client does: content, reasoning and
     each call's argument fragments by index; the first chunk of a call must carry
     its index, id, type, name and empty arguments."""
-    out = {"content": "", "reasoning_content": "", "reasoning": "", "tool_calls": [], "finish_reason": None,
-           "usage": None, "chunks": 0, "roles": []}
+    out = {
+        "content": "",
+        "reasoning_content": "",
+        "reasoning": "",
+        "tool_calls": [],
+        "finish_reason": None,
+        "usage": None,
+        "chunks": 0,
+        "roles": [],
+    }
     for chunk in stream:
         out["chunks"] += 1
         if chunk.usage is not None:
@@ -94,19 +105,28 @@ def test_tool_loop_replays_reasoning_and_exact_arguments(family, reasoning, tool
         [call] = first["tool_calls"]
         assert call["name"] == "Bash" and json.loads(call["arguments"]) == {"command": SCRIPTED_COMMAND}
         assert call["id"] == ("functions.Bash:0" if family == "kimi-k2" else call["id"]) and (
-            family == "kimi-k2" or call["id"].startswith("call_"))
+            family == "kimi-k2" or call["id"].startswith("call_")
+        )
 
         # The same turn, not streamed: the same message.
         whole = chat(c, question)
         message = whole.choices[0].message
         assert whole.choices[0].finish_reason == "tool_calls" and message.content is None
-        assert message.model_extra["reasoning_content"] == message.model_extra["reasoning"] == first["reasoning_content"]
+        assert (
+            message.model_extra["reasoning_content"] == message.model_extra["reasoning"] == first["reasoning_content"]
+        )
         assert [(t.function.name, t.function.arguments) for t in message.tool_calls] == [("Bash", call["arguments"])]
         assert whole.usage.prompt_tokens == prompt_log(state)[0]["prompt_tokens"] and whole.usage.completion_tokens > 0
 
         history = question + [
-            {"role": "assistant", "content": None, "reasoning_content": first["reasoning_content"],
-             "tool_calls": [{"id": call["id"], "type": "function", "function": {"name": "Bash", "arguments": call["arguments"]}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": first["reasoning_content"],
+                "tool_calls": [
+                    {"id": call["id"], "type": "function", "function": {"name": "Bash", "arguments": call["arguments"]}}
+                ],
+            },
             {"role": "tool", "tool_call_id": call["id"], "content": "tokenyard-scripted-42"},
         ]
         second = chat(c, history)
@@ -124,10 +144,15 @@ def test_tool_loop_replays_reasoning_and_exact_arguments(family, reasoning, tool
 
 
 def test_replayed_arguments_are_byte_exact(tmp_path):
-    script = [[{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}], [{"text": "done"}]]
+    script = [
+        [{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}],
+        [{"text": "done"}],
+    ]
     with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
         c = client(url)
-        first = chat(c, [{"role": "user", "content": "go"}], extra_body={"chat_template_kwargs": {"enable_thinking": False}})
+        first = chat(
+            c, [{"role": "user", "content": "go"}], extra_body={"chat_template_kwargs": {"enable_thinking": False}}
+        )
         [call] = first.choices[0].message.tool_calls
         assert call.function.arguments == '{"command":"ls  -la"}'
         history = [
@@ -141,17 +166,25 @@ def test_replayed_arguments_are_byte_exact(tmp_path):
 
 
 def test_several_calls_in_one_turn(tmp_path):
-    script = [[{"reasoning": "Two things to look at."}, {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
-               {"call": {"name": "Read", "arguments": {"path": "README.md"}}}]]
+    script = [
+        [
+            {"reasoning": "Two things to look at."},
+            {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
+            {"call": {"name": "Read", "arguments": {"path": "README.md"}}},
+        ]
+    ]
     with running_server("kimi-k2", reasoning="kimi_k25", tools="kimi_k2", script=script, tmp_path=tmp_path) as (url, _):
         c = client(url)
         streamed = collect(chat(c, [{"role": "user", "content": "go"}], tools=(BASH, READ), stream=True))
         assert [(t["id"], t["name"], json.loads(t["arguments"])) for t in streamed["tool_calls"]] == [
-            ("functions.Bash:0", "Bash", {"command": "ls"}), ("functions.Read:1", "Read", {"path": "README.md"})]
+            ("functions.Bash:0", "Bash", {"command": "ls"}),
+            ("functions.Read:1", "Read", {"path": "README.md"}),
+        ]
         assert streamed["finish_reason"] == "tool_calls" and streamed["reasoning_content"] == "Two things to look at."
         whole = chat(c, [{"role": "user", "content": "go"}], tools=(BASH, READ)).choices[0].message
         assert [(t.id, t.function.arguments) for t in whole.tool_calls] == [
-            (t["id"], t["arguments"]) for t in streamed["tool_calls"]]
+            (t["id"], t["arguments"]) for t in streamed["tool_calls"]
+        ]
 
 
 def test_max_tokens_cut_and_stop_sequences(tmp_path):
@@ -159,15 +192,25 @@ def test_max_tokens_cut_and_stop_sequences(tmp_path):
         c = client(url)
         cut = chat(c, [{"role": "user", "content": "go"}], max_tokens=20)
         assert cut.choices[0].finish_reason == "length" and cut.usage.completion_tokens == 20
-        streamed = collect(chat(c, [{"role": "user", "content": "go"}], max_completion_tokens=7, stream=True,
-                                stream_options={"include_usage": True}))
+        streamed = collect(
+            chat(
+                c,
+                [{"role": "user", "content": "go"}],
+                max_completion_tokens=7,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
         assert streamed["finish_reason"] == "length" and streamed["usage"].completion_tokens == 7
 
         plain = {"tools": (), "extra_body": {"chat_template_kwargs": {"enable_thinking": False}}}
         for stop in ("beta", ["zeta", "beta"]):
             reply = chat(c, [{"role": "user", "content": "repeat after me: alpha beta gamma"}], stop=stop, **plain)
             assert reply.choices[0].finish_reason == "stop"
-            assert reply.choices[0].message.content.rstrip().endswith("alpha") and "beta" not in reply.choices[0].message.content
+            assert (
+                reply.choices[0].message.content.rstrip().endswith("alpha")
+                and "beta" not in reply.choices[0].message.content
+            )
         free = chat(c, [{"role": "user", "content": "repeat after me: alpha beta gamma"}], **plain)
         assert free.choices[0].finish_reason == "stop" and "gamma" in free.choices[0].message.content
         assert "reasoning_content" not in free.choices[0].message.model_extra  # thinking was switched off
@@ -192,15 +235,28 @@ def test_request_shapes_map_onto_the_conversation(tmp_path):
         messages = [
             SYSTEM,
             {"role": "developer", "content": [{"type": "text", "text": "Prefer short answers."}]},
-            {"role": "user", "content": [
-                {"type": "text", "text": "what is this?"},
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
-            ]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what is this?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                ],
+            },
         ]
-        reply = chat(c, messages, tool_choice={"type": "function", "function": {"name": "Bash"}}, parallel_tool_calls=False,
-                     response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}},
-                     seed=7, temperature=0.2, top_p=0.9, reasoning_effort="high", prompt_cache_key="cache-key-1",
-                     user="someone", extra_body={"top_k": 20, "some_future_field": 1})
+        reply = chat(
+            c,
+            messages,
+            tool_choice={"type": "function", "function": {"name": "Bash"}},
+            parallel_tool_calls=False,
+            response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}},
+            seed=7,
+            temperature=0.2,
+            top_p=0.9,
+            reasoning_effort="high",
+            prompt_cache_key="cache-key-1",
+            user="someone",
+            extra_body={"top_k": 20, "some_future_field": 1},
+        )
         assert reply.choices[0].message.tool_calls
         record = prompt_log(state)[0]
         assert "You are a coding agent." in record["prompt_text"] and "Prefer short answers." in record["prompt_text"]
@@ -216,8 +272,12 @@ def test_request_shapes_map_onto_the_conversation(tmp_path):
 
 
 def _post(url, body, headers=None, path="/v1/chat/completions"):
-    return httpx.post(f"{url}{path}", content=body if isinstance(body, (bytes, str)) else json.dumps(body),
-                      headers={"content-type": "application/json", **(headers or {})}, timeout=30)
+    return httpx.post(
+        f"{url}{path}",
+        content=body if isinstance(body, (bytes, str)) else json.dumps(body),
+        headers={"content-type": "application/json", **(headers or {})},
+        timeout=30,
+    )
 
 
 def test_errors_in_the_openai_envelope(tmp_path):
@@ -237,13 +297,41 @@ def test_errors_in_the_openai_envelope(tmp_path):
             (_post(url, {**good, "n": 2}, auth), 400, None, "n"),
             (_post(url, {**good, "max_tokens": 0}, auth), 400, None, "max_tokens"),
             (_post(url, {**good, "tool_choice": "sometimes"}, auth), 400, None, "tool_choice"),
-            (_post(url, {**good, "tool_choice": {"type": "function", "function": {"name": "Nope"}}}, auth), 400, None, "tool_choice"),
-            (_post(url, {**good, "messages": [{"role": "tool", "content": "x"}]}, auth), 400, None, "messages.0.tool_call_id"),
-            (_post(url, {**good, "messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]}, auth),
-             400, None, "messages.0.content.0"),
+            (
+                _post(url, {**good, "tool_choice": {"type": "function", "function": {"name": "Nope"}}}, auth),
+                400,
+                None,
+                "tool_choice",
+            ),
+            (
+                _post(url, {**good, "messages": [{"role": "tool", "content": "x"}]}, auth),
+                400,
+                None,
+                "messages.0.tool_call_id",
+            ),
+            (
+                _post(
+                    url,
+                    {**good, "messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]},
+                    auth,
+                ),
+                400,
+                None,
+                "messages.0.content.0",
+            ),
             (_post(url, {**good, "model": "nope/model"}, auth), 404, "model_not_found", None),
-            (_post(url, {**good, "messages": [{"role": "user", "content": "x" * 60_000}]}, auth), 413, "request_too_large", None),
-            (_post(url, {**good, "messages": [{"role": "user", "content": "word " * 2000}]}, auth), 400, "context_length_exceeded", "messages"),
+            (
+                _post(url, {**good, "messages": [{"role": "user", "content": "x" * 60_000}]}, auth),
+                413,
+                "request_too_large",
+                None,
+            ),
+            (
+                _post(url, {**good, "messages": [{"role": "user", "content": "word " * 2000}]}, auth),
+                400,
+                "context_length_exceeded",
+                "messages",
+            ),
         ]
         for response, status, code, param in cases:
             assert response.status_code == status, response.text
@@ -261,7 +349,9 @@ def test_errors_in_the_openai_envelope(tmp_path):
         with pytest.raises(openai.NotFoundError):
             c.chat.completions.create(model="other", messages=[{"role": "user", "content": "x"}])
         with pytest.raises(openai.BadRequestError) as raised:
-            c.chat.completions.create(model="test/model", messages=[{"role": "user", "content": "word " * 2000}], stream=True)
+            c.chat.completions.create(
+                model="test/model", messages=[{"role": "user", "content": "word " * 2000}], stream=True
+            )
         assert raised.value.code == "context_length_exceeded"
 
 
@@ -294,7 +384,9 @@ def test_mid_stream_failure_is_an_error_chunk_then_done(tmp_path):
         with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=30) as response:
             data = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
         assert data[-1] == "[DONE]"
-        assert json.loads(data[-2]) == {"error": {"message": "the engine crashed", "type": "server_error", "param": None, "code": None}}
+        assert json.loads(data[-2]) == {
+            "error": {"message": "the engine crashed", "type": "server_error", "param": None, "code": None}
+        }
         assert all("finish_reason" not in d or '"finish_reason":null' in d for d in data[:-2])
         with pytest.raises(openai.APIError, match="the engine crashed"):
             collect(chat(client(url), [{"role": "user", "content": "hi"}], stream=True))
@@ -317,27 +409,54 @@ def _sse(url, body):
     return events
 
 
-@pytest.mark.parametrize("family,reasoning,tools", [("qwen3", None, None), ("kimi-k2", "kimi_k25", "kimi_k2"), ("gpt-oss", None, None)])
+@pytest.mark.parametrize(
+    "family,reasoning,tools", [("qwen3", None, None), ("kimi-k2", "kimi_k25", "kimi_k2"), ("gpt-oss", None, None)]
+)
 def test_streaming_dispatch_comes_before_each_calls_last_fragment(family, reasoning, tools, tmp_path):
-    script = [[{"reasoning": "Look, then read."}, {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
-               {"call": {"name": "Read", "arguments": {"path": "README.md"}}}]]
+    script = [
+        [
+            {"reasoning": "Look, then read."},
+            {"call": {"name": "Bash", "arguments": {"command": "ls"}}},
+            {"call": {"name": "Read", "arguments": {"path": "README.md"}}},
+        ]
+    ]
     config = ServerConfig(enable_streaming_tool_dispatch=True)
-    with running_server(family, reasoning=reasoning, tools=tools, script=script, config=config, tmp_path=tmp_path) as (url, _):
-        body = {"model": "test/model", "stream": True, "tools": [BASH, READ], "messages": [{"role": "user", "content": "go"}]}
+    with running_server(family, reasoning=reasoning, tools=tools, script=script, config=config, tmp_path=tmp_path) as (
+        url,
+        _,
+    ):
+        body = {
+            "model": "test/model",
+            "stream": True,
+            "tools": [BASH, READ],
+            "messages": [{"role": "user", "content": "go"}],
+        }
         events = _sse(url, body)
         assert events[-1] == (None, "[DONE]")
         names = [name for name, _ in events]
-        finish = next(i for i, (_, d) in enumerate(events) if isinstance(d, dict) and d["choices"] and d["choices"][0]["finish_reason"])
+        finish = next(
+            i
+            for i, (_, d) in enumerate(events)
+            if isinstance(d, dict) and d["choices"] and d["choices"][0]["finish_reason"]
+        )
         assert events[finish][1]["choices"][0]["finish_reason"] == "tool_calls"
 
         reasoning_at = names.index("reasoning_dispatch")
         assert events[reasoning_at][1]["reasoning"] == "Look, then read."
-        first_call_chunk = next(i for i, (n, d) in enumerate(events) if n is None and isinstance(d, dict) and d["choices"]
-                                and "tool_calls" in d["choices"][0]["delta"])
+        first_call_chunk = next(
+            i
+            for i, (n, d) in enumerate(events)
+            if n is None and isinstance(d, dict) and d["choices"] and "tool_calls" in d["choices"][0]["delta"]
+        )
         assert reasoning_at < first_call_chunk
 
-        ids = [c["id"] for _, d in events if isinstance(d, dict) and d["choices"]
-               for c in d["choices"][0]["delta"].get("tool_calls", []) if c.get("id")]
+        ids = [
+            c["id"]
+            for _, d in events
+            if isinstance(d, dict) and d["choices"]
+            for c in d["choices"][0]["delta"].get("tool_calls", [])
+            if c.get("id")
+        ]
         assert len(ids) == 2 and (family == "kimi-k2" or all(i.startswith("call_") for i in ids))
         dispatches = [i for i, n in enumerate(names) if n == "tool_call_dispatch"]
         assert len(dispatches) == 2 and all(i < finish for i in dispatches)
@@ -346,11 +465,17 @@ def test_streaming_dispatch_comes_before_each_calls_last_fragment(family, reason
             assert data["choice_index"] == 0 and data["choices"] == []
             sent = data["tool_call"]
             assert sent["index"] == position and sent["type"] == "function" and sent["id"] == ids[position]
-            fragments = [(i, c["function"].get("arguments", "")) for i, (n, d) in enumerate(events)
-                         if n is None and isinstance(d, dict) and d["choices"]
-                         for c in d["choices"][0]["delta"].get("tool_calls", []) if c["index"] == position]
+            fragments = [
+                (i, c["function"].get("arguments", ""))
+                for i, (n, d) in enumerate(events)
+                if n is None and isinstance(d, dict) and d["choices"]
+                for c in d["choices"][0]["delta"].get("tool_calls", [])
+                if c["index"] == position
+            ]
             assert "".join(f for _, f in fragments) == sent["function"]["arguments"]
-            assert json.loads(sent["function"]["arguments"]) == ({"command": "ls"} if position == 0 else {"path": "README.md"})
+            assert json.loads(sent["function"]["arguments"]) == (
+                {"command": "ls"} if position == 0 else {"path": "README.md"}
+            )
             # Sent before the chunk that carries the call's last fragment, after all the others.
             assert fragments[-2][0] < at < fragments[-1][0]
 
@@ -358,8 +483,12 @@ def test_streaming_dispatch_comes_before_each_calls_last_fragment(family, reason
         # stream helper both assemble the whole turn.
         c = client(url)
         streamed = collect(chat(c, [{"role": "user", "content": "go"}], tools=(BASH, READ), stream=True))
-        assert [t["name"] for t in streamed["tool_calls"]] == ["Bash", "Read"] and streamed["finish_reason"] == "tool_calls"
-        with c.chat.completions.stream(model="test/model", messages=[{"role": "user", "content": "go"}], tools=[BASH, READ]) as s:
+        assert [t["name"] for t in streamed["tool_calls"]] == ["Bash", "Read"] and streamed[
+            "finish_reason"
+        ] == "tool_calls"
+        with c.chat.completions.stream(
+            model="test/model", messages=[{"role": "user", "content": "go"}], tools=[BASH, READ]
+        ) as s:
             for _ in s:
                 pass
             final = s.get_final_completion()

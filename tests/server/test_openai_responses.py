@@ -26,19 +26,36 @@ EXEC = {
     "type": "function",
     "name": "exec_command",
     "description": "Runs a command in a PTY.",
-    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}, "workdir": {"type": "string"}}, "required": ["cmd"]},
+    "parameters": {
+        "type": "object",
+        "properties": {"cmd": {"type": "string"}, "workdir": {"type": "string"}},
+        "required": ["cmd"],
+    },
     "strict": False,
 }
 APPLY_PATCH = {
     "type": "custom",
     "name": "apply_patch",
     "description": "Use the `apply_patch` tool to edit files.",
-    "format": {"type": "grammar", "syntax": "lark", "definition": 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF'},
+    "format": {
+        "type": "grammar",
+        "syntax": "lark",
+        "definition": 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF',
+    },
 }
-HOSTED = [{"type": "web_search"}, {"type": "file_search", "vector_store_ids": ["vs_1"]}, {"type": "code_interpreter", "container": {"type": "auto"}},
-          {"type": "local_shell"}, {"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.example"}]
-DEVELOPER = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex, a coding agent."}]}
-PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+Hello \"world\" \\ ✓ 😀\n*** End Patch"
+HOSTED = [
+    {"type": "web_search"},
+    {"type": "file_search", "vector_store_ids": ["vs_1"]},
+    {"type": "code_interpreter", "container": {"type": "auto"}},
+    {"type": "local_shell"},
+    {"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.example"},
+]
+DEVELOPER = {
+    "type": "message",
+    "role": "developer",
+    "content": [{"type": "input_text", "text": "You are Codex, a coding agent."}],
+}
+PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+Hello "world" \\ ✓ 😀\n*** End Patch'
 
 FAMILIES = [
     # (fixture, reasoning parser override, tool parser override)
@@ -60,9 +77,16 @@ def user(text: str) -> dict:
 def codex_body(input_items: list, **overrides) -> dict:
     """A request shaped like Codex 0.169.0's (REFERENCE §4)."""
     return {
-        "model": "test/model", "input": input_items, "tools": [EXEC, APPLY_PATCH, *HOSTED], "tool_choice": "auto",
-        "parallel_tool_calls": False, "reasoning": {"effort": "medium", "summary": "auto"}, "store": False,
-        "include": ["reasoning.encrypted_content"], "prompt_cache_key": "codex-session-1", **overrides,
+        "model": "test/model",
+        "input": input_items,
+        "tools": [EXEC, APPLY_PATCH, *HOSTED],
+        "tool_choice": "auto",
+        "parallel_tool_calls": False,
+        "reasoning": {"effort": "medium", "summary": "auto"},
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "codex-session-1",
+        **overrides,
     }
 
 
@@ -110,7 +134,11 @@ def test_codex_tool_loop_replays_reasoning_byte_for_byte(family, reasoning, tool
         summary = "".join(e.delta for e in events if e.type == "response.reasoning_summary_text.delta")
         assert summary == text == "".join(e.delta for e in events if e.type == "response.reasoning_text.delta")
         usage = first.usage
-        assert usage.input_tokens > 0 and usage.output_tokens > 0 and usage.total_tokens == usage.input_tokens + usage.output_tokens
+        assert (
+            usage.input_tokens > 0
+            and usage.output_tokens > 0
+            and usage.total_tokens == usage.input_tokens + usage.output_tokens
+        )
         assert 0 < usage.output_tokens_details.reasoning_tokens < usage.output_tokens
         assert usage.input_tokens_details.cached_tokens == 0
         assert [t.name for t in first.tools] == ["exec_command", "apply_patch"]  # hosted tools were left out
@@ -130,7 +158,10 @@ def test_codex_tool_loop_replays_reasoning_byte_for_byte(family, reasoning, tool
 
 
 def test_custom_tool_call_streams_its_input_and_replays_exactly(tmp_path):
-    script = [[{"reasoning": "A patch is needed."}, {"call": {"name": "apply_patch", "arguments": {"input": PATCH}}}], [{"text": "Patched."}]]
+    script = [
+        [{"reasoning": "A patch is needed."}, {"call": {"name": "apply_patch", "arguments": {"input": PATCH}}}],
+        [{"text": "Patched."}],
+    ]
     with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
         c = client(url)
         turn1 = [DEVELOPER, user("Add hello.txt")]
@@ -162,35 +193,62 @@ def test_custom_tool_in_an_xml_parameter_family(tmp_path):
 
 
 def test_interleaved_reasoning_and_calls_are_one_assistant_turn(tmp_path):
-    script = [[
-        {"reasoning": "First look at the tree."},
-        {"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}},
-        {"reasoning": "Then read the readme."},
-        {"call": {"name": "exec_command", "arguments": {"cmd": "cat README.md"}}},
-    ], [{"text": "Done."}]]
+    script = [
+        [
+            {"reasoning": "First look at the tree."},
+            {"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}},
+            {"reasoning": "Then read the readme."},
+            {"call": {"name": "exec_command", "arguments": {"cmd": "cat README.md"}}},
+        ],
+        [{"text": "Done."}],
+    ]
     with running_server("qwen3.5", script=script, tmp_path=tmp_path) as (url, state):
         c = client(url)
         first, events = stream(c, codex_body([user("go")]))
         check_stream(events, first)
         assert [i.type for i in first.output] == ["reasoning", "function_call", "reasoning", "function_call"]
         calls = [i for i in first.output if i.type == "function_call"]
-        outputs = [{"type": "function_call_output", "call_id": x.call_id, "output": f"out-{n}"} for n, x in enumerate(calls)]
+        outputs = [
+            {"type": "function_call_output", "call_id": x.call_id, "output": f"out-{n}"} for n, x in enumerate(calls)
+        ]
         stream(c, codex_body([user("go"), *(replayed(i) for i in first.output), *outputs]))
         prompt = prompt_log(state)[1]["prompt_text"]
-        order = [prompt.index(s) for s in ("First look at the tree.", "ls\n</parameter>", "Then read the readme.", "cat README.md", "out-0", "out-1")]
+        order = [
+            prompt.index(s)
+            for s in (
+                "First look at the tree.",
+                "ls\n</parameter>",
+                "Then read the readme.",
+                "cat README.md",
+                "out-0",
+                "out-1",
+            )
+        ]
         assert order == sorted(order)
 
 
 def test_text_answer_non_streaming(tmp_path):
     with running_server("qwen3", tmp_path=tmp_path) as (url, state):
-        response = client(url).responses.create(model="test/model", instructions="Be terse.", input="hello there",
-                                                max_output_tokens=300, temperature=0.2, metadata={"k": "v"}, store=True)
+        response = client(url).responses.create(
+            model="test/model",
+            instructions="Be terse.",
+            input="hello there",
+            max_output_tokens=300,
+            temperature=0.2,
+            metadata={"k": "v"},
+            store=True,
+        )
         assert response.status == "completed" and response.output_text == "You said: hello there"
         thought, message = response.output
         assert thought.summary == [] and thought.encrypted_content is None  # neither was asked for
         assert thought.content[0].text and message.role == "assistant" and message.status == "completed"
-        assert (response.instructions, response.max_output_tokens, response.temperature, response.metadata, response.store) == (
-            "Be terse.", 300, 0.2, {"k": "v"}, True)
+        assert (
+            response.instructions,
+            response.max_output_tokens,
+            response.temperature,
+            response.metadata,
+            response.store,
+        ) == ("Be terse.", 300, 0.2, {"k": "v"}, True)
         assert "Be terse." in prompt_log(state)[0]["prompt_text"]
         # Nothing was stored, so there is nothing to retrieve.
         assert httpx.get(f"{url}/v1/responses/{response.id}").status_code in (404, 405)
@@ -207,12 +265,19 @@ def test_concise_summary_is_the_first_paragraph(tmp_path):
 
 
 def test_kimi_keeps_the_models_own_call_ids(tmp_path):
-    script = [[{"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}}, {"call": {"name": "exec_command", "arguments": {"cmd": "pwd"}}}]]
+    script = [
+        [
+            {"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}},
+            {"call": {"name": "exec_command", "arguments": {"cmd": "pwd"}}},
+        ]
+    ]
     with running_server("kimi-k2", reasoning="kimi_k25", tools="kimi_k2", script=script, tmp_path=tmp_path) as (url, _):
         final, events = stream(client(url), codex_body([user("go")], reasoning={"effort": "none"}))
         check_stream(events, final)
         assert [(i.call_id, json.loads(i.arguments)["cmd"]) for i in final.output] == [
-            ("functions.exec_command:0", "ls"), ("functions.exec_command:1", "pwd")]
+            ("functions.exec_command:0", "ls"),
+            ("functions.exec_command:1", "pwd"),
+        ]
 
 
 def test_max_output_tokens_ends_incomplete(tmp_path):
@@ -288,6 +353,7 @@ def test_stateful_features_are_refused_clearly(tmp_path):
 
 def test_bad_requests_get_openai_errors(tmp_path):
     with running_server("qwen3", tmp_path=tmp_path) as (url, _):
+
         def post(body):
             return httpx.post(f"{url}/v1/responses", json=body, timeout=30)
 
@@ -295,7 +361,9 @@ def test_bad_requests_get_openai_errors(tmp_path):
         assert reply.status_code == 400 and reply.json()["error"]["param"] == "input.0"
         reply = post({"model": "test/model", "input": "hi", "tools": [{"type": "function", "description": "no name"}]})
         assert reply.status_code == 400 and reply.json()["error"]["param"] == "tools.0"
-        reply = post({"model": "test/model", "input": "hi", "tools": [EXEC], "tool_choice": {"type": "function", "name": "nope"}})
+        reply = post(
+            {"model": "test/model", "input": "hi", "tools": [EXEC], "tool_choice": {"type": "function", "name": "nope"}}
+        )
         assert reply.status_code == 400 and reply.json()["error"]["param"] == "tool_choice"
         reply = post({"model": "test/model", "input": [{"type": "function_call", "name": "x"}]})
         assert reply.status_code == 400 and "call_id" in reply.json()["error"]["message"]
@@ -309,11 +377,25 @@ def test_foreign_reasoning_and_client_ids_are_tolerated(tmp_path):
     with running_server("qwen3", tmp_path=tmp_path) as (url, state):
         history = [
             user("go"),
-            {"type": "reasoning", "id": "rs_foreign", "summary": [{"type": "summary_text", "text": "Another server summarised this."}],
-             "encrypted_content": "gAAAAABoForeignOpaqueBlob=="},
+            {
+                "type": "reasoning",
+                "id": "rs_foreign",
+                "summary": [{"type": "summary_text", "text": "Another server summarised this."}],
+                "encrypted_content": "gAAAAABoForeignOpaqueBlob==",
+            },
             {"type": "reasoning", "summary": [], "encrypted_content": "tky1.not-really-ours"},
-            {"type": "function_call", "id": "whatever-1", "call_id": "toolu01A", "name": "exec_command", "arguments": '{"cmd":  "ls"}'},
-            {"type": "function_call_output", "call_id": "toolu01A", "output": [{"type": "input_text", "text": "a.txt"}]},
+            {
+                "type": "function_call",
+                "id": "whatever-1",
+                "call_id": "toolu01A",
+                "name": "exec_command",
+                "arguments": '{"cmd":  "ls"}',
+            },
+            {
+                "type": "function_call_output",
+                "call_id": "toolu01A",
+                "output": [{"type": "input_text", "text": "a.txt"}],
+            },
         ]
         final, _ = stream(client(url), codex_body(history))
         assert final.output[-1].type == "message"
@@ -329,7 +411,9 @@ def test_session_header_when_there_is_no_prompt_cache_key(tmp_path):
 
 
 def test_streaming_tool_dispatch_comes_before_arguments_done(tmp_path):
-    script = [[{"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}}, {"text": "and meanwhile more text follows"}]]
+    script = [
+        [{"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}}, {"text": "and meanwhile more text follows"}]
+    ]
     config = ServerConfig(enable_streaming_tool_dispatch=True)
     with running_server("qwen3", script=script, config=config, tmp_path=tmp_path) as (url, _):
         body = {"model": "test/model", "input": "go", "tools": [EXEC], "stream": True}
@@ -366,27 +450,35 @@ def test_keepalives_during_a_slow_turn_are_sse_comments(tmp_path):
 def test_one_assistant_turn_becomes_one_message_with_ordered_parts():
     seal = ReasoningSeal(SERVER_KEY)
     sealed = seal.seal("exact  reasoning\n", "openai-reasoning")
-    request = ResponsesRequest.model_validate({
-        "model": "m",
-        "input": [
-            {"role": "user", "content": "go"},
-            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "shown"}], "encrypted_content": sealed},
-            {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": '{"cmd":"ls"}'},
-            {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "raw second"}]},
-            {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": PATCH},
-            {"type": "function_call_output", "call_id": "c1", "output": "x"},
-            {"type": "custom_tool_call_output", "call_id": "c2", "output": "y"},
-            {"type": "web_search_call", "id": "ws_1", "status": "completed"},
-        ],
-        "tools": [EXEC, APPLY_PATCH, {"type": "web_search"}],
-    })
+    request = ResponsesRequest.model_validate(
+        {
+            "model": "m",
+            "input": [
+                {"role": "user", "content": "go"},
+                {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": "shown"}],
+                    "encrypted_content": sealed,
+                },
+                {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": '{"cmd":"ls"}'},
+                {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "raw second"}]},
+                {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": PATCH},
+                {"type": "function_call_output", "call_id": "c1", "output": "x"},
+                {"type": "custom_tool_call_output", "call_id": "c2", "output": "y"},
+                {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+            ],
+            "tools": [EXEC, APPLY_PATCH, {"type": "web_search"}],
+        }
+    )
     conversation = to_conversation(request, seal=seal)
     _, assistant, results = conversation.messages
     assert [type(p) for p in assistant.parts] == [Reasoning, ToolCall, Reasoning, ToolCall]
     assert assistant.parts[0].text == "exact  reasoning\n" and assistant.parts[2].text == "raw second"
     assert assistant.parts[3].kind == "custom" and json.loads(assistant.parts[3].arguments) == {"input": PATCH}
     assert [(r.tool_call_id, r.name, r.text()) for r in results.parts if isinstance(r, ToolResult)] == [
-        ("c1", "exec_command", "x"), ("c2", "apply_patch", "y")]
+        ("c1", "exec_command", "x"),
+        ("c2", "apply_patch", "y"),
+    ]
     assert [(t.name, t.kind) for t in conversation.tools] == [("exec_command", "function"), ("apply_patch", "custom")]
     assert conversation.tools[1].parameters["required"] == ["input"]
     assert "*** Begin Patch" in conversation.tools[1].parameters["properties"]["input"]["description"]
@@ -419,7 +511,10 @@ def test_concise_summary_waits_for_a_newline_that_may_end_the_paragraph():
 def test_recompacted_function_arguments_replay_as_the_model_wrote_them(tmp_path):
     # OpenClaw sends arguments back re-serialised compactly; the prompt must keep the
     # model's own spacing.
-    script = [[{"raw": '<tool_call>\n{"name": "exec_command", "arguments": {"cmd": "ls  -la", "n": 1}}\n</tool_call>'}], [{"text": "done"}]]
+    script = [
+        [{"raw": '<tool_call>\n{"name": "exec_command", "arguments": {"cmd": "ls  -la", "n": 1}}\n</tool_call>'}],
+        [{"text": "done"}],
+    ]
     with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
         c = client(url)
         first, _ = stream(c, codex_body([user("go")]))

@@ -16,8 +16,14 @@ from .test_openai_chat import BASH, READ
 HISTORY = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "List the files."},
-    {"role": "assistant", "content": None, "reasoning_content": "I should look first.",
-     "tool_calls": [{"id": "call_a1", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "ls"}'}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "I should look first.",
+        "tool_calls": [
+            {"id": "call_a1", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "ls"}'}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "call_a1", "content": "a.txt\nb.txt"},
     {"role": "user", "content": "Now read a.txt."},
 ]
@@ -27,26 +33,48 @@ def _tokenize(url, body, path="/v1/tokenize"):
     return httpx.post(f"{url}{path}", json=body, timeout=30)
 
 
-@pytest.mark.parametrize("family,reasoning,tools", [("qwen3", None, None), ("kimi-k2", "kimi_k25", "kimi_k2"), ("gpt-oss", None, None)])
+@pytest.mark.parametrize(
+    "family,reasoning,tools", [("qwen3", None, None), ("kimi-k2", "kimi_k25", "kimi_k2"), ("gpt-oss", None, None)]
+)
 def test_chat_count_is_the_prompt_generation_used(family, reasoning, tools, tmp_path):
-    with running_server(family, reasoning=reasoning, tools=tools, max_model_len=9000, tmp_path=tmp_path) as (url, state):
-        body = {"model": "test/model", "messages": HISTORY, "tools": [BASH, READ],
-                "chat_template_kwargs": {"custom_flag": True}, "reasoning_effort": "low"}
+    with running_server(family, reasoning=reasoning, tools=tools, max_model_len=9000, tmp_path=tmp_path) as (
+        url,
+        state,
+    ):
+        body = {
+            "model": "test/model",
+            "messages": HISTORY,
+            "tools": [BASH, READ],
+            "chat_template_kwargs": {"custom_flag": True},
+            "reasoning_effort": "low",
+        }
         counted = _tokenize(url, {**body, "return_token_strs": True}).json()
         assert counted["max_model_len"] == 9000
         assert counted["count"] == len(counted["tokens"]) == len(counted["token_strs"])
 
         reply = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0).chat.completions.create(
-            model="test/model", messages=HISTORY, tools=[BASH, READ], reasoning_effort="low",
-            extra_body={"chat_template_kwargs": {"custom_flag": True}})
+            model="test/model",
+            messages=HISTORY,
+            tools=[BASH, READ],
+            reasoning_effort="low",
+            extra_body={"chat_template_kwargs": {"custom_flag": True}},
+        )
         sent = prompt_log(state)[0]
         assert counted["count"] == sent["prompt_tokens"] == reply.usage.prompt_tokens
         # The tokens themselves are the prompt, and detokenize gives its text back.
         assert _tokenize(url, {"tokens": counted["tokens"]}, "/v1/detokenize").json()["prompt"] == sent["prompt_text"]
 
         # Without the generation prompt: the same conversation, a strict prefix.
-        bare = _tokenize(url, {"messages": HISTORY, "tools": [BASH, READ], "chat_template_kwargs": {"custom_flag": True},
-                               "reasoning_effort": "low", "add_generation_prompt": False}).json()
+        bare = _tokenize(
+            url,
+            {
+                "messages": HISTORY,
+                "tools": [BASH, READ],
+                "chat_template_kwargs": {"custom_flag": True},
+                "reasoning_effort": "low",
+                "add_generation_prompt": False,
+            },
+        ).json()
         assert bare["count"] < counted["count"] and counted["tokens"][: bare["count"]] == bare["tokens"]
 
 
@@ -79,28 +107,50 @@ def test_text_form_and_detokenize(tmp_path):
 def test_anthropic_count_tokens_and_chat_tokenize_agree_with_generation(tmp_path):
     anthropic_history = [
         {"role": "user", "content": "List the files."},
-        {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "I should look first.", "signature": "foreign-signature"},
-            {"type": "tool_use", "id": "call_a1", "name": "Bash", "input": {"command": "ls"}},
-        ]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "call_a1", "content": "a.txt\nb.txt"},
-            {"type": "text", "text": "Now read a.txt."},
-        ]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "I should look first.", "signature": "foreign-signature"},
+                {"type": "tool_use", "id": "call_a1", "name": "Bash", "input": {"command": "ls"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "call_a1", "content": "a.txt\nb.txt"},
+                {"type": "text", "text": "Now read a.txt."},
+            ],
+        },
     ]
-    tools = [{"name": t["function"]["name"], "description": t["function"]["description"],
-              "input_schema": t["function"]["parameters"]} for t in (BASH, READ)]
+    tools = [
+        {
+            "name": t["function"]["name"],
+            "description": t["function"]["description"],
+            "input_schema": t["function"]["parameters"],
+        }
+        for t in (BASH, READ)
+    ]
     with running_server("qwen3", tmp_path=tmp_path) as (url, state):
         c = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
-        params = {"model": "test/model", "system": "You are a coding agent.", "messages": anthropic_history, "tools": tools}
+        params = {
+            "model": "test/model",
+            "system": "You are a coding agent.",
+            "messages": anthropic_history,
+            "tools": tools,
+        }
         reply = c.messages.create(max_tokens=200, **params)
         counted = c.messages.count_tokens(**params).input_tokens
-        assert counted == prompt_log(state)[0]["prompt_tokens"] == reply.usage.input_tokens + reply.usage.cache_read_input_tokens
+        assert (
+            counted
+            == prompt_log(state)[0]["prompt_tokens"]
+            == reply.usage.input_tokens + reply.usage.cache_read_input_tokens
+        )
 
         # The same conversation in Chat Completions shape renders the same prompt.
         chat_count = _tokenize(url, {"messages": HISTORY, "tools": [BASH, READ]}).json()["count"]
         assert chat_count == counted
         openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0).chat.completions.create(
-            model="test/model", messages=HISTORY, tools=[BASH, READ])
+            model="test/model", messages=HISTORY, tools=[BASH, READ]
+        )
         first, second = prompt_log(state)
         assert first["prompt_text"] == second["prompt_text"], json.dumps([first["prompt_text"], second["prompt_text"]])

@@ -12,8 +12,9 @@ in its prefix cache.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AsyncIterator, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from ..conversation import Conversation
@@ -29,9 +30,7 @@ class PromptTooLong(EngineError):
     """The prompt does not fit the model's context window."""
 
     def __init__(self, prompt_tokens: int, max_model_len: int):
-        super().__init__(
-            f"prompt is {prompt_tokens} tokens; this model's context window is {max_model_len} tokens"
-        )
+        super().__init__(f"prompt is {prompt_tokens} tokens; this model's context window is {max_model_len} tokens")
         self.prompt_tokens = prompt_tokens
         self.max_model_len = max_model_len
 

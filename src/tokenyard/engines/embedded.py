@@ -62,8 +62,12 @@ EXTENDED_CONTEXT = 32768
 BUILTIN_MODELS = ("smollm2",)
 
 # Strings whose token ids must survive the GGUF -> tokenizer.json conversion unchanged.
-TOKENIZER_PROBES = ("<|im_start|>system\nYou are helpful.<|im_end|>\n", "Hello, world! 12345 café  \t\n",
-                    "def f(x):\n    return x ** 2  # ünïcödé ✓", "<|im_start|>assistant\n<|endoftext|>")
+TOKENIZER_PROBES = (
+    "<|im_start|>system\nYou are helpful.<|im_end|>\n",
+    "Hello, world! 12345 café  \t\n",
+    "def f(x):\n    return x ** 2  # ünïcödé ✓",
+    "<|im_start|>assistant\n<|endoftext|>",
+)
 
 
 def cache_root() -> Path:
@@ -96,8 +100,10 @@ def resolve_embedded_model(spec: str, cache_dir: Path | None = None) -> Path:
         if not _is_converted(target):
             convert_gguf(path, target, source_label=str(path.resolve()))
         return target
-    raise ValueError(f"embedded model {spec!r} is not a model directory (with config.json), a .gguf file, "
-                     f"or a built-in model ({', '.join(BUILTIN_MODELS)})")
+    raise ValueError(
+        f"embedded model {spec!r} is not a model directory (with config.json), a .gguf file, "
+        f"or a built-in model ({', '.join(BUILTIN_MODELS)})"
+    )
 
 
 def builtin_gguf(spec: str, cache_dir: Path | None = None) -> Path:
@@ -140,8 +146,8 @@ def convert_gguf(gguf: Path, target: Path, *, source_label: str) -> None:
     try:
         _progress(f"converting {gguf.name} to a bf16 model in {target} (once) [1/3 dequantize]")
         model = AutoModelForCausalLM.from_pretrained(
-            str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16,
-            quantization_config=GgufConfig(dequantize=True))
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16, quantization_config=GgufConfig(dequantize=True)
+        )
         rope = _extend_context(model.config)
         _progress("[2/3] writing weights")
         model.save_pretrained(staging)
@@ -150,18 +156,26 @@ def convert_gguf(gguf: Path, target: Path, *, source_label: str) -> None:
         _progress("[3/3] writing and checking the tokenizer")
         tokenizer = Tokenizer.from_gguf(gguf)
         tokenizer.backend.save(str(staging / "tokenizer.json"))
-        config = {"bos_token": tokenizer.bos_token, "eos_token": tokenizer.eos_token,
-                  "chat_template": tokenizer.chat_template}
-        (staging / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1),
-                                                       encoding="utf-8")
+        config = {
+            "bos_token": tokenizer.bos_token,
+            "eos_token": tokenizer.eos_token,
+            "chat_template": tokenizer.chat_template,
+        }
+        (staging / "tokenizer_config.json").write_text(
+            json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
         saved = Tokenizer.from_model_dir(staging)
         for probe in TOKENIZER_PROBES:
             if saved.encode(probe) != tokenizer.encode(probe):
                 raise EngineError(f"converted tokenizer disagrees with the GGUF's on {probe!r}")
 
-        note = {"recipe": CONVERSION_RECIPE, "source": source_label, "rope_parameters": rope,
-                "max_position_embeddings": EXTENDED_CONTEXT if rope else None,
-                "seconds": round(time.monotonic() - started, 1)}
+        note = {
+            "recipe": CONVERSION_RECIPE,
+            "source": source_label,
+            "rope_parameters": rope,
+            "max_position_embeddings": EXTENDED_CONTEXT if rope else None,
+            "seconds": round(time.monotonic() - started, 1),
+        }
         (staging / CONVERSION_NOTE).write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
         if target.exists():  # an older recipe, or a concurrent conversion that finished first
             shutil.rmtree(target)
@@ -229,7 +243,7 @@ class PrefixStore:
         if best_key is None:
             return None, 0
         entry = self._entries[best_key]
-        if entry.token_ids == prompt[:len(entry.token_ids)]:
+        if entry.token_ids == prompt[: len(entry.token_ids)]:
             del self._entries[best_key]
             if surplus := len(entry.token_ids) - best_length:
                 entry.cache.crop(-surplus)  # transformers' crop takes the count to remove, negated
@@ -241,7 +255,7 @@ class PrefixStore:
         if not token_ids or len(token_ids) > self.max_tokens:
             return
         # A stored sequence that is a prefix of this one is redundant.
-        for key in [k for k, e in self._entries.items() if e.token_ids == token_ids[:len(e.token_ids)]]:
+        for key in [k for k, e in self._entries.items() if e.token_ids == token_ids[: len(e.token_ids)]]:
             del self._entries[key]
         self._entries[self._next_key] = _CachedSequence(token_ids, cache)
         self._next_key += 1
@@ -292,12 +306,19 @@ class EmbeddedEngine:
     SmolLM2-135M in bf16 a token's KV is ~23 KB, so the default 65,536 is ~1.5 GB).
     """
 
-    def __init__(self, model_dir: str | os.PathLike, *, max_cache_tokens: int = 65536,
-                 dtype: str = "bfloat16", threads: int | None = None):
+    def __init__(
+        self,
+        model_dir: str | os.PathLike,
+        *,
+        max_cache_tokens: int = 65536,
+        dtype: str = "bfloat16",
+        threads: int | None = None,
+    ):
         self.model_dir = Path(model_dir)
         config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
-        self._info = EngineInfo(name=f"embedded:{self.model_dir.name}",
-                                max_model_len=int(config["max_position_embeddings"]))
+        self._info = EngineInfo(
+            name=f"embedded:{self.model_dir.name}", max_model_len=int(config["max_position_embeddings"])
+        )
         self.dtype = dtype
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         self.threads = threads or max(1, cores - 1)
@@ -315,8 +336,9 @@ class EmbeddedEngine:
         if self._executor is None:
             # One worker thread runs every generation in arrival order: on a few cores,
             # two at once would each run at half speed and both answer late.
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenyard-embedded",
-                                                initializer=self._init_worker)
+            self._executor = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="tokenyard-embedded", initializer=self._init_worker
+            )
         await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
 
     def _init_worker(self) -> None:
@@ -380,8 +402,9 @@ class EmbeddedEngine:
         finally:
             emit(_DONE)
 
-    def _generate_blocking(self, request: EngineRequest, emit: Callable[[object], None],
-                           abort: threading.Event) -> None:
+    def _generate_blocking(
+        self, request: EngineRequest, emit: Callable[[object], None], abort: threading.Event
+    ) -> None:
         import torch
         from transformers import DynamicCache
 
@@ -404,17 +427,25 @@ class EmbeddedEngine:
         # Not reached when a forward pass raised: it may have updated some layers and not others.
         self.prefix_store.put(fed, cache)
 
-    def _prefill_and_decode(self, prompt: list[int], cache: DynamicCache, fed: list[int], budget: int,
-                            stop_ids: set[int], sampler: _Sampler, send: Callable[..., None],
-                            abort: threading.Event) -> None:
+    def _prefill_and_decode(
+        self,
+        prompt: list[int],
+        cache: DynamicCache,
+        fed: list[int],
+        budget: int,
+        stop_ids: set[int],
+        sampler: _Sampler,
+        send: Callable[..., None],
+        abort: threading.Event,
+    ) -> None:
         """Run the request on `cache`, keeping `fed` equal to the tokens it holds; returns
         when finished or, within one token or prefill slice, once `abort` is set."""
         logits = None
         for start in range(len(fed), len(prompt), PREFILL_CHUNK):
             if abort.is_set():
                 return
-            logits = self._forward(prompt[start:start + PREFILL_CHUNK], cache)
-            fed.extend(prompt[start:start + PREFILL_CHUNK])
+            logits = self._forward(prompt[start : start + PREFILL_CHUNK], cache)
+            fed.extend(prompt[start : start + PREFILL_CHUNK])
         produced = 0
         while produced < budget:
             token = sampler.pick(logits)
@@ -433,8 +464,9 @@ class EmbeddedEngine:
     def _forward(self, token_ids: list[int], cache: DynamicCache) -> torch.Tensor:
         import torch
 
-        output = self._model(input_ids=torch.tensor([token_ids]), past_key_values=cache, use_cache=True,
-                             logits_to_keep=1)
+        output = self._model(
+            input_ids=torch.tensor([token_ids]), past_key_values=cache, use_cache=True, logits_to_keep=1
+        )
         return output.logits[0, -1].float()
 
 

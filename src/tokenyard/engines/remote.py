@@ -48,7 +48,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import aiohttp
 
@@ -138,9 +139,10 @@ class RemoteEngine:
                 if time.monotonic() >= deadline:
                     raise EngineError(
                         f"no OpenAI-compatible server answered at {self.base_url} within "
-                        f"{self._startup_timeout:g}s: {_describe(error)}") from error
+                        f"{self._startup_timeout:g}s: {_describe(error)}"
+                    ) from error
                 await asyncio.sleep(STARTUP_POLL_SECONDS)
-            except (aiohttp.ClientError, asyncio.TimeoutError) as error:
+            except (TimeoutError, aiohttp.ClientError) as error:
                 raise EngineError(f"{self.base_url}/v1/models: {_describe(error)}") from error
         if status != 200:
             raise EngineError(f"{self.base_url}/v1/models answered HTTP {status}: {_error_message(text)}")
@@ -151,12 +153,15 @@ class RemoteEngine:
             served = ", ".join(str(c.get("id")) for c in cards if isinstance(c, dict))
             raise EngineError(f"{self.base_url} does not serve {self._model!r}; it serves: {served}") from None
         except (ValueError, KeyError, IndexError, TypeError) as error:
-            raise EngineError(f"{self.base_url}/v1/models is not an OpenAI model list: "
-                              f"{text[:SHOWN_CHARACTERS]!r}") from error
+            raise EngineError(
+                f"{self.base_url}/v1/models is not an OpenAI model list: {text[:SHOWN_CHARACTERS]!r}"
+            ) from error
         window = card.get("max_model_len")
         if not isinstance(window, int) or window <= 0:
-            raise EngineError(f"{self.base_url}/v1/models gives no max_model_len for {card['id']!r} "
-                              "(llama.cpp does not); pass the context window explicitly")
+            raise EngineError(
+                f"{self.base_url}/v1/models gives no max_model_len for {card['id']!r} "
+                "(llama.cpp does not); pass the context window explicitly"
+            )
         self._model, self._max_model_len = card["id"], window
 
     def completion_body(self, request: EngineRequest) -> dict[str, Any]:
@@ -184,8 +189,11 @@ class RemoteEngine:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
         reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
         try:
-            async with self._session.post(f"{self.base_url}/v1/completions", json=self.completion_body(request),
-                                          headers={"X-Request-Id": request.request_id}) as response:
+            async with self._session.post(
+                f"{self.base_url}/v1/completions",
+                json=self.completion_body(request),
+                headers={"X-Request-Id": request.request_id},
+            ) as response:
                 finished = False
                 try:
                     if response.status != 200:
@@ -212,7 +220,7 @@ class RemoteEngine:
                         # dropping the connection aborts the request in the server.
                         response.close()
             yield reader.finish()
-        except (aiohttp.ClientError, asyncio.TimeoutError, UnicodeDecodeError) as error:
+        except (TimeoutError, aiohttp.ClientError, UnicodeDecodeError) as error:
             raise EngineError(f"{self.base_url}: {_describe(error, self._read_timeout)}") from error
 
 

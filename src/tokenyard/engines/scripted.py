@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import Conversation, ToolCall, ToolResult, ToolSpec
 from .base import EngineChunk, EngineInfo, EngineRequest
@@ -113,7 +114,9 @@ class ScriptedEngine:
         for item in turn:
             if "raw" in item:
                 if segments:
-                    raw_parts.append(render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before))
+                    raw_parts.append(
+                        render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before)
+                    )
                     calls_before += sum(1 for s in segments if isinstance(s, Call))
                     segments = []
                 raw_parts.append(item["raw"])
@@ -124,7 +127,9 @@ class ScriptedEngine:
             elif "call" in item:
                 segments.append(Call(item["call"]["name"], item["call"].get("arguments", {})))
         if segments:
-            raw_parts.append(render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before))
+            raw_parts.append(
+                render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before)
+            )
         return "".join(raw_parts)
 
     def _rule_answer(self, conversation: Conversation | None, thinking: bool) -> list[Segment]:
@@ -191,4 +196,3 @@ def _strip_opened_marker(raw: str, prompt_text: str, reasoning_format: str | Non
     if prompt_text.rstrip().endswith(start.rstrip()) and raw.startswith(start):
         return raw[len(start) :].lstrip("\n") if not start.endswith("\n") else raw[len(start) :]
     return raw
-

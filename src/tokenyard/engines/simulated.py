@@ -127,7 +127,9 @@ class CostModel:
 
     def decode_ms(self, context_lengths: Sequence[int]) -> float:
         """One token for each decoding sequence, each attending to its whole context."""
-        return len(context_lengths) * self.decode_ms_per_sequence + sum(context_lengths) / 1000 * self.decode_ms_per_kctx
+        return (
+            len(context_lengths) * self.decode_ms_per_sequence + sum(context_lengths) / 1000 * self.decode_ms_per_kctx
+        )
 
     def step_cost_ms(self, prefill_chunks: Sequence[tuple[int, int]], decode_contexts: Sequence[int]) -> float:
         """A forward pass over prefill chunks (start, count) and decoding sequences."""

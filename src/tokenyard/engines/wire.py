@@ -9,8 +9,9 @@ from REFERENCE §1 independently of the parsers so that one can check the other.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence, Union
+from typing import Any
 
 FB = "\uff5c"  # DeepSeek's full-width bar
 SP = "\u2581"
@@ -32,7 +33,7 @@ class Call:
     arguments: dict[str, Any]
 
 
-Segment = Union[Reasoning, Text, Call]
+Segment = Reasoning | Text | Call
 
 # reasoning parser name -> (start, end, forced: the first block has no start marker)
 REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
@@ -40,8 +41,16 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     **{
         n: ("<think>", "</think>", True)
         for n in (
-            "deepseek_r1", "deepseek_v3", "deepseek_v3_1", "deepseek_v3_2", "step3", "nemotron_nano", "nemotron3",
-            "kimi_k25", "minimax_m2", "minimax_append_think",
+            "deepseek_r1",
+            "deepseek_v3",
+            "deepseek_v3_1",
+            "deepseek_v3_2",
+            "step3",
+            "nemotron_nano",
+            "nemotron3",
+            "kimi_k25",
+            "minimax_m2",
+            "minimax_append_think",
         )
     },
     "kimi": ("◁think▷", "◁/think▷", False),
@@ -124,7 +133,9 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
     fmt = fmt.lower()
     if fmt in ("hermes", "qwen25"):
         return "".join(
-            "<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n</tool_call>\n"
+            "<tool_call>\n"
+            + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
+            + "\n</tool_call>\n"
             for c in calls
         )
     if fmt in ("qwen3_coder", "nemotron_nano"):
@@ -147,9 +158,14 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
     if fmt == "mistral":
         return "".join(f"[TOOL_CALLS]{c.name}[ARGS]" + json.dumps(c.arguments, ensure_ascii=False) for c in calls)
     if fmt == "pythonic":
-        return "[" + ", ".join(
-            f"{c.name}(" + ", ".join(f"{k}={_python_literal(v)}" for k, v in c.arguments.items()) + ")" for c in calls
-        ) + "]"
+        return (
+            "["
+            + ", ".join(
+                f"{c.name}(" + ", ".join(f"{k}={_python_literal(v)}" for k, v in c.arguments.items()) + ")"
+                for c in calls
+            )
+            + "]"
+        )
     if fmt == "deepseek_v3":
         body = "".join(
             f"<{FB}tool{SP}call{SP}begin{FB}>function<{FB}tool{SP}sep{FB}>{c.name}\n```json\n"
@@ -191,7 +207,9 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
         nl = "\n" if fmt == "glm45" else ""
         return "".join(
             f"<tool_call>{c.name}{nl}"
-            + "".join(f"<arg_key>{k}</arg_key>{nl}<arg_value>{_plain(v)}</arg_value>{nl}" for k, v in c.arguments.items())
+            + "".join(
+                f"<arg_key>{k}</arg_key>{nl}<arg_value>{_plain(v)}</arg_value>{nl}" for k, v in c.arguments.items()
+            )
             + "</tool_call>"
             for c in calls
         )

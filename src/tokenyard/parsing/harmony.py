@@ -23,7 +23,7 @@ skipped harmony) is text.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..conversation import ToolSpec
 from ..events import ParseEvent, ReasoningDelta, TextDelta

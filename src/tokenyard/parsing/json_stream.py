@@ -94,7 +94,7 @@ class JsonValueScanner:
                         self._state = _ESCAPE
                     else:  # a raw control character: escape it
                         out.append(text[emit_from:j])
-                        out.append(_CONTROL_ESCAPES.get(c) or "\\u%04x" % ord(c))
+                        out.append(_CONTROL_ESCAPES.get(c) or f"\\u{ord(c):04x}")
                         i = emit_from = j + 1
                     if self._state == _DONE:
                         break
@@ -209,4 +209,3 @@ class JsonValueScanner:
 
     def _fail(self, message: str, i: int) -> None:
         raise JsonStreamError(message, self._consumed + i, i)
-

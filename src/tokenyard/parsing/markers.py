@@ -11,7 +11,7 @@ needs, both in C-speed regex calls on the common path:
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class MarkerSet:
@@ -57,4 +57,3 @@ class MarkerSet:
     def is_proper_prefix(self, text: str) -> bool:
         """Whether `text` could still grow into a (longer) marker."""
         return text in self._prefixes
-

@@ -26,7 +26,12 @@ def _tool_parsers() -> dict[str, type[ToolParser]]:
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, ToolParser) and value.name and value.__module__ == module.__name__:
+            if (
+                isinstance(value, type)
+                and issubclass(value, ToolParser)
+                and value.name
+                and value.__module__ == module.__name__
+            ):
                 for key in (value.name, *value.aliases):
                     key = key.lower()
                     if key in found and found[key] is not value:

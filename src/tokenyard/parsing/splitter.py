@@ -12,7 +12,7 @@ holds because markers carry those characters.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..conversation import ToolSpec
 from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta

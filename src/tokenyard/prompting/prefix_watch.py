@@ -18,8 +18,8 @@ import struct
 import zlib
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 Decode = Callable[[Sequence[int]], str]
 
@@ -140,7 +140,7 @@ class PrefixWatch:
     ) -> PrefixReport:
         # Whole matching blocks by hash, then token by token from there.
         blocks = 0
-        for old, new in zip(previous.block_hashes, hashes):
+        for old, new in zip(previous.block_hashes, hashes, strict=False):
             if old != new:
                 break
             blocks += 1

@@ -56,9 +56,7 @@ PROFILES: dict[str, ModelProfile] = {
     p.family: p
     for p in (
         ModelProfile("qwen3", "qwen3", "hermes", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
-        ModelProfile(
-            "qwen3-coder", None, "qwen3_coder", reasoning_markers=None, stop=_QWEN_STOP
-        ),
+        ModelProfile("qwen3-coder", None, "qwen3_coder", reasoning_markers=None, stop=_QWEN_STOP),
         # Qwen3.5/3.6 think like Qwen3 and call tools like Qwen3-Coder.
         ModelProfile("qwen3.5", "qwen3", "qwen3_coder", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
         ModelProfile("deepseek-r1", "deepseek_r1", "deepseek_v3", stop=_DEEPSEEK_STOP),
@@ -100,7 +98,11 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("llama-4", None, "pythonic", reasoning_markers=None, stop=("<|eot|>", "<|eom|>")),
         ModelProfile("mistral", "mistral", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
         ModelProfile(
-            "gemma", "gemma4", "gemma4", reasoning_markers=("<|channel>thought\n", "<channel|>"), stop=("<end_of_turn>", "<turn|>")
+            "gemma",
+            "gemma4",
+            "gemma4",
+            reasoning_markers=("<|channel>thought\n", "<channel|>"),
+            stop=("<end_of_turn>", "<turn|>"),
         ),
         ModelProfile("smollm2", None, "hermes", reasoning_markers=None, stop=("<|im_end|>",)),
     )
@@ -153,7 +155,9 @@ def profile_by_name(family: str) -> ModelProfile:
     return PROFILES[key]
 
 
-def detect_profile(model_dir: str | Path | None = None, chat_template: str | None = None, name: str | None = None) -> ModelProfile:
+def detect_profile(
+    model_dir: str | Path | None = None, chat_template: str | None = None, name: str | None = None
+) -> ModelProfile:
     """The profile of a model, from its chat template's markers, then its names
     (folder, config.json). Falls back to `smollm2`-like ChatML with no parsers."""
     names = [name or ""]
@@ -166,7 +170,11 @@ def detect_profile(model_dir: str | Path | None = None, chat_template: str | Non
                 data = json.loads(config.read_text(encoding="utf-8"))
             except ValueError:
                 data = {}
-            names += [str(data.get("model_type", "")), str(data.get("_name_or_path", "")), *map(str, data.get("architectures", []))]
+            names += [
+                str(data.get("model_type", "")),
+                str(data.get("_name_or_path", "")),
+                *map(str, data.get("architectures", [])),
+            ]
     if chat_template:
         template = chat_template
         for sign, family in _TEMPLATE_SIGNS:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..conversation import Conversation
 from .preamble import strip_billing_preamble
@@ -44,7 +44,9 @@ class PromptRenderer:
         # A template that never mentions tool calls can not show the model its tools.
         self.template_has_tools = "tool_calls" in template.source or "tool_call" in template.source
 
-    def render(self, conversation: Conversation, *, add_generation_prompt: bool = True, now: datetime | None = None) -> RenderedPrompt:
+    def render(
+        self, conversation: Conversation, *, add_generation_prompt: bool = True, now: datetime | None = None
+    ) -> RenderedPrompt:
         stripped = False
         if not self.keep_anthropic_preamble:
             conversation, stripped = strip_billing_preamble(conversation)
@@ -57,7 +59,7 @@ class PromptRenderer:
             prepared.messages,
             prepared.tools,
             add_generation_prompt,
-            now=now or datetime.now(timezone.utc),
+            now=now or datetime.now(UTC),
             **prepared.kwargs,
         )
         markers = self.profile.reasoning_markers
@@ -67,12 +69,12 @@ class PromptRenderer:
             and markers is not None
             and text.rstrip().endswith(markers[0].rstrip())
         )
-        system = prepared.messages[0]["content"] if prepared.messages and prepared.messages[0]["role"] == "system" else ""
+        system = (
+            prepared.messages[0]["content"] if prepared.messages and prepared.messages[0]["role"] == "system" else ""
+        )
         facts = PromptFacts(
             tool_names=tuple(t.name for t in conversation.tools),
             system_digest=hashlib.blake2b(system.encode(), digest_size=8).hexdigest(),
             reasoning_markers=markers or ("<think>", "</think>"),
         )
-        return RenderedPrompt(
-            text, self.tokenizer.encode(text), opened, prepared.thinking_enabled, stripped, facts
-        )
+        return RenderedPrompt(text, self.tokenizer.encode(text), opened, prepared.thinking_enabled, stripped, facts)

@@ -67,7 +67,9 @@ def template_kwargs(conversation: Conversation, profile: ModelProfile, traits: T
         kwargs["enable_thinking"] = thinking
     effort = conversation.thinking.effort
     if effort and "reasoning_effort" in traits.reads_kwargs:
-        kwargs["reasoning_effort"] = {"minimal": "low", "none": "low", "xhigh": "high", "max": "high"}.get(effort, effort)
+        kwargs["reasoning_effort"] = {"minimal": "low", "none": "low", "xhigh": "high", "max": "high"}.get(
+            effort, effort
+        )
     if thinking and profile.reasoning_parser is not None:
         kwargs["truncate_history_thinking"] = False
         kwargs.update(dict(profile.keep_history_kwargs))
@@ -223,8 +225,11 @@ def _hermes_assistant(entry: dict[str, Any]) -> dict[str, Any]:
     if not calls:
         return entry
     written = [
-        '<tool_call>\n{"name": ' + json.dumps(c["function"]["name"], ensure_ascii=False) + ', "arguments": '
-        + _arguments_text(c["function"]["arguments"]) + "}\n</tool_call>"
+        '<tool_call>\n{"name": '
+        + json.dumps(c["function"]["name"], ensure_ascii=False)
+        + ', "arguments": '
+        + _arguments_text(c["function"]["arguments"])
+        + "}\n</tool_call>"
         for c in calls
     ]
     content = entry.get("content") or ""

@@ -26,10 +26,19 @@ import jinja2.nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # Template variables that switch thinking/reasoning behaviour, as the field names them.
-THINKING_KWARGS = frozenset({
-    "enable_thinking", "thinking", "truncate_history_thinking", "reasoning_effort", "clear_thinking",
-    "drop_thinking", "keep_reasoning", "preserve_thinking", "thinking_mode",
-})
+THINKING_KWARGS = frozenset(
+    {
+        "enable_thinking",
+        "thinking",
+        "truncate_history_thinking",
+        "reasoning_effort",
+        "clear_thinking",
+        "drop_thinking",
+        "keep_reasoning",
+        "preserve_thinking",
+        "thinking_mode",
+    }
+)
 
 # Uses of a value that only make sense if it is a mapping.
 _MAPPING_FILTERS = frozenset({"items", "tojson", "dictsort"})
@@ -57,8 +66,13 @@ class ExactJson(dict):
         self.json_text = json_text
 
 
-def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
-            separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
     if isinstance(value, ExactJson) and indent is None and separators is None and not sort_keys and not ensure_ascii:
         return value.json_text
     # transformers' variant: jinja2's own tojson escapes HTML and sorts keys,
@@ -84,8 +98,9 @@ class _GenerationTag(jinja2.ext.Extension):
         return jinja2.nodes.Scope(body, lineno=lineno)
 
 
-_ENVIRONMENT = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                             extensions=[_GenerationTag, jinja2.ext.loopcontrols])
+_ENVIRONMENT = ImmutableSandboxedEnvironment(
+    trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols]
+)
 _ENVIRONMENT.filters["tojson"] = _tojson
 _ENVIRONMENT.filters["from_json"] = _from_json
 _ENVIRONMENT.globals["raise_exception"] = _raise_exception
@@ -127,8 +142,15 @@ class ChatTemplate:
     def reads_kwargs(self) -> frozenset[str]:
         return self.traits.reads_kwargs
 
-    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-               add_generation_prompt: bool = False, *, now: datetime | None = None, **kwargs: Any) -> str:
+    def render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = False,
+        *,
+        now: datetime | None = None,
+        **kwargs: Any,
+    ) -> str:
         """Render OpenAI-chat-shaped `messages` and `tools`. `kwargs` become template
         variables (`enable_thinking`, `reasoning_effort`…); `now` is what the
         template's `strftime_now` formats."""
@@ -138,9 +160,15 @@ class ChatTemplate:
                 raise jinja2.TemplateError("this template reads the current date; pass render(now=...)")
             return now.strftime(fmt)
 
-        context = {"bos_token": self.bos_token, "eos_token": self.eos_token, **kwargs,
-                   "messages": messages, "tools": tools, "add_generation_prompt": add_generation_prompt,
-                   "strftime_now": strftime_now}
+        context = {
+            "bos_token": self.bos_token,
+            "eos_token": self.eos_token,
+            **kwargs,
+            "messages": messages,
+            "tools": tools,
+            "add_generation_prompt": add_generation_prompt,
+            "strftime_now": strftime_now,
+        }
         try:
             return self._template.render(context)
         except jinja2.TemplateError as error:
@@ -163,9 +191,9 @@ def _compile(source: str) -> tuple[jinja2.Template, TemplateTraits]:
 def inspect_template(tree: jinja2.nodes.Template) -> TemplateTraits:
     parents = _parent_map(tree)
     names_read = {n.name for n in tree.find_all(jinja2.nodes.Name) if n.ctx == "load"}
-    reads_reasoning = any(isinstance(n, jinja2.nodes.Const) and n.value == "reasoning_content"
-                          for n in tree.find_all(jinja2.nodes.Const)) or any(
-        n.attr == "reasoning_content" for n in tree.find_all(jinja2.nodes.Getattr))
+    reads_reasoning = any(
+        isinstance(n, jinja2.nodes.Const) and n.value == "reasoning_content" for n in tree.find_all(jinja2.nodes.Const)
+    ) or any(n.attr == "reasoning_content" for n in tree.find_all(jinja2.nodes.Getattr))
     arguments = _argument_expressions(tree)
     mapping_use = string_use = string_test = False
     for node in arguments:
@@ -208,8 +236,12 @@ def _is_arguments_access(node: jinja2.nodes.Node) -> bool:
     if isinstance(node, jinja2.nodes.Getitem):
         return isinstance(node.arg, jinja2.nodes.Const) and node.arg.value == "arguments"
     if isinstance(node, jinja2.nodes.Call) and isinstance(node.node, jinja2.nodes.Getattr):
-        return (node.node.attr == "get" and bool(node.args) and isinstance(node.args[0], jinja2.nodes.Const)
-                and node.args[0].value == "arguments")
+        return (
+            node.node.attr == "get"
+            and bool(node.args)
+            and isinstance(node.args[0], jinja2.nodes.Const)
+            and node.args[0].value == "arguments"
+        )
     return False
 
 
@@ -238,10 +270,15 @@ def _argument_expressions(tree: jinja2.nodes.Template) -> list[jinja2.nodes.Node
         for call in tree.find_all(jinja2.nodes.Call):
             macro = macros.get(call.node.name) if isinstance(call.node, jinja2.nodes.Name) else None
             if macro is not None:
-                aliases.update(param.name for param, arg in zip(macro.args, call.args) if yields_arguments(arg))
+                aliases.update(
+                    param.name for param, arg in zip(macro.args, call.args, strict=False) if yields_arguments(arg)
+                )
         if len(aliases) == known:
             break
-    found = [n for n in tree.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem, jinja2.nodes.Call))
-             if _is_arguments_access(n)]
+    found = [
+        n
+        for n in tree.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem, jinja2.nodes.Call))
+        if _is_arguments_access(n)
+    ]
     found += [n for n in tree.find_all(jinja2.nodes.Name) if n.ctx == "load" and n.name in aliases]
     return found

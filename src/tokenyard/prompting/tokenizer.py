@@ -35,7 +35,7 @@ def gpt2_byte_to_unicode() -> dict[int, str]:
             printable.append(b)
             chars.append(256 + extra)
             extra += 1
-    return {b: chr(c) for b, c in zip(printable, chars)}
+    return {b: chr(c) for b, c in zip(printable, chars, strict=False)}
 
 
 _UNICODE_TO_BYTE = {c: b for b, c in gpt2_byte_to_unicode().items()}
@@ -45,8 +45,14 @@ class Tokenizer:
     """A model's tokenizer: HF `tokenizers` backend plus the metadata that prompt
     rendering needs (bos/eos, the chat template)."""
 
-    def __init__(self, backend: HFTokenizer, *, bos_token: str | None = None, eos_token: str | None = None,
-                 chat_template: str | None = None):
+    def __init__(
+        self,
+        backend: HFTokenizer,
+        *,
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        chat_template: str | None = None,
+    ):
         self.backend = backend
         self.bos_token = bos_token
         self.eos_token = eos_token
@@ -78,8 +84,12 @@ class Tokenizer:
             template = config.get("chat_template")
         if isinstance(template, list):  # named templates: [{"name", "template"}]
             template = next((t["template"] for t in template if t.get("name") == "default"), None)
-        return cls(backend, bos_token=_token_text(config.get("bos_token")),
-                   eos_token=_token_text(config.get("eos_token")), chat_template=template)
+        return cls(
+            backend,
+            bos_token=_token_text(config.get("bos_token")),
+            eos_token=_token_text(config.get("eos_token")),
+            chat_template=template,
+        )
 
     @classmethod
     def from_gguf(cls, path: str | os.PathLike) -> Tokenizer:
@@ -212,9 +222,10 @@ class _SegmentCache:
 
     def _equivalent(self) -> bool:
         specials = list(self._ids)[:3]
-        probes = [
-            f"{s} hello world{s}\n  indented {s}{s}tail  " for s in specials
-        ] + [f"x{specials[0]} {specials[-1]}\n\n y", f"  {specials[0]}lead"]
+        probes = [f"{s} hello world{s}\n  indented {s}{s}tail  " for s in specials] + [
+            f"x{specials[0]} {specials[-1]}\n\n y",
+            f"  {specials[0]}lead",
+        ]
         for probe in probes:
             whole = self._backend.encode(probe, add_special_tokens=False).ids
             saved, self._MIN_CACHED = self._MIN_CACHED, 1 << 30
@@ -284,12 +295,18 @@ class IncrementalDetokenizer:
 _GGUF_NORMAL, _GGUF_UNKNOWN, _GGUF_CONTROL, _GGUF_USER_DEFINED, _GGUF_UNUSED, _GGUF_BYTE = 1, 2, 3, 4, 5, 6
 
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
-_LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-_QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-_QWEN35_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
-                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+_LLAMA3_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+_QWEN2_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+_QWEN35_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
 # `tokenizer.ggml.pre` -> (pre-tokenizer split regexes applied in order, ignore_merges),
 # as llama.cpp's llama-vocab.cpp defines them.
@@ -313,10 +330,19 @@ def read_gguf_metadata(f: BinaryIO) -> dict[str, Any]:
     a 150K-token vocabulary; this reads the same values in a fraction of a second."""
     from gguf import GGUF_MAGIC, GGUFValueType  # the format's constants, from its reference package
 
-    scalar_formats = {GGUFValueType.UINT8: "<B", GGUFValueType.INT8: "<b", GGUFValueType.UINT16: "<H",
-                      GGUFValueType.INT16: "<h", GGUFValueType.UINT32: "<I", GGUFValueType.INT32: "<i",
-                      GGUFValueType.FLOAT32: "<f", GGUFValueType.BOOL: "<?", GGUFValueType.UINT64: "<Q",
-                      GGUFValueType.INT64: "<q", GGUFValueType.FLOAT64: "<d"}
+    scalar_formats = {
+        GGUFValueType.UINT8: "<B",
+        GGUFValueType.INT8: "<b",
+        GGUFValueType.UINT16: "<H",
+        GGUFValueType.INT16: "<h",
+        GGUFValueType.UINT32: "<I",
+        GGUFValueType.INT32: "<i",
+        GGUFValueType.FLOAT32: "<f",
+        GGUFValueType.BOOL: "<?",
+        GGUFValueType.UINT64: "<Q",
+        GGUFValueType.INT64: "<q",
+        GGUFValueType.FLOAT64: "<d",
+    }
     magic, version = struct.unpack("<II", f.read(8))
     if magic != GGUF_MAGIC or version < 2:
         raise ValueError(f"not a GGUF v2+ file: {getattr(f, 'name', f)!r}")
@@ -353,55 +379,71 @@ def tokenizer_from_gguf_metadata(metadata: dict[str, Any]) -> Tokenizer:
     tokens: list[str] = list(value("tokenizer.ggml.tokens"))
     types: list[int] = list(value("tokenizer.ggml.token_type", [_GGUF_NORMAL] * len(tokens)))
     if kind == "gpt2":
-        backend = _gguf_byte_level_bpe(tokens, list(value("tokenizer.ggml.merges")),
-                                       value("tokenizer.ggml.pre", "default"))
+        backend = _gguf_byte_level_bpe(
+            tokens, list(value("tokenizer.ggml.merges")), value("tokenizer.ggml.pre", "default")
+        )
     elif kind == "llama":
-        backend = _gguf_sentencepiece_bpe(tokens, list(value("tokenizer.ggml.scores")), types,
-                                          value("tokenizer.ggml.add_space_prefix", True))
+        backend = _gguf_sentencepiece_bpe(
+            tokens, list(value("tokenizer.ggml.scores")), types, value("tokenizer.ggml.add_space_prefix", True)
+        )
     else:
         raise ValueError(f"unsupported GGUF tokenizer model {kind!r} (supported: gpt2, llama)")
     # Control and user-defined tokens are matched whole in input text, as llama.cpp does.
-    backend.add_special_tokens([AddedToken(tokens[i], special=True, normalized=False)
-                                for i, t in enumerate(types) if t == _GGUF_CONTROL])
-    backend.add_tokens([AddedToken(tokens[i], special=False, normalized=False)
-                        for i, t in enumerate(types) if t == _GGUF_USER_DEFINED])
+    backend.add_special_tokens(
+        [AddedToken(tokens[i], special=True, normalized=False) for i, t in enumerate(types) if t == _GGUF_CONTROL]
+    )
+    backend.add_tokens(
+        [AddedToken(tokens[i], special=False, normalized=False) for i, t in enumerate(types) if t == _GGUF_USER_DEFINED]
+    )
     bos_id, eos_id = value("tokenizer.ggml.bos_token_id"), value("tokenizer.ggml.eos_token_id")
-    return Tokenizer(backend, bos_token=tokens[bos_id] if bos_id is not None else None,
-                     eos_token=tokens[eos_id] if eos_id is not None else None,
-                     chat_template=value("tokenizer.chat_template"))
+    return Tokenizer(
+        backend,
+        bos_token=tokens[bos_id] if bos_id is not None else None,
+        eos_token=tokens[eos_id] if eos_id is not None else None,
+        chat_template=value("tokenizer.chat_template"),
+    )
 
 
 def _gguf_byte_level_bpe(tokens: list[str], merges: list[str], pre: str) -> HFTokenizer:
     if pre not in _GGUF_PRE_TOKENIZERS:
         raise ValueError(f"unsupported GGUF pre-tokenizer {pre!r} (supported: {', '.join(_GGUF_PRE_TOKENIZERS)})")
     splits, ignore_merges = _GGUF_PRE_TOKENIZERS[pre]
-    model = models.BPE(vocab={t: i for i, t in enumerate(tokens)},
-                       merges=[tuple(m.split(" ", 1)) for m in merges], ignore_merges=ignore_merges)
+    model = models.BPE(
+        vocab={t: i for i, t in enumerate(tokens)},
+        merges=[tuple(m.split(" ", 1)) for m in merges],
+        ignore_merges=ignore_merges,
+    )
     backend = HFTokenizer(model)
     backend.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Split(Regex(r), behavior="isolated") for r in splits]
-        + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
     backend.decoder = decoders.ByteLevel()
     return backend
 
 
-def _gguf_sentencepiece_bpe(tokens: list[str], scores: list[float], types: list[int],
-                            add_space_prefix: bool) -> HFTokenizer:
+def _gguf_sentencepiece_bpe(
+    tokens: list[str], scores: list[float], types: list[int], add_space_prefix: bool
+) -> HFTokenizer:
     """SentencePiece BPE as HF models it: byte-fallback BPE whose merges are ranked by
     the merged piece's score (transformers' SentencePieceExtractor does the same)."""
     vocab = {t: i for i, t in enumerate(tokens)}
     merges: list[tuple[str, str, float]] = []
-    for piece, score in zip(tokens, scores):
+    for piece, score in zip(tokens, scores, strict=False):
         local = [(piece[:k], piece[k:]) for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab]
         local.sort(key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
         merges.extend((left, right, score) for left, right in local)
     merges.sort(key=lambda merge: merge[2], reverse=True)
     unknown = next((tokens[i] for i, t in enumerate(types) if t == _GGUF_UNKNOWN), None)
-    backend = HFTokenizer(models.BPE(vocab=vocab, merges=[(a, b) for a, b, _ in merges], unk_token=unknown,
-                                     byte_fallback=True, fuse_unk=True))
+    backend = HFTokenizer(
+        models.BPE(
+            vocab=vocab, merges=[(a, b) for a, b, _ in merges], unk_token=unknown, byte_fallback=True, fuse_unk=True
+        )
+    )
     steps = [normalizers.Prepend(_SPM_SPACE)] if add_space_prefix else []
     backend.normalizer = normalizers.Sequence(steps + [normalizers.Replace(" ", _SPM_SPACE)])
     backend.decoder = decoders.Sequence(
         [decoders.Replace(_SPM_SPACE, " "), decoders.ByteFallback(), decoders.Fuse()]
-        + ([decoders.Strip(" ", 1, 0)] if add_space_prefix else []))
+        + ([decoders.Strip(" ", 1, 0)] if add_space_prefix else [])
+    )
     return backend

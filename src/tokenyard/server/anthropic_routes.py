@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -21,9 +22,10 @@ from .sse import KEEPALIVE_COMMENT, event_stream, run_to_end, sse
 log = logging.getLogger("tokenyard.server.anthropic")
 
 
-
 def anthropic_error(error: ApiError) -> JSONResponse:
-    return JSONResponse({"type": "error", "error": {"type": error.kind, "message": error.message}}, status_code=error.status)
+    return JSONResponse(
+        {"type": "error", "error": {"type": error.kind, "message": error.message}}, status_code=error.status
+    )
 
 
 def _anthropic_route(handler: Callable[[Request, ServerState], Any]) -> Callable:
@@ -85,8 +87,6 @@ async def count_tokens(request: Request, state: ServerState) -> Response:
     except TemplateError as error:
         raise invalid_request(f"the model's chat template rejected this conversation: {error}") from error
     return JSONResponse({"input_tokens": len(prompt.token_ids)})
-
-
 
 
 def routes() -> list[Route]:

@@ -17,9 +17,7 @@ from starlette.routing import Route
 
 from ..apis.errors import ApiError, openai_error_body
 from ..apis.models import anthropic_model, model_list, openai_model
-from . import anthropic_routes
-from . import responses_routes
-from . import openai_chat_routes, tokenize_routes
+from . import anthropic_routes, openai_chat_routes, responses_routes, tokenize_routes
 from .anthropic_routes import anthropic_error
 from .common import ServerConfig, ServerState, check_auth
 

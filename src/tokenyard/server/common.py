@@ -122,5 +122,3 @@ def start_generation(state: ServerState, conversation, call_id_prefix: str) -> G
         raise invalid_request(f"prompt is too long: {error}") from error
     except TemplateError as error:
         raise invalid_request(f"the model's chat template rejected this conversation: {error}") from error
-
-

@@ -58,7 +58,9 @@ def _tokenizer_for(settings: ModelSettings) -> tuple[Tokenizer, Path | None]:
         return Tokenizer.from_gguf(gguf), None
     folder = Path(spec)
     if not folder.is_dir():
-        raise ValueError(f"--model {spec!r}: not a model directory, a .gguf file, or one of {', '.join(BUILTIN_MODELS)}")
+        raise ValueError(
+            f"--model {spec!r}: not a model directory, a .gguf file, or one of {', '.join(BUILTIN_MODELS)}"
+        )
     return Tokenizer.from_model_dir(folder), folder
 
 

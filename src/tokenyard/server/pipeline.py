@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import AsyncIterator
 
 from ..conversation import Conversation, ToolCall
 from ..engines.base import Engine, EngineError, EngineRequest, PromptTooLong
@@ -95,7 +95,9 @@ class Pipeline:
         """The exact prompt generation would use (count_tokens and tokenize use it)."""
         return self.model.renderer.render(conversation, add_generation_prompt=add_generation_prompt)
 
-    def start(self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_") -> Generation:
+    def start(
+        self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_"
+    ) -> Generation:
         prompt = self.render(conversation)
         window = self.engine.info().max_model_len
         if len(prompt.token_ids) >= window:

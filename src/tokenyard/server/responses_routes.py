@@ -30,7 +30,6 @@ from .sse import event_stream, run_to_end, sse
 log = logging.getLogger("tokenyard.server.responses")
 
 
-
 def openai_error(error: ApiError) -> JSONResponse:
     return JSONResponse(openai_error_body(error), status_code=error.status)
 

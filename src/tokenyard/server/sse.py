@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
 
 from starlette.responses import StreamingResponse
 
@@ -27,7 +28,7 @@ _END = object()
 def sse(event: str | None, data: Any) -> bytes:
     body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {body}\n\n".encode("utf-8")
+    return f"{head}data: {body}\n\n".encode()
 
 
 async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncIterator[Any]:

@@ -61,7 +61,9 @@ async def tokenize(request: Request, state: ServerState) -> Response:
         try:
             ids = state.pipeline.render(conversation, add_generation_prompt=chat.add_generation_prompt).token_ids
         except TemplateError as error:
-            raise invalid_request(f"the model's chat template rejected this conversation: {error}", "messages") from error
+            raise invalid_request(
+                f"the model's chat template rejected this conversation: {error}", "messages"
+            ) from error
         token_strs = chat.return_token_strs
     else:
         if isinstance(body, dict) and "prompt" not in body:
@@ -70,7 +72,11 @@ async def tokenize(request: Request, state: ServerState) -> Response:
         _check_model(state, text.model)
         ids = tokenizer.encode(text.prompt, add_special_tokens=text.add_special_tokens)
         token_strs = text.return_token_strs
-    out: dict[str, Any] = {"count": len(ids), "max_model_len": state.pipeline.engine.info().max_model_len, "tokens": ids}
+    out: dict[str, Any] = {
+        "count": len(ids),
+        "max_model_len": state.pipeline.engine.info().max_model_len,
+        "tokens": ids,
+    }
     if token_strs:
         out["token_strs"] = [tokenizer.backend.id_to_token(i) for i in ids]
     return JSONResponse(out)
@@ -82,7 +88,9 @@ async def detokenize(request: Request, state: ServerState) -> Response:
     tokenizer = state.pipeline.model.tokenizer
     bad = next((t for t in wire.tokens if not 0 <= t < tokenizer.vocab_size), None)
     if bad is not None:
-        raise invalid_request(f"tokens: {bad} is not a token id of this model (0..{tokenizer.vocab_size - 1})", "tokens")
+        raise invalid_request(
+            f"tokens: {bad} is not a token id of this model (0..{tokenizer.vocab_size - 1})", "tokens"
+        )
     return JSONResponse({"prompt": tokenizer.decode(wire.tokens)})
 
 

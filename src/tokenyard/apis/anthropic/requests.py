@@ -110,7 +110,11 @@ def to_conversation(
         role = "system" if param.role == "system" else param.role
         messages.append(Message(role=role, parts=parts))
     tools = [
-        ToolSpec(name=t.name, description=t.description or "", parameters=t.input_schema or {"type": "object", "properties": {}})
+        ToolSpec(
+            name=t.name,
+            description=t.description or "",
+            parameters=t.input_schema or {"type": "object", "properties": {}},
+        )
         for t in request.tools or []
         if t.input_schema is not None or t.type in (None, "custom")
     ]

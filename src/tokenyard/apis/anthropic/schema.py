@@ -4,7 +4,7 @@ not model (documents, server tools…) are kept out of the way rather than faili
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,7 +40,7 @@ class ToolUseBlock(_Wire):
 class ToolResultBlock(_Wire):
     type: Literal["tool_result"]
     tool_use_id: str
-    content: Union[str, list[dict[str, Any]], None] = None
+    content: str | list[dict[str, Any]] | None = None
     is_error: bool = False
 
 
@@ -67,7 +67,7 @@ BLOCK_TYPES: dict[str, type[_Wire]] = {
 
 class MessageParam(_Wire):
     role: Literal["user", "assistant", "system"]
-    content: Union[str, list[dict[str, Any]]]
+    content: str | list[dict[str, Any]]
 
 
 class ToolParam(_Wire):
@@ -102,7 +102,7 @@ class MessagesRequest(_Wire):
     model: str
     messages: list[MessageParam]
     max_tokens: int = Field(ge=1)
-    system: Union[str, list[dict[str, Any]], None] = None
+    system: str | list[dict[str, Any]] | None = None
     tools: list[ToolParam] | None = None
     tool_choice: ToolChoiceParam | None = None
     thinking: ThinkingParam | None = None
@@ -119,7 +119,7 @@ class MessagesRequest(_Wire):
 class CountTokensRequest(_Wire):
     model: str
     messages: list[MessageParam]
-    system: Union[str, list[dict[str, Any]], None] = None
+    system: str | list[dict[str, Any]] | None = None
     tools: list[ToolParam] | None = None
     tool_choice: ToolChoiceParam | None = None
     thinking: ThinkingParam | None = None

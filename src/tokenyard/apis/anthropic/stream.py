@@ -60,7 +60,12 @@ class MessageStream:
         self._thinking: list[str] = []
         self._blocks: list[dict[str, Any]] = []  # the assembled content, for message()
         self._tool_json: list[str] = []
-        self._usage = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
+        self._usage = {
+            "input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 0,
+        }
         self.stop_reason: str | None = None
         self.stop_sequence: str | None = None
         self.started = False  # message_start was sent
@@ -88,7 +93,12 @@ class MessageStream:
             self._tool_json = []
             block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}  # type: ignore[union-attr]
             self._blocks.append(block)
-            out.append(("content_block_start", {"type": "content_block_start", "index": self._index, "content_block": dict(block)}))
+            out.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": self._index, "content_block": dict(block)},
+                )
+            )
             return out
         if kind is ToolCallDelta:
             self._tool_json.append(event.arguments)  # type: ignore[union-attr]
@@ -103,8 +113,11 @@ class MessageStream:
                 out.append(
                     (
                         "tool_call_dispatch",
-                        {"type": "tool_call_dispatch", "index": self._index,
-                         "tool_call": {"id": event.id, "name": event.name, "input": block["input"]}},  # type: ignore[union-attr]
+                        {
+                            "type": "tool_call_dispatch",
+                            "index": self._index,
+                            "tool_call": {"id": event.id, "name": event.name, "input": block["input"]},
+                        },  # type: ignore[union-attr]
                     )
                 )
             return out
@@ -181,9 +194,13 @@ class MessageStream:
         out = self._close()
         self._index += 1
         self._open = kind
-        block: dict[str, Any] = {"type": "text", "text": ""} if kind == "text" else {"type": "thinking", "thinking": "", "signature": ""}
+        block: dict[str, Any] = (
+            {"type": "text", "text": ""} if kind == "text" else {"type": "thinking", "thinking": "", "signature": ""}
+        )
         self._blocks.append(block)
-        out.append(("content_block_start", {"type": "content_block_start", "index": self._index, "content_block": dict(block)}))
+        out.append(
+            ("content_block_start", {"type": "content_block_start", "index": self._index, "content_block": dict(block)})
+        )
         return out
 
     def _close(self) -> list[WireEvent]:

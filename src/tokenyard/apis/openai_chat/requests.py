@@ -58,9 +58,10 @@ def parse_request(body: Any, model: type[ChatCompletionRequest] = ChatCompletion
         request = model.model_validate(body)
     except ValidationError as error:
         first = error.errors()[0].get("loc", ()) if error.errors() else ()
-        param = ".".join(
-            str(p) for p in first if isinstance(p, int) or (_FIELD.fullmatch(str(p)) and p not in _TYPE_TAGS)
-        ) or None
+        param = (
+            ".".join(str(p) for p in first if isinstance(p, int) or (_FIELD.fullmatch(str(p)) and p not in _TYPE_TAGS))
+            or None
+        )
         raise invalid_request(validation_message(error), param) from error
     if request.n is not None and request.n != 1:
         raise invalid_request("n: only n=1 is supported; send one request per completion", "n")
@@ -195,4 +196,3 @@ def _image(url: str) -> Image:
     if inline:
         return Image(media_type=inline["media"], data=inline["data"])
     return Image(url=url)
-

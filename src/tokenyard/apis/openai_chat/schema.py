@@ -5,7 +5,7 @@ exact part."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,7 +34,7 @@ class ImagePart(_Wire):
     image_url: ImageUrl
 
 
-Content = Union[str, list[dict[str, Any]], None]
+Content = str | list[dict[str, Any]] | None
 
 
 class FunctionCall(_Wire):
@@ -101,14 +101,14 @@ class ChatCompletionRequest(_Wire):
     model: str
     messages: list[MessageParam] = Field(min_length=1)
     tools: list[ToolParam] | None = None
-    tool_choice: Union[Literal["none", "auto", "required"], NamedToolChoice, None] = None
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
     parallel_tool_calls: bool | None = None
     response_format: ResponseFormat | None = None
     stream: bool = False
     stream_options: StreamOptions | None = None
     max_completion_tokens: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
-    stop: Union[str, list[str], None] = None
+    stop: str | list[str] | None = None
     n: int | None = None
     seed: int | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)

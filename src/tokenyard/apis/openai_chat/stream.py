@@ -55,7 +55,9 @@ def usage_dict(usage: Usage) -> dict[str, Any]:
 
 
 class ChatCompletionStream:
-    def __init__(self, completion_id: str, model: str, created: int, *, include_usage: bool = False, dispatch: bool = False):
+    def __init__(
+        self, completion_id: str, model: str, created: int, *, include_usage: bool = False, dispatch: bool = False
+    ):
         self.completion_id = completion_id
         self.model = model
         self.created = created
@@ -98,7 +100,12 @@ class ChatCompletionStream:
         elif kind is ToolCallStart:
             index = self._indices[event.index] = len(self._calls)  # type: ignore[union-attr]
             self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})  # type: ignore[union-attr]
-            first = {"index": index, "id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}}  # type: ignore[union-attr]
+            first = {
+                "index": index,
+                "id": event.id,
+                "type": "function",
+                "function": {"name": event.name, "arguments": ""},
+            }  # type: ignore[union-attr]
             out.extend(self._call_chunk(first))
         elif kind is ToolCallDelta:
             index = self._indices[event.index]  # type: ignore[union-attr]
@@ -139,7 +146,12 @@ class ChatCompletionStream:
         out: list[WireEvent] = []
         if self._dispatch:
             index = self._indices[event.index]
-            call = {"index": index, "id": event.id, "type": "function", "function": {"name": event.name, "arguments": event.arguments}}
+            call = {
+                "index": index,
+                "id": event.id,
+                "type": "function",
+                "function": {"name": event.name, "arguments": event.arguments},
+            }
             out.append(("tool_call_dispatch", self._envelope({"choice_index": 0, "tool_call": call})))
         if self._held is not None:
             out.append(self._held)
@@ -187,4 +199,3 @@ class ChatCompletionStream:
 def error_chunk(kind: str, message: str) -> dict[str, Any]:
     """A mid-stream failure: the OpenAI SDK raises `APIError` on a chunk holding `error`."""
     return openai_error_body(ApiError(500, kind, message))
-

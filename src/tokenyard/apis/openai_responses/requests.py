@@ -79,7 +79,9 @@ def offered_tools(request: ResponsesRequest) -> list[dict[str, Any]]:
 
 
 def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
-    return frozenset(t["name"] for t in offered_tools(request) if t.get("type") == "custom" and isinstance(t.get("name"), str))
+    return frozenset(
+        t["name"] for t in offered_tools(request) if t.get("type") == "custom" and isinstance(t.get("name"), str)
+    )
 
 
 def to_conversation(
@@ -91,7 +93,11 @@ def to_conversation(
     agent: str | None = None,
 ) -> Conversation:
     refuse_stateful(request)
-    items = [{"type": "message", "role": "user", "content": request.input}] if isinstance(request.input, str) else request.input
+    items = (
+        [{"type": "message", "role": "user", "content": request.input}]
+        if isinstance(request.input, str)
+        else request.input
+    )
     messages: list[Message] = []
     call_names: dict[str, str] = {}
     for n, raw in enumerate(items):
@@ -118,7 +124,9 @@ def to_conversation(
             if part is not None:
                 _assistant_turn(messages).parts.append(part)
         elif isinstance(item, ToolOutputItem):
-            result = ToolResult(tool_call_id=item.call_id, content=_output(item.output, where), name=call_names.get(item.call_id))
+            result = ToolResult(
+                tool_call_id=item.call_id, content=_output(item.output, where), name=call_names.get(item.call_id)
+            )
             _tool_results(messages).parts.append(result)
         elif isinstance(item, ItemReference):
             raise invalid_request(f"{where}: item_reference is not supported: {_STATELESS}", where)
@@ -130,7 +138,9 @@ def to_conversation(
         tools=_tools(request),
         tool_choice=_tool_choice(request),
         parallel_tool_calls=request.parallel_tool_calls is not False,
-        sampling=SamplingParams(max_tokens=request.max_output_tokens, temperature=request.temperature, top_p=request.top_p),
+        sampling=SamplingParams(
+            max_tokens=request.max_output_tokens, temperature=request.temperature, top_p=request.top_p
+        ),
         thinking=ThinkingControl(effort=reasoning.effort if reasoning else None),
         session_key=request.prompt_cache_key or session_key,
         agent=agent,
@@ -208,7 +218,9 @@ def _content(content: str | list[dict[str, Any]], where: str) -> list[Text | Ima
         try:
             part = model.model_validate(raw)
         except ValidationError as error:
-            raise invalid_request(f"{where}.content.{i}: {validation_message(error)}", f"{where}.content.{i}") from error
+            raise invalid_request(
+                f"{where}.content.{i}: {validation_message(error)}", f"{where}.content.{i}"
+            ) from error
         if isinstance(part, TextPart):
             out.append(Text(text=part.text))
         elif isinstance(part, RefusalPart):
@@ -277,7 +289,14 @@ def _tools(request: ResponsesRequest) -> list[ToolSpec]:
         except ValidationError as error:
             raise invalid_request(f"tools.{n}: {validation_message(error)}", f"tools.{n}") from error
         if isinstance(tool, CustomTool):
-            specs.append(ToolSpec(name=tool.name, description=tool.description or "", parameters=_custom_parameters(tool), kind="custom"))
+            specs.append(
+                ToolSpec(
+                    name=tool.name,
+                    description=tool.description or "",
+                    parameters=_custom_parameters(tool),
+                    kind="custom",
+                )
+            )
         else:
             parameters = tool.parameters or {"type": "object", "properties": {}}  # type: ignore[union-attr]
             specs.append(ToolSpec(name=tool.name, description=tool.description or "", parameters=parameters))  # type: ignore[union-attr]

@@ -5,7 +5,7 @@ aside instead of failing the request."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,7 +51,7 @@ PART_TYPES: dict[str, type[_Wire]] = {
 class MessageItem(_Wire):
     type: Literal["message"] = "message"
     role: Literal["user", "assistant", "system", "developer"]
-    content: Union[str, list[dict[str, Any]]]
+    content: str | list[dict[str, Any]]
     id: str | None = None
 
 
@@ -76,7 +76,7 @@ class ToolOutputItem(_Wire):
 
     type: Literal["function_call_output", "custom_tool_call_output"]
     call_id: str
-    output: Union[str, list[dict[str, Any]]] = ""
+    output: str | list[dict[str, Any]] = ""
     id: str | None = None
 
 
@@ -145,11 +145,11 @@ class ReasoningParam(_Wire):
 
 class ResponsesRequest(_Wire):
     model: str
-    input: Union[str, list[Any]] = Field(default_factory=list)
+    input: str | list[Any] = Field(default_factory=list)
     instructions: str | None = None
     tools: list[dict[str, Any]] | None = None
     # "auto" | "none" | "required" | {"type": "function"|"custom", "name"} | {"type": "allowed_tools", ...}
-    tool_choice: Union[str, dict[str, Any], None] = None
+    tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
     reasoning: ReasoningParam | None = None
     text: dict[str, Any] | None = None
@@ -167,5 +167,5 @@ class ResponsesRequest(_Wire):
     # Stateful features this server does not offer; requests.py refuses them clearly.
     previous_response_id: str | None = None
     background: bool | None = None
-    conversation: Union[str, dict[str, Any], None] = None
+    conversation: str | dict[str, Any] | None = None
     prompt: dict[str, Any] | None = None

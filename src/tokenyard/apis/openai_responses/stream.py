@@ -102,7 +102,10 @@ class ResponseStream:
 
     def start(self) -> list[WireEvent]:
         snapshot = self.response()
-        return [self._event("response.created", response=snapshot), self._event("response.in_progress", response=snapshot)]
+        return [
+            self._event("response.created", response=snapshot),
+            self._event("response.in_progress", response=snapshot),
+        ]
 
     def feed(self, event: Event) -> list[WireEvent]:
         kind = type(event)
@@ -155,15 +158,32 @@ class ResponseStream:
         out: list[WireEvent] = []
         if self._open is None or self._open.kind != "message":
             out += self._close("completed")
-            item = self._add({"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant", "content": []})
+            item = self._add(
+                {"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+            )
             out.append(self._added(item))
-            out.append(self._event("response.content_part.added", item_id=item.id, output_index=item.output_index, content_index=0,
-                                   part=_output_text("")))
+            out.append(
+                self._event(
+                    "response.content_part.added",
+                    item_id=item.id,
+                    output_index=item.output_index,
+                    content_index=0,
+                    part=_output_text(""),
+                )
+            )
         item = self._open
         assert item is not None
         item.chunks.append(text)
-        out.append(self._event("response.output_text.delta", item_id=item.id, output_index=item.output_index, content_index=0,
-                               delta=text, logprobs=[]))
+        out.append(
+            self._event(
+                "response.output_text.delta",
+                item_id=item.id,
+                output_index=item.output_index,
+                content_index=0,
+                delta=text,
+                logprobs=[],
+            )
+        )
         return out
 
     def _reasoning(self, text: str) -> list[WireEvent]:
@@ -173,32 +193,76 @@ class ResponseStream:
             item = self._add({"id": new_id("rs"), "type": "reasoning", "summary": []})
             out.append(self._added(item))
             if self._summary:
-                out.append(self._event("response.reasoning_summary_part.added", item_id=item.id, output_index=item.output_index,
-                                       summary_index=0, part={"type": "summary_text", "text": ""}))
-            out.append(self._event("response.content_part.added", item_id=item.id, output_index=item.output_index, content_index=0,
-                                   part={"type": "reasoning_text", "text": ""}))
+                out.append(
+                    self._event(
+                        "response.reasoning_summary_part.added",
+                        item_id=item.id,
+                        output_index=item.output_index,
+                        summary_index=0,
+                        part={"type": "summary_text", "text": ""},
+                    )
+                )
+            out.append(
+                self._event(
+                    "response.content_part.added",
+                    item_id=item.id,
+                    output_index=item.output_index,
+                    content_index=0,
+                    part={"type": "reasoning_text", "text": ""},
+                )
+            )
         item = self._open
         assert item is not None
         item.chunks.append(text)
         if self._summary:
             shown = _summary_so_far("".join(item.chunks), self._summary, final=False)
             if len(shown) > len(item.summary):
-                out.append(self._event("response.reasoning_summary_text.delta", item_id=item.id, output_index=item.output_index,
-                                       summary_index=0, delta=shown[len(item.summary):]))
+                out.append(
+                    self._event(
+                        "response.reasoning_summary_text.delta",
+                        item_id=item.id,
+                        output_index=item.output_index,
+                        summary_index=0,
+                        delta=shown[len(item.summary) :],
+                    )
+                )
                 item.summary = shown
-        out.append(self._event("response.reasoning_text.delta", item_id=item.id, output_index=item.output_index, content_index=0,
-                               delta=text))
+        out.append(
+            self._event(
+                "response.reasoning_text.delta",
+                item_id=item.id,
+                output_index=item.output_index,
+                content_index=0,
+                delta=text,
+            )
+        )
         return out
 
     def _call_start(self, start: ToolCallStart) -> list[WireEvent]:
         out = self._close("completed")
         if start.name in self._custom_tools:
-            item = self._add({"id": new_id("ctc"), "type": "custom_tool_call", "status": "in_progress", "call_id": start.id,
-                              "name": start.name, "input": ""})
+            item = self._add(
+                {
+                    "id": new_id("ctc"),
+                    "type": "custom_tool_call",
+                    "status": "in_progress",
+                    "call_id": start.id,
+                    "name": start.name,
+                    "input": "",
+                }
+            )
             item.custom = CustomInputDecoder()
         else:
-            item = self._add({"id": new_id("fc"), "type": "function_call", "status": "in_progress", "call_id": start.id,
-                              "name": start.name, "arguments": ""})
+            item = self._add(
+                {
+                    "id": new_id("fc"),
+                    "type": "function_call",
+                    "status": "in_progress",
+                    "call_id": start.id,
+                    "name": start.name,
+                    "arguments": "",
+                }
+            )
         out.append(self._added(item))
         return out
 
@@ -208,12 +272,22 @@ class ResponseStream:
             return []
         item.chunks.append(fragment)
         if item.custom is None:
-            return [self._event("response.function_call_arguments.delta", item_id=item.id, output_index=item.output_index,
-                                delta=fragment)]
+            return [
+                self._event(
+                    "response.function_call_arguments.delta",
+                    item_id=item.id,
+                    output_index=item.output_index,
+                    delta=fragment,
+                )
+            ]
         text = item.custom.feed(fragment)
         if not text:
             return []
-        return [self._event("response.custom_tool_call_input.delta", item_id=item.id, output_index=item.output_index, delta=text)]
+        return [
+            self._event(
+                "response.custom_tool_call_input.delta", item_id=item.id, output_index=item.output_index, delta=text
+            )
+        ]
 
     def _call_done(self, arguments: str, status: str, ready: ToolCallReady | None) -> list[WireEvent]:
         item = self._open
@@ -225,7 +299,7 @@ class ResponseStream:
             streamed = item.custom.text
             value = custom_input(arguments) if ready is not None else streamed
             if value.startswith(streamed) and len(value) > len(streamed):
-                out.append(self._event("response.custom_tool_call_input.delta", **where, delta=value[len(streamed):]))
+                out.append(self._event("response.custom_tool_call_input.delta", **where, delta=value[len(streamed) :]))
             item.data["input"] = value
         else:
             item.data["arguments"] = arguments
@@ -234,11 +308,17 @@ class ResponseStream:
             if self._calls is not None:
                 self._calls.remember(ready.id, ready.arguments)
             if self._dispatch:
-                out.append(self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data)))
+                out.append(
+                    self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data))
+                )
         if item.custom is not None:
             out.append(self._event("response.custom_tool_call_input.done", **where, input=item.data["input"]))
         else:
-            out.append(self._event("response.function_call_arguments.done", **where, name=item.data["name"], arguments=arguments))
+            out.append(
+                self._event(
+                    "response.function_call_arguments.done", **where, name=item.data["name"], arguments=arguments
+                )
+            )
         out.append(self._done(item))
         return out
 
@@ -282,8 +362,14 @@ class ResponseStream:
             if self._summary:
                 summary = _summary_so_far(text, self._summary, final=True)
                 if len(summary) > len(item.summary):
-                    out.append(self._event("response.reasoning_summary_text.delta", **where, summary_index=0,
-                                           delta=summary[len(item.summary):]))
+                    out.append(
+                        self._event(
+                            "response.reasoning_summary_text.delta",
+                            **where,
+                            summary_index=0,
+                            delta=summary[len(item.summary) :],
+                        )
+                    )
                 part = {"type": "summary_text", "text": summary}
                 out.append(self._event("response.reasoning_summary_text.done", **where, summary_index=0, text=summary))
                 out.append(self._event("response.reasoning_summary_part.done", **where, summary_index=0, part=part))

@@ -8,8 +8,8 @@ harmony channels are a different shape and live in `parsing/harmony.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ...events import Marker, ParseEvent, ReasoningDelta, TextDelta
 from ..markers import MarkerSet

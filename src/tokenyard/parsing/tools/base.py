@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar, Iterable
+from typing import ClassVar
 
 from ...conversation import ToolSpec
 from ...events import (
@@ -263,7 +264,13 @@ class ToolParser:
         self._call = None
         self._events.append(
             ToolCallIncomplete(
-                call.index, call.id, call.name, "".join(call.arguments), "".join(call.raw), reason, call.declared  # type: ignore[arg-type]
+                call.index,
+                call.id,
+                call.name,
+                "".join(call.arguments),
+                "".join(call.raw),
+                reason,
+                call.declared,  # type: ignore[arg-type]
             )
         )
 

@@ -1,6 +1,6 @@
 """AI21 Jamba:
 
-    <tool_calls>[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}, ...]</tool_calls>
+<tool_calls>[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}, ...]</tool_calls>
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ call's id; decoders that drop special tokens leave `name{...}`, also accepted.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from ..json_stream import JsonStreamError, JsonValueScanner
 from .base import is_function_name, starts_with

@@ -1,6 +1,6 @@
 """Nemotron (Llama-3.x-Nemotron "deci" models):
 
-    <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}, ...]</TOOLCALL>
+<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}, ...]</TOOLCALL>
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Phi-4-mini: a JSON array after the word `functools`, no closing tag:
 
-    functools[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}, ...]
+functools[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}, ...]
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from ...conversation import ToolSpec
 from ..coercion import coerce_value, dumps, parameter_types, wants_string
 from .base import ToolParser
 
-
 _NOT_JSON = object()
 
 
