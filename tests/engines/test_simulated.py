@@ -17,7 +17,8 @@ from tokenyard.engines.base import EngineChunk, EngineRequest, PromptTooLong
 from tokenyard.engines.scripted import ScriptedEngine
 from tokenyard.engines.simulated import BlockPool, CostModel, SimulatedEngine
 from tokenyard.events import Finish, PromptProcessed
-from tokenyard.routing.kv_index import KvIndex, block_hashes, extend_block_hashes
+from tokenyard.kv_blocks import block_hashes, extend_block_hashes
+from tokenyard.routing.kv_index import KvIndex
 from tokenyard.server.loading import ModelSettings, load
 from tokenyard.server.pipeline import Pipeline
 
@@ -179,7 +180,7 @@ def test_the_answer_is_cached_for_the_next_turn(tmp_path):
 def test_a_small_pool_evicts_the_least_recently_used_free_blocks_never_those_in_use(tmp_path):
     index = KvIndex()
     engine = make_engine(
-        tmp_path, answer="ok", block_size=4, num_blocks=12, max_model_len=48, kv_index=index, worker_id="w0"
+        tmp_path, answer="ok", block_size=4, num_blocks=12, max_model_len=48, kv_events=index, worker_id="w0"
     )
     a, b, c = (list(range(start, start + 16)) for start in (1000, 2000, 3000))
     run_in_turn(engine, request("a", a), request("b", b))

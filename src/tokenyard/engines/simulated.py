@@ -1,7 +1,7 @@
 """The simulated engine: a GPU inference server's bookkeeping and timing, without the GPU.
 
 It keeps what vLLM keeps — a fixed pool of KV blocks, a prefix cache keyed by
-chained block hashes (routing/kv_index.py), reference counts, LRU eviction — and
+chained block hashes (kv_blocks.py), reference counts, LRU eviction — and
 runs one continuous-batching scheduler loop whose steps take as long as a cost
 model says. Output text comes from the scripted responder (engines/scripted.py),
 so everything above the engine (pipeline, parsers, APIs, harnesses) sees a real
@@ -87,7 +87,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from ..routing.kv_index import BlockHash, KvIndex, extend_block_hashes
+from ..kv_blocks import BlockHash, KvEventSink, extend_block_hashes
 from .base import (
     EngineChunk,
     EngineError,
@@ -316,7 +316,7 @@ class SimulatedEngine:
         cost: CostModel = CostModel(),
         time_scale: float = 1.0,
         on_finish: Callable[[RequestTiming], None] | None = None,
-        kv_index: KvIndex | None = None,
+        kv_events: KvEventSink | None = None,
         worker_id: str = "simulated-0",
         name: str = "simulated",
     ):
@@ -339,7 +339,7 @@ class SimulatedEngine:
         self._max_running = max_running
         self._max_model_len = max_model_len
         self._on_finish = on_finish
-        self._kv_index = kv_index
+        self._kv_events = kv_events
         self._worker_id = worker_id
         self._name = name
         self._clock_ms = 0.0
@@ -567,10 +567,10 @@ class SimulatedEngine:
         return math.ceil(tokens / self.block_size)
 
     def _stored(self, block_hash: BlockHash) -> None:
-        if self._kv_index is not None:
-            self._kv_index.stored(self._worker_id, (block_hash,))
+        if self._kv_events is not None:
+            self._kv_events.stored(self._worker_id, (block_hash,))
 
     def _evicted(self, block_hash: BlockHash) -> None:
         self.stats.evicted_blocks += 1
-        if self._kv_index is not None:
-            self._kv_index.removed(self._worker_id, (block_hash,))
+        if self._kv_events is not None:
+            self._kv_events.removed(self._worker_id, (block_hash,))

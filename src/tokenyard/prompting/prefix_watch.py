@@ -13,13 +13,13 @@ system prompt, edited history).
 
 from __future__ import annotations
 
-import hashlib
-import struct
 import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from ..kv_blocks import BlockHash, block_hashes
 
 Decode = Callable[[Sequence[int]], str]
 
@@ -72,22 +72,10 @@ class PrefixReport:
 
 @dataclass
 class _Remembered:
-    block_hashes: list[bytes]
+    block_hashes: list[BlockHash]
     length: int
     tokens_z: bytes
     facts: PromptFacts = field(default_factory=PromptFacts)
-
-
-def _block_hashes(tokens: Sequence[int], block: int) -> list[bytes]:
-    """Chained hashes: block i's hash covers every token before its end, so equal
-    hashes mean equal prefixes."""
-    hashes: list[bytes] = []
-    previous = b""
-    for start in range(0, len(tokens) - len(tokens) % block, block):
-        chunk = struct.pack(f"<{block}I", *tokens[start : start + block])
-        previous = hashlib.blake2b(previous + chunk, digest_size=12).digest()
-        hashes.append(previous)
-    return hashes
 
 
 def _pack(tokens: Sequence[int]) -> bytes:
@@ -119,7 +107,7 @@ class PrefixWatch:
     ) -> PrefixReport:
         """Compare `tokens` with the session's previous prompt, then remember it."""
         facts = facts or PromptFacts()
-        hashes = _block_hashes(tokens, self.block_size)
+        hashes = block_hashes(tokens, self.block_size)
         previous = self._sessions.pop(session, None)
         report = PrefixReport(session, len(tokens), 0, 0, None)
         if previous is not None:
@@ -133,7 +121,7 @@ class PrefixWatch:
         self,
         session: str,
         tokens: Sequence[int],
-        hashes: list[bytes],
+        hashes: list[BlockHash],
         decode: Decode,
         facts: PromptFacts,
         previous: _Remembered,
