@@ -93,14 +93,26 @@ class ToolSpec(BaseModel):
 
 
 class ToolChoice(BaseModel):
+    """`none`: the tools stay in the prompt but no call is returned; `required`: at
+    least one call; `named`: a call to `name`. Enforced by the pipeline."""
+
     mode: Literal["auto", "none", "required", "named"] = "auto"
     name: str | None = None
+
+
+class InvalidToolChoice(ValueError):
+    """A tool choice the request's tools can not satisfy (a call required but no
+    tools, a named tool that is not offered): the client's error (HTTP 400, param
+    `tool_choice`)."""
+
+    param = "tool_choice"
 
 
 class ThinkingControl(BaseModel):
     """Per-request thinking. `default` means the client said nothing; `adaptive` lets
     the model decide (Claude Code's default). `effort` is OpenAI's reasoning.effort
-    or Anthropic's output_config.effort."""
+    or Anthropic's output_config.effort. `budget_tokens` caps the reasoning tokens:
+    when spent, the reasoning block is ended as the template expects."""
 
     mode: Literal["default", "enabled", "adaptive", "disabled"] = "default"
     budget_tokens: int | None = None

@@ -118,8 +118,19 @@ class Finish:
 
 @dataclass(slots=True)
 class StreamError:
+    """The generation failed after it started; nothing follows. `kind` is the
+    Anthropic error type; `cause` is the typed exception (an `EngineError` such as
+    `EngineTimeout`, a `ToolChoiceViolation`) for error tables that map by class."""
+
     message: str
     kind: str = "api_error"
+    cause: Exception | None = None
+
+
+class ToolChoiceViolation(Exception):
+    """The model's turn broke the request's `tool_choice` or `parallel_tool_calls`
+    (no call where one was required, another tool than the named one) and no
+    guide or prefill prevented it. Ends the stream as a `StreamError`."""
 
 
 ParseEvent = ReasoningDelta | TextDelta | Marker | ToolCallStart | ToolCallDelta | ToolCallReady | ToolCallIncomplete
@@ -131,6 +142,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     out: dict[str, Any] = {"type": type(event).__name__}
     for name in event.__slots__:  # type: ignore[union-attr]
         value = getattr(event, name)
+        if isinstance(value, Exception):
+            value = type(value).__name__
         out[name] = event_to_dict(value) if isinstance(value, Usage) else value
     return out
 

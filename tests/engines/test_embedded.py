@@ -2,6 +2,10 @@
 
 The conversion lands in `<fixtures>/embedded-cache` (the same cache as the other
 fixtures), so a developer's later runs skip it; CI converts once per fresh clone.
+
+Nothing here depends on what the model says: a test that needs the generation to run
+to `max_tokens` gives no stop token ids (the model then cannot end early), and one
+that needs it to stop makes every token a stop token.
 """
 
 from __future__ import annotations
@@ -66,12 +70,15 @@ def render(tokenizer: Tokenizer, messages: list[dict]) -> list[int]:
     return tokenizer.encode(template.render(messages, add_generation_prompt=True))
 
 
-def request(tokenizer: Tokenizer, prompt: list[int], max_tokens: int = 40, **sampling) -> EngineRequest:
+def request(
+    tokenizer: Tokenizer, prompt: list[int], max_tokens: int = 40, *, stop: bool = True, **sampling
+) -> EngineRequest:
+    """`stop=False`: no stop token ids, so the generation runs to `max_tokens`."""
     return EngineRequest(
         request_id="test",
         prompt_token_ids=prompt,
         max_tokens=max_tokens,
-        stop_token_ids=[tokenizer.token_to_id("<|im_end|>")],
+        stop_token_ids=[tokenizer.token_to_id("<|im_end|>")] if stop else [],
         **sampling,
     )
 
@@ -128,32 +135,52 @@ def test_a_gguf_file_is_converted_once(tmp_path: Path, monkeypatch):
         resolve_embedded_model(str(tmp_path / "missing"), tmp_path / "cache")
 
 
-def test_generates_sensible_text_and_stops_on_im_end(engine: EmbeddedEngine, tokenizer: Tokenizer):
+def test_generates_one_token_a_chunk_and_never_outputs_the_stop_token(engine: EmbeddedEngine, tokenizer: Tokenizer):
     prompt = render(tokenizer, [{"role": "user", "content": "What is the capital of France?"}])
     started = time.monotonic()
     ids, chunks, ttft = asyncio.run(collect(engine, request(tokenizer, prompt, max_tokens=60)))
     decoding = time.monotonic() - started - ttft
-    text = tokenizer.decode(ids)
-    print(f"\nanswer: {text!r} (TTFT {ttft:.2f}s, then {(len(ids) - 1) / decoding:.1f} tokens/s)")
-    assert "Paris" in text
-    assert chunks[-1].finish_reason == "stop"
+    print(
+        f"\nanswer: {tokenizer.decode(ids)!r} (TTFT {ttft:.2f}s, then {max(0, len(ids) - 1) / decoding:.1f} tokens/s)"
+    )
+    assert chunks[-1].finish_reason in ("stop", "length") and chunks[-1].token_ids == []
+    assert len(ids) == 60 if chunks[-1].finish_reason == "length" else len(ids) < 60
     assert tokenizer.token_to_id("<|im_end|>") not in ids
     assert chunks[0].cached_tokens is not None
-    assert all(len(c.token_ids) == 1 for c in chunks[:-1]) and chunks[-1].token_ids == []
+    assert all(len(c.token_ids) == 1 and c.finish_reason is None for c in chunks[:-1])
+
+
+def test_a_stop_token_ends_the_generation_without_being_output(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    prompt = render(tokenizer, [{"role": "user", "content": "Say hello."}])
+    every_token = EngineRequest("stop", prompt, max_tokens=10, stop_token_ids=list(range(tokenizer.vocab_size)))
+    ids, chunks, _ = asyncio.run(collect(engine, every_token))
+    assert ids == [] and [c.finish_reason for c in chunks] == ["stop"]
 
 
 def test_max_tokens_finishes_with_length(engine: EmbeddedEngine, tokenizer: Tokenizer):
     prompt = render(tokenizer, [{"role": "user", "content": "Write a long story about a dragon."}])
-    ids, chunks, _ = asyncio.run(collect(engine, request(tokenizer, prompt, max_tokens=5)))
+    ids, chunks, _ = asyncio.run(collect(engine, request(tokenizer, prompt, max_tokens=5, stop=False)))
     assert len(ids) == 5 and chunks[-1].finish_reason == "length"
 
 
-def test_seeded_sampling_is_reproducible(engine: EmbeddedEngine, tokenizer: Tokenizer):
+def test_seeded_sampling_is_reproducible():
+    torch = pytest.importorskip("torch")
+    logits = torch.linspace(-2.0, 2.0, 500)
+    seeded = EngineRequest("s", [1], max_tokens=1, temperature=1.0, top_p=0.9, top_k=50, seed=7)
+    first, second = embedded._Sampler(seeded), embedded._Sampler(seeded)
+    picks = [first.pick(logits) for _ in range(20)]
+    assert picks == [second.pick(logits) for _ in range(20)]
+    assert all(p >= 450 for p in picks), "top_k keeps the 50 most likely tokens"
+    assert len(set(picks)) > 1, "temperature 1 samples"
+    greedy = embedded._Sampler(EngineRequest("g", [1], max_tokens=1))
+    assert greedy.pick(logits) == 499
+
+
+def test_seeded_sampling_runs_on_the_model(engine: EmbeddedEngine, tokenizer: Tokenizer):
     prompt = render(tokenizer, [{"role": "user", "content": "Name a color."}])
-    sampled = request(tokenizer, prompt, max_tokens=8, temperature=1.0, top_p=0.9, top_k=50, seed=7)
-    first, _, _ = asyncio.run(collect(engine, sampled))
-    second, _, _ = asyncio.run(collect(engine, sampled))
-    assert first == second and first
+    sampled = request(tokenizer, prompt, max_tokens=8, stop=False, temperature=1.0, top_p=0.9, top_k=50, seed=7)
+    ids, chunks, _ = asyncio.run(collect(engine, sampled))
+    assert len(ids) == 8 and chunks[-1].finish_reason == "length"
 
 
 def test_shared_prefix_is_reused_and_faster(engine: EmbeddedEngine, tokenizer: Tokenizer):
@@ -183,7 +210,9 @@ def test_concurrent_requests_are_served_one_after_another(engine: EmbeddedEngine
     prompts = [render(tokenizer, [{"role": "user", "content": f"Say the number {n}."}]) for n in (1, 2, 3)]
 
     async def together():
-        return await asyncio.gather(*(collect(engine, request(tokenizer, p, max_tokens=3)) for p in prompts))
+        return await asyncio.gather(
+            *(collect(engine, request(tokenizer, p, max_tokens=3, stop=False)) for p in prompts)
+        )
 
     for ids, chunks, _ in asyncio.run(together()):
         assert len(ids) == 3 and chunks[-1].finish_reason == "length"
@@ -204,7 +233,7 @@ def test_cancelled_stream_frees_the_engine(engine: EmbeddedEngine, tokenizer: To
 
     async def scenario():
         # The consumer closes the stream after two tokens.
-        stream = engine.generate(request(tokenizer, prompt, max_tokens=2000))
+        stream = engine.generate(request(tokenizer, prompt, max_tokens=2000, stop=False))
         assert len((await anext(stream)).token_ids) == 1
         await anext(stream)
         await stream.aclose()
@@ -213,7 +242,7 @@ def test_cancelled_stream_frees_the_engine(engine: EmbeddedEngine, tokenizer: To
         got_one = asyncio.Event()
 
         async def consume():
-            async for _ in engine.generate(request(tokenizer, prompt, max_tokens=2000)):
+            async for _ in engine.generate(request(tokenizer, prompt, max_tokens=2000, stop=False)):
                 got_one.set()
 
         task = asyncio.create_task(consume())
@@ -224,7 +253,7 @@ def test_cancelled_stream_frees_the_engine(engine: EmbeddedEngine, tokenizer: To
 
         # Both workers stopped: the next request starts at once and completes.
         started = time.monotonic()
-        ids, chunks, ttft = await collect(engine, request(tokenizer, prompt, max_tokens=3))
+        ids, chunks, ttft = await collect(engine, request(tokenizer, prompt, max_tokens=3, stop=False))
         return ids, chunks, ttft, time.monotonic() - started
 
     ids, chunks, ttft, elapsed = asyncio.run(scenario())

@@ -8,6 +8,10 @@ the embedded engine's `resolve_embedded_model` (needs torch and transformers her
 
 Each API is one test function over one shape: a two-turn session whose second request
 must report the cached prefix of the first in its usage.
+
+What SmolLM2 says on a given CPU is not ours to assert: its answer may be empty, end
+at the token cap or before it. The tests check structure only: the stream's shape,
+finish reasons consistent with the terminal event, and the engine's cache accounting.
 """
 
 from __future__ import annotations
@@ -172,10 +176,14 @@ def test_vllm_streams_token_ids_and_reports_the_cache_hit_at_the_end(vllm, front
     for chunks in (first, second):
         assert all(c.text is None for c in chunks), "vLLM returns token ids (return_token_ids)"
         assert chunks[-1].finish_reason in ("stop", "length")
+        assert all(c.finish_reason is None for c in chunks[:-1])
         assert all(c.cached_tokens is None for c in chunks[:-1]), "vLLM reports the cache hit only in the final usage"
         ids = [t for c in chunks for t in c.token_ids]
-        assert ids and not set(ids) & set(request.stop_token_ids), "the stop token is not output"
-    assert [c.token_ids for c in first] == [c.token_ids for c in second]  # greedy
+        assert len(ids) <= request.max_tokens
+        assert not set(ids) & set(request.stop_token_ids), "the stop token is not output"
+        if chunks[-1].finish_reason == "length":
+            assert len(ids) == request.max_tokens
+    # (Whether the cached run samples the same tokens is the model's numerics, not ours to assert.)
     assert first[-1].cached_tokens == 0
     assert 0 < second[-1].cached_tokens < len(prompt)
 
@@ -186,6 +194,7 @@ def test_closing_the_stream_aborts_the_vllm_request(vllm, frontend):
     prompt = tokenizer.encode(
         "<|im_start|>user\nCount from 1 to 500, one number a line.<|im_end|>\n<|im_start|>assistant\n"
     )
+    # No stop token ids: the model cannot end the answer before the stream is closed.
     request = EngineRequest("abort-me", prompt, max_tokens=2000, temperature=0.0)
     assert len(_generate(RemoteEngine(vllm.url), request, stop_after=2)) == 2
     deadline = time.monotonic() + 10
@@ -214,12 +223,14 @@ def test_anthropic_messages(frontend):
             model=SERVED_NAME, max_tokens=24, system=system, messages=messages, extra_body={"temperature": 0}
         ) as stream:
             final = stream.get_final_message()
-        assert final.content and final.content[0].type == "text" and final.content[0].text.strip()
+        assert all(block.type == "text" for block in final.content)
         assert final.stop_reason in ("end_turn", "max_tokens")
+        assert final.usage.output_tokens <= 24
         usages.append(final.usage)
         if follow_up:
+            answer = "".join(block.text for block in final.content if block.type == "text")
             messages += [
-                {"role": "assistant", "content": final.content[0].text},
+                {"role": "assistant", "content": answer or "(no answer)"},
                 {"role": "user", "content": follow_up},
             ]
     assert usages[0].cache_read_input_tokens == 0
@@ -243,10 +254,15 @@ def test_openai_chat_completions(frontend):
         )
         chunks = list(stream)
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-        assert text.strip()
+        finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+        assert finishes in (["stop"], ["length"])
+        assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens <= 24
         usages.append(chunks[-1].usage)
         if follow_up:
-            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": follow_up}]
+            messages += [
+                {"role": "assistant", "content": text or "(no answer)"},
+                {"role": "user", "content": follow_up},
+            ]
     assert usages[0].prompt_tokens_details.cached_tokens == 0
     assert 0 < usages[1].prompt_tokens_details.cached_tokens < usages[1].prompt_tokens
 
@@ -267,12 +283,21 @@ def test_openai_responses(frontend):
             store=False,
             stream=True,
         )
-        completed = [event for event in stream if event.type == "response.completed"]
-        assert len(completed) == 1
-        response = completed[0].response
-        assert response.output_text.strip()
+        # The answer may end within the cap (completed) or at it (incomplete,
+        # reason max_output_tokens): either is a correct end; which one is the model's.
+        terminal = [e for e in stream if e.type in ("response.completed", "response.incomplete", "response.failed")]
+        assert [e.type for e in terminal] in (["response.completed"], ["response.incomplete"])
+        response = terminal[0].response
+        if terminal[0].type == "response.completed":
+            assert response.status == "completed"
+        else:
+            assert response.status == "incomplete"
+            assert response.incomplete_details is not None
+            assert response.incomplete_details.reason == "max_output_tokens"
+        assert response.usage is not None and response.usage.output_tokens <= 24
         usages.append(response.usage)
         if follow_up:
-            items += [{"role": "assistant", "content": response.output_text}, {"role": "user", "content": follow_up}]
+            answer = response.output_text or "(no answer)"
+            items += [{"role": "assistant", "content": answer}, {"role": "user", "content": follow_up}]
     assert usages[0].input_tokens_details.cached_tokens == 0
     assert 0 < usages[1].input_tokens_details.cached_tokens < usages[1].input_tokens

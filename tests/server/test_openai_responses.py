@@ -81,7 +81,7 @@ def codex_body(input_items: list, **overrides) -> dict:
         "input": input_items,
         "tools": [EXEC, APPLY_PATCH, *HOSTED],
         "tool_choice": "auto",
-        "parallel_tool_calls": False,
+        "parallel_tool_calls": True,  # as Codex 0.169.0 sends it (CODEX_NOTES)
         "reasoning": {"effort": "medium", "summary": "auto"},
         "store": False,
         "include": ["reasoning.encrypted_content"],

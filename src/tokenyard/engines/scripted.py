@@ -16,6 +16,14 @@ A script file is JSON: a list of turns, each a list of segments
 `{"reasoning": "…"}`, `{"text": "…"}`, `{"call": {"name": "…", "arguments": {…}}}`,
 or `{"raw": "…"}` (exact model output). Turn k answers the k-th assistant turn of
 a conversation; the last turn repeats.
+
+It honours the request's constraints as a guided-decoding engine would: under
+`tool_choice` "none" the rules answer in text; "required" or a named tool makes
+them call (the named tool); `parallel_tool_calls: false` never gets more than one
+call from the rules; a prefilled call opener is continued, not repeated; a reasoning
+budget cuts each reasoning block to its tokens and closes it. A script is played as
+written (the pipeline then enforces what it breaks), except for the prefill and the
+budget.
 """
 
 from __future__ import annotations
@@ -24,15 +32,12 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..conversation import Conversation, ToolCall, ToolResult, ToolSpec
-from .base import EngineChunk, EngineInfo, EngineRequest
+from .base import Constraints, EngineChunk, EngineInfo, EngineRequest, EngineTokenizer
 from .wire import REASONING_MARKERS, Call, Reasoning, Segment, render_output
 from .wire import Text as TextSegment
-
-if TYPE_CHECKING:  # engines get a tokenizer handed in; they do not import prompting
-    from ..prompting.tokenizer import Tokenizer
 
 # What a scripted shell call runs: harmless, and its output is recognisable.
 SCRIPTED_COMMAND = "echo tokenyard-scripted-$((6*7))"
@@ -42,7 +47,7 @@ SHELL_TOOLS = ("Bash", "exec_command", "exec", "shell", "bash", "run_shell_comma
 class ScriptedEngine:
     def __init__(
         self,
-        tokenizer: Tokenizer,
+        tokenizer: EngineTokenizer,
         *,
         tool_format: str | None,
         reasoning_format: str | None,
@@ -71,21 +76,25 @@ class ScriptedEngine:
         return None
 
     def answer_text(self, request: EngineRequest) -> str:
-        """The raw output this engine gives for `request`."""
+        """The raw output this engine gives for `request` (after its prefill)."""
         conversation = request.conversation
+        constraints = request.constraints
         thinking = bool(conversation and conversation.thinking.enabled and self._reasoning_format)
         calls_before = sum(
             1 for m in (conversation.messages if conversation else []) for p in m.parts if isinstance(p, ToolCall)
         )
         if self._turns is not None:
-            raw = self._scripted_turn(conversation, calls_before)
+            segments = self._scripted_turn(conversation)
         else:
-            raw = render_output(
-                self._rule_answer(conversation, thinking),
-                self._tool_format,
-                self._reasoning_format if thinking else None,
-                calls_before=calls_before,
-            )
+            segments = self._rule_answer(conversation, thinking, constraints)
+        if constraints.prefill:
+            # The prompt already holds the call opener: no reasoning comes first.
+            segments = [s for s in segments if not isinstance(s, Reasoning)]
+        elif constraints.reasoning_budget is not None:
+            segments = self._within_budget(segments, constraints.reasoning_budget.tokens)
+        raw = self._render(segments, thinking and not constraints.prefill, calls_before)
+        if constraints.prefill:
+            return _continue_prefill(raw, constraints.prefill)
         return _strip_opened_marker(raw, request.prompt_text, self._reasoning_format)
 
     async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
@@ -105,52 +114,77 @@ class ScriptedEngine:
 
     # ---- deciding what to say ----------------------------------------------------------
 
-    def _scripted_turn(self, conversation: Conversation | None, calls_before: int) -> str:
+    def _scripted_turn(self, conversation: Conversation | None) -> list[Segment | str]:
+        """The script's turn for this conversation: segments, and raw strings as is."""
         assert self._turns is not None
         turn_index = sum(1 for m in conversation.messages if m.role == "assistant") if conversation else 0
         turn = self._turns[min(turn_index, len(self._turns) - 1)]
-        segments: list[Segment] = []
-        raw_parts: list[str] = []
+        out: list[Segment | str] = []
         for item in turn:
             if "raw" in item:
-                if segments:
-                    raw_parts.append(
-                        render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before)
-                    )
-                    calls_before += sum(1 for s in segments if isinstance(s, Call))
-                    segments = []
-                raw_parts.append(item["raw"])
+                out.append(item["raw"])
             elif "reasoning" in item:
-                segments.append(Reasoning(item["reasoning"]))
+                out.append(Reasoning(item["reasoning"]))
             elif "text" in item:
-                segments.append(TextSegment(item["text"]))
+                out.append(TextSegment(item["text"]))
             elif "call" in item:
-                segments.append(Call(item["call"]["name"], item["call"].get("arguments", {})))
-        if segments:
-            raw_parts.append(
-                render_output(segments, self._tool_format, self._reasoning_format, calls_before=calls_before)
-            )
-        return "".join(raw_parts)
+                out.append(Call(item["call"]["name"], item["call"].get("arguments", {})))
+        return out
 
-    def _rule_answer(self, conversation: Conversation | None, thinking: bool) -> list[Segment]:
+    def _render(self, items: list[Segment | str], thinking: bool, calls_before: int) -> str:
+        """Raw output for segments (consecutive ones rendered together) and raw strings."""
+        reasoning_format = self._reasoning_format if thinking or self._turns is not None else None
+        parts: list[str] = []
+        run: list[Segment] = []
+        for item in [*items, ""]:
+            if isinstance(item, str):
+                if run:
+                    parts.append(render_output(run, self._tool_format, reasoning_format, calls_before=calls_before))
+                    calls_before += sum(1 for s in run if isinstance(s, Call))
+                    run = []
+                parts.append(item)
+            else:
+                run.append(item)
+        return "".join(parts)
+
+    def _within_budget(self, segments: list[Segment | str], budget: int) -> list[Segment | str]:
+        """Reasoning cut to `budget` tokens in all: a block that would exceed it is
+        cut there and closed, as a budget-enforcing engine ends it."""
+        out: list[Segment | str] = []
+        for segment in segments:
+            if isinstance(segment, Reasoning):
+                ids = self._tokenizer.encode(segment.text)
+                if len(ids) > budget:
+                    segment = Reasoning(self._tokenizer.decode(ids[:budget]).rstrip())
+                    ids = ids[:budget]
+                budget = max(0, budget - len(ids))
+            out.append(segment)
+        return out
+
+    def _rule_answer(
+        self, conversation: Conversation | None, thinking: bool, constraints: Constraints
+    ) -> list[Segment | str]:
         messages = conversation.messages if conversation else []
         last = messages[-1] if messages else None
         results = [p for p in last.parts if isinstance(p, ToolResult)] if last and last.role in ("user", "tool") else []
-        segments: list[Segment] = []
-        if results:
+        tools = conversation.tools if conversation and constraints.tool_choice != "none" else []
+        segments: list[Segment | str] = []
+        if results and not constraints.requires_call:
             quoted = "\n".join(r.text() for r in results).strip()
             if thinking:
                 segments.append(Reasoning("The tool has answered; I can report what it returned."))
             segments.append(TextSegment(f"The tool returned: {quoted}"))
             return segments
-        tools = conversation.tools if conversation else []
         if not tools:
             if thinking:
                 segments.append(Reasoning("No tools are offered, so I answer directly."))
             question = last.text().strip() if last else ""
             segments.append(TextSegment(f"You said: {question[:200]}" if question else "Hello from tokenyard."))
             return segments
-        tool = next((t for t in tools if t.name in SHELL_TOOLS), tools[0])
+        if constraints.tool_choice == "named":
+            tool = next(t for t in tools if t.name == constraints.tool_name)
+        else:
+            tool = next((t for t in tools if t.name in SHELL_TOOLS), tools[0])
         if thinking:
             segments.append(Reasoning(f"I should call {tool.name} first to see what it reports."))
         segments.append(Call(tool.name, example_arguments(tool)))
@@ -185,6 +219,16 @@ def example_arguments(tool: ToolSpec) -> dict[str, Any]:
         else:
             out[name] = "example"
     return out
+
+
+def _continue_prefill(raw: str, prefill: str) -> str:
+    """What follows `prefill` in `raw`: the longest end of the prefill that `raw`
+    starts with is dropped (the prompt holds it). Output that does not continue the
+    prefill at all is returned whole (the pipeline's validation then sees it)."""
+    for start in range(len(prefill)):
+        if raw.startswith(prefill[start:]):
+            return raw[len(prefill) - start :]
+    return raw
 
 
 def _strip_opened_marker(raw: str, prompt_text: str, reasoning_format: str | None) -> str:

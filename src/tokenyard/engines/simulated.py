@@ -94,11 +94,11 @@ from .base import (
     EngineFinish,
     EngineInfo,
     EngineRequest,
+    EngineTokenizer,
     PromptTooLong,
 )
 
 if TYPE_CHECKING:
-    from ..prompting.tokenizer import Tokenizer
     from .scripted import ScriptedEngine
 
 # How many requests' timings `SimulatedEngine.timings` keeps (the oldest go first).
@@ -305,7 +305,7 @@ class _Sequence:
 class SimulatedEngine:
     def __init__(
         self,
-        tokenizer: Tokenizer,
+        tokenizer: EngineTokenizer,
         responder: ScriptedEngine,
         *,
         block_size: int = 16,

@@ -1,10 +1,16 @@
 """The one way a conversation becomes a prompt: billing-preamble strip, reasoning
 replay, chat template, tokens. Every API and `count_tokens` go through
-`PromptRenderer.render`, so what is counted is what is generated from."""
+`PromptRenderer.render`, so what is counted is what is generated from.
+
+A forced tool choice may end the prompt with a prefill (the family's call opener,
+chosen by the pipeline once it knows how the template left the reasoning block):
+it is part of the prompt's text and tokens, and `RenderedPrompt.prefill` says which
+text the output continues."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -26,6 +32,12 @@ class RenderedPrompt:
     thinking_enabled: bool
     preamble_stripped: bool
     facts: PromptFacts
+    # Text appended after the template's own output (a call opener); `text` ends with it.
+    prefill: str = ""
+
+
+# (the template left a reasoning block open, thinking is enabled) -> the prefill text.
+Prefill = Callable[[bool, bool], str]
 
 
 class PromptRenderer:
@@ -45,7 +57,12 @@ class PromptRenderer:
         self.template_has_tools = "tool_calls" in template.source or "tool_call" in template.source
 
     def render(
-        self, conversation: Conversation, *, add_generation_prompt: bool = True, now: datetime | None = None
+        self,
+        conversation: Conversation,
+        *,
+        add_generation_prompt: bool = True,
+        now: datetime | None = None,
+        prefill: Prefill | None = None,
     ) -> RenderedPrompt:
         stripped = False
         if not self.keep_anthropic_preamble:
@@ -77,4 +94,8 @@ class PromptRenderer:
             system_digest=hashlib.blake2b(system.encode(), digest_size=8).hexdigest(),
             reasoning_markers=markers or ("<think>", "</think>"),
         )
-        return RenderedPrompt(text, self.tokenizer.encode(text), opened, prepared.thinking_enabled, stripped, facts)
+        extra = prefill(opened, prepared.thinking_enabled) if prefill is not None and add_generation_prompt else ""
+        text += extra
+        return RenderedPrompt(
+            text, self.tokenizer.encode(text), opened, prepared.thinking_enabled, stripped, facts, prefill=extra
+        )

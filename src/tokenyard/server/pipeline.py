@@ -1,43 +1,85 @@
 """THE generation path (DESIGN rule 1). Every API request arrives here as a
 `Conversation` and leaves as `Event`s:
 
-Conversation → preamble strip + replay + chat template → tokens → engine →
-incremental detokenize → stop sequences → OutputSplitter → events, with usage.
+Conversation → preamble strip + replay + chat template (+ call prefill) → tokens →
+engine → incremental detokenize → stop sequences → OutputSplitter → tool-choice
+policy → events, with usage.
 
-`Pipeline.start` renders and validates synchronously, so a bad request fails with a
-clean API error before any byte is streamed; `Generation.events()` then streams.
+`Pipeline.prepare` (async: the rendering runs off the event loop) or `Pipeline.start`
+(the same, on the calling thread) renders and validates, so a bad request fails with
+a clean API error before any byte is streamed; `Generation.events()` then streams.
 Closing that iterator early (the client went away) closes the engine's stream,
 which aborts the request there.
+
+What the request demands of the output is enforced here, whatever the engine:
+- `tool_choice: none`: the tools stay in the prompt (the prefix is unchanged) and
+  the output is parsed without a tool parser, so call syntax stays text;
+- `required` / a named tool: engines with guided decoding get the calls' syntax
+  (`Constraints.guide`); others get the family's call opener appended to the prompt
+  (the prefill), which is fed to the parsers first so the event stream is whole.
+  Either way the output is checked: a call to another tool is never passed on, and
+  a turn that ends without a call ends with a `ToolChoiceViolation` error;
+- `parallel_tool_calls: false`: the turn ends after the first complete call;
+- `thinking.budget_tokens`: a `ReasoningBudget` for the engine, which ends the
+  reasoning block with the family's end marker when the budget is spent.
+An engine that stays silent for `engine_timeout` seconds is aborted (`EngineTimeout`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 
-from ..conversation import Conversation, ToolCall
-from ..engines.base import Engine, EngineError, EngineRequest, PromptTooLong
+from ..conversation import Conversation, InvalidToolChoice, ToolCall
+from ..engines.base import (
+    CallGuide,
+    CallTag,
+    Constraints,
+    Engine,
+    EngineChunk,
+    EngineError,
+    EngineFinish,
+    EngineRequest,
+    EngineTimeout,
+    PromptTooLong,
+    ReasoningBudget,
+)
 from ..events import (
     Event,
     Finish,
+    FinishReason,
+    ParseEvent,
     PromptProcessed,
     ReasoningDelta,
     StreamError,
     ToolCallReady,
+    ToolCallStart,
+    ToolChoiceViolation,
     Usage,
 )
+from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
+from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
 from ..parsing.splitter import OutputSplitter
 from ..parsing.tools.base import CallIds
 from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
-from ..prompting.render import PromptRenderer, RenderedPrompt
+from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
 from ..prompting.tokenizer import Tokenizer
+from ..prompting.tool_choice import CallSyntax, call_syntax
+from .offload import Offload
 
 log = logging.getLogger("tokenyard.pipeline")
 
 DEFAULT_MAX_TOKENS = 4096
+# The longest the engine may stay silent (before its first chunk or between two)
+# before the generation is aborted. The embedded engine sends a heartbeat between
+# prefill slices, so a long prompt on a CPU does not count as silence.
+DEFAULT_ENGINE_TIMEOUT = 120.0
+# What follows an injected reasoning end marker (the templates' own separator).
+REASONING_END_SEPARATOR = "\n\n"
 
 
 @dataclass
@@ -64,6 +106,8 @@ class ServedModel:
 
 @dataclass
 class Generation:
+    """A validated request, ready to stream: `events()` runs it (once)."""
+
     pipeline: Pipeline
     conversation: Conversation
     prompt: RenderedPrompt
@@ -71,9 +115,12 @@ class Generation:
     max_tokens: int
     prefix: PrefixReport | None
     call_ids: CallIds = field(default_factory=CallIds)
+    constraints: Constraints = field(default_factory=Constraints)
 
     def events(self) -> AsyncIterator[Event]:
-        return self.pipeline._stream(self)
+        """The generation's events: `PromptProcessed`, then parse events, then
+        `Finish` (or a `StreamError`). Closing the iterator aborts the engine."""
+        return _Turn(self).events()
 
 
 class Pipeline:
@@ -84,21 +131,71 @@ class Pipeline:
         *,
         prefix_watch: PrefixWatch | None = None,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        engine_timeout: float | None = DEFAULT_ENGINE_TIMEOUT,
+        offload: Offload | None = None,
     ):
         self.model = model
         self.engine = engine
         self.prefix_watch = prefix_watch if prefix_watch is not None else PrefixWatch()
         self.default_max_tokens = default_max_tokens
-        self._stop_ids = model.stop_token_ids()
+        self.engine_timeout = engine_timeout
+        # Shared with the routes (body parsing of large requests): one pool per server.
+        self.offload = offload if offload is not None else Offload()
+        self.stop_ids = model.stop_token_ids()
+        profile = model.profile
+        self._tool_parser = _canonical_tool_parser(profile.tool_parser)
+        self._syntax = call_syntax(self._tool_parser)
+        reasoning = (profile.reasoning_parser or "").lower()
+        self._reasoning_forced = bool(
+            reasoning and reasoning not in HARMONY_REASONING_NAMES and reasoning_format(reasoning).force
+        )
+
+    # ------------------------------------------------------------------ rendering
 
     def render(self, conversation: Conversation, *, add_generation_prompt: bool = True) -> RenderedPrompt:
-        """The exact prompt generation would use (count_tokens and tokenize use it)."""
-        return self.model.renderer.render(conversation, add_generation_prompt=add_generation_prompt)
+        """The exact prompt generation would use (count_tokens and tokenize use it).
+        CPU work: from the event loop, `await prepare_prompt(...)` instead."""
+        return self.model.renderer.render(
+            conversation,
+            add_generation_prompt=add_generation_prompt,
+            prefill=self._prefill_for(conversation) if add_generation_prompt else None,
+        )
+
+    async def prepare_prompt(self, conversation: Conversation, *, add_generation_prompt: bool = True) -> RenderedPrompt:
+        """`render`, off the event loop."""
+        return await self.offload.run(self.render, conversation, add_generation_prompt=add_generation_prompt)
+
+    # ------------------------------------------------------------------ starting
 
     def start(
         self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_"
     ) -> Generation:
-        prompt = self.render(conversation)
+        """Render and validate on the calling thread (tests, scripts)."""
+        self.check_tool_choice(conversation)
+        return self._begin(conversation, self.render(conversation), request_id, call_id_prefix)
+
+    async def prepare(
+        self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_"
+    ) -> Generation:
+        """Render (off the event loop) and validate: the `Generation` to stream.
+        Raises `PromptTooLong`, `InvalidToolChoice`, `TemplateError` for the API
+        layer to map to a 400."""
+        self.check_tool_choice(conversation)
+        prompt = await self.prepare_prompt(conversation)
+        return self._begin(conversation, prompt, request_id, call_id_prefix)
+
+    def check_tool_choice(self, conversation: Conversation) -> None:
+        choice = conversation.tool_choice
+        names = {t.name for t in conversation.tools}
+        if choice.mode == "required" and not names:
+            raise InvalidToolChoice("tool_choice requires a tool call, but the request offers no tools")
+        if choice.mode == "named" and choice.name not in names:
+            offered = ", ".join(sorted(names)) or "none"
+            raise InvalidToolChoice(f"tool_choice names {choice.name!r}, which is not among the tools ({offered})")
+
+    def _begin(
+        self, conversation: Conversation, prompt: RenderedPrompt, request_id: str | None, call_id_prefix: str
+    ) -> Generation:
         window = self.engine.info().max_model_len
         if len(prompt.token_ids) >= window:
             raise PromptTooLong(len(prompt.token_ids), window)
@@ -115,102 +212,306 @@ class Pipeline:
                 log.warning("session %s: %s", conversation.session_key, prefix.divergence.describe())
         call_ids = CallIds(prefix=call_id_prefix)
         call_ids.reserve(p.id for m in conversation.messages for p in m.parts if isinstance(p, ToolCall))
-        return Generation(self, conversation, prompt, request_id or uuid.uuid4().hex, max_tokens, prefix, call_ids)
+        constraints = self._constraints_for(conversation, prompt)
+        return Generation(
+            self,
+            conversation,
+            prompt,
+            request_id or uuid.uuid4().hex,
+            max_tokens,
+            prefix,
+            call_ids,
+            constraints,
+        )
 
-    async def _stream(self, generation: Generation) -> AsyncIterator[Event]:
-        conversation, prompt = generation.conversation, generation.prompt
-        profile = self.model.profile
-        splitter = OutputSplitter(
-            profile.reasoning_parser,
-            profile.tool_parser,
-            tools=conversation.tools,
-            thinking_enabled=prompt.thinking_enabled,
-            prompt_opened_reasoning=prompt.opened_reasoning,
-            call_ids=generation.call_ids,
+    # ------------------------------------------------------------------ constraints
+
+    def _guided(self, conversation: Conversation) -> bool:
+        """The engine enforces the calls' syntax itself (no prefill needed)."""
+        return (
+            self.engine.info().guided_decoding
+            and self._syntax is not None
+            and self._syntax.arguments_end is not None
+            and bool(conversation.tools)
         )
-        sampling = conversation.sampling
-        request = EngineRequest(
-            request_id=generation.request_id,
-            prompt_token_ids=prompt.token_ids,
-            max_tokens=generation.max_tokens,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            top_k=sampling.top_k,
-            seed=sampling.seed,
-            stop_token_ids=self._stop_ids,
-            prompt_text=prompt.text,
-            conversation=conversation,
+
+    def _prefill_for(self, conversation: Conversation) -> Prefill | None:
+        """The call opener to end the prompt with, for a forced tool choice on an
+        engine without guided decoding."""
+        choice = conversation.tool_choice
+        syntax = self._syntax
+        if choice.mode not in ("required", "named") or syntax is None or self._guided(conversation):
+            return None
+        opener = syntax.opener(choice.name if choice.mode == "named" else None, _calls_before(conversation))
+        end_marker = self.model.profile.reasoning_markers
+
+        def prefill(opened_reasoning: bool, thinking_enabled: bool) -> str:
+            inside = opened_reasoning or (self._reasoning_forced and thinking_enabled)
+            # The call comes first: a reasoning block the template opened is closed.
+            closing = end_marker[1] + REASONING_END_SEPARATOR if inside and end_marker else ""
+            return closing + opener
+
+        return prefill
+
+    def _constraints_for(self, conversation: Conversation, prompt: RenderedPrompt) -> Constraints:
+        choice = conversation.tool_choice
+        guide = None
+        if self._guided(conversation) and (
+            choice.mode in ("required", "named") or not conversation.parallel_tool_calls
+        ):
+            guide = _call_guide(self._syntax, conversation, _calls_before(conversation))  # type: ignore[arg-type]  # _guided checked it
+        return Constraints(
+            tool_choice=choice.mode,
+            tool_name=choice.name if choice.mode == "named" else None,
+            parallel_tool_calls=conversation.parallel_tool_calls,
+            prefill=prompt.prefill,
+            guide=guide,
+            reasoning_budget=self._reasoning_budget(conversation, prompt),
         )
-        detokenizer = self.model.tokenizer.detokenizer()
-        stops = _StopScanner(sampling.stop)
-        completion_tokens = 0
-        text_only_output: list[str] = []
-        reasoning: list[str] = []
-        calls = 0
+
+    def _reasoning_budget(self, conversation: Conversation, prompt: RenderedPrompt) -> ReasoningBudget | None:
+        budget = conversation.thinking.budget_tokens
+        markers = self.model.profile.reasoning_markers
+        reasoning = (self.model.profile.reasoning_parser or "").lower()
+        if budget is None or not prompt.thinking_enabled or markers is None or not reasoning:
+            return None
+        if reasoning in HARMONY_REASONING_NAMES or prompt.prefill:
+            return None  # harmony has no end marker to inject; a prefill already closed reasoning
+        encode = self.model.tokenizer.encode
+        return ReasoningBudget(
+            tokens=max(0, budget),
+            end_token_ids=tuple(encode(markers[1] + REASONING_END_SEPARATOR)),
+            start_token_ids=tuple(encode(markers[0])),
+            inside=prompt.opened_reasoning or self._reasoning_forced,
+        )
+
+
+# ---------------------------------------------------------------------- one turn
+
+
+class _Turn:
+    """One generation's stream, in named steps: open the engine, read its chunks
+    (with the inactivity timeout), detokenize, cut at stop sequences, parse, apply
+    the tool-choice policy, then account usage and the finish reason."""
+
+    def __init__(self, generation: Generation):
+        self.generation = generation
+        pipeline = generation.pipeline
+        self.pipeline = pipeline
+        self.constraints = generation.constraints
+        self.prompt_tokens = len(generation.prompt.token_ids)
+        self.tokenizer = pipeline.model.tokenizer
+        self.splitter = _splitter(pipeline, generation)
+        self.detokenizer = self.tokenizer.detokenizer()
+        self.stops = _StopScanner(generation.conversation.sampling.stop)
+        # Accounting
+        self.completion_tokens = 0
+        self.text_only_output: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls = 0
+        self.cached = 0
+        self.engine_finish: EngineFinish = "stop"
+        self.stop_sequence: str | None = None
+        # Policy: the turn was ended after the first call, or broke the tool choice.
+        self.ended = False
+        self.violation: ToolChoiceViolation | None = None
+
+    async def events(self) -> AsyncIterator[Event]:
+        stream = self.pipeline.engine.generate(self._engine_request())
+        chunks = self._chunks(stream)
         announced = False
-        cached = 0
-        engine_finish = "stop"
-        stop_sequence: str | None = None
-        stream = self.engine.generate(request)
         try:
-            async for chunk in stream:
+            async for chunk in chunks:
                 if not announced:
                     announced = True
-                    cached = chunk.cached_tokens or 0
-                    yield PromptProcessed(len(prompt.token_ids), cached)
+                    self.cached = chunk.cached_tokens or 0
+                    yield PromptProcessed(self.prompt_tokens, self.cached)
+                    for event in self._police(self.splitter.feed(self.constraints.prefill)):
+                        yield event
                 elif chunk.cached_tokens is not None:
                     # Remote engines (vLLM, SGLang) count the cache hit only at the end.
-                    cached = chunk.cached_tokens
-                if chunk.text is not None:
-                    text = chunk.text
-                    text_only_output.append(text)
-                else:
-                    completion_tokens += len(chunk.token_ids)
-                    text = "".join(detokenizer.push(t) for t in chunk.token_ids)
-                if chunk.finish_reason is not None:
-                    engine_finish = chunk.finish_reason
-                    text += detokenizer.flush()
-                released, stop_sequence = stops.feed(text, final=chunk.finish_reason is not None)
-                for event in splitter.feed(released) if released else ():
-                    if type(event) is ReasoningDelta:
-                        reasoning.append(event.text)
-                    elif type(event) is ToolCallReady:
-                        calls += 1
+                    self.cached = chunk.cached_tokens
+                released, self.stop_sequence = self.stops.feed(
+                    self._text_of(chunk), final=chunk.finish_reason is not None
+                )
+                for event in self._police(self.splitter.feed(released) if released else []):
                     yield event
-                if stop_sequence is not None or chunk.finish_reason is not None:
+                if self.ended or self.stop_sequence is not None or chunk.finish_reason is not None:
                     break
             else:
                 raise EngineError("the engine ended the stream without a finish reason")
         except EngineError as error:
             if not announced:
-                yield PromptProcessed(len(prompt.token_ids), 0)
-            yield StreamError(str(error), "api_error")
+                yield PromptProcessed(self.prompt_tokens, 0)
+            yield StreamError(str(error), "api_error", error)
             return
         finally:
+            await chunks.aclose()
             await stream.aclose()
-        for event in splitter.finish():
-            if type(event) is ReasoningDelta:
-                reasoning.append(event.text)
-            elif type(event) is ToolCallReady:
-                calls += 1
-            yield event
-        if text_only_output:
-            completion_tokens += len(self.model.tokenizer.encode("".join(text_only_output)))
-        usage = Usage(
-            prompt_tokens=len(prompt.token_ids),
-            cached_tokens=cached,
-            completion_tokens=completion_tokens,
-            reasoning_tokens=len(self.model.tokenizer.encode("".join(reasoning))) if reasoning else 0,
+        if self.violation is None:
+            for event in self._police(self.splitter.finish()):
+                yield event
+        if self.violation is None:
+            self.violation = self._unmet_choice()
+        if self.violation is not None:
+            yield StreamError(str(self.violation), "api_error", self.violation)
+            return
+        yield Finish(self._finish_reason(), self.stop_sequence, self._usage())
+
+    # ---- steps
+
+    def _engine_request(self) -> EngineRequest:
+        generation = self.generation
+        sampling = generation.conversation.sampling
+        return EngineRequest(
+            request_id=generation.request_id,
+            prompt_token_ids=generation.prompt.token_ids,
+            max_tokens=generation.max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
+            seed=sampling.seed,
+            stop_token_ids=self.pipeline.stop_ids,
+            prompt_text=generation.prompt.text,
+            conversation=generation.conversation,
+            constraints=self.constraints,
         )
-        if calls:
-            reason = "tool_calls"
-        elif stop_sequence is not None:
-            reason = "stop_sequence"
-        elif engine_finish == "length":
-            reason = "length"
+
+    async def _chunks(self, stream: AsyncGenerator[EngineChunk, None]) -> AsyncGenerator[EngineChunk, None]:
+        """The engine's chunks, heartbeats dropped; `EngineTimeout` after
+        `engine_timeout` seconds of silence (the engine's stream is then closed by
+        the caller, which aborts the request there)."""
+        timeout = self.pipeline.engine_timeout
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    chunk = await anext(stream)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise EngineTimeout(timeout or 0) from None
+            if chunk.token_ids or chunk.text is not None or chunk.finish_reason or chunk.cached_tokens is not None:
+                yield chunk
+
+    def _text_of(self, chunk: EngineChunk) -> str:
+        """The chunk's new text: its token ids detokenized (counted), or its text."""
+        if chunk.text is not None:
+            text = chunk.text
+            self.text_only_output.append(text)
         else:
-            reason = "stop"
-        yield Finish(reason, stop_sequence, usage)  # type: ignore[arg-type]
+            self.completion_tokens += len(chunk.token_ids)
+            push = self.detokenizer.push
+            text = "".join(push(t) for t in chunk.token_ids)
+        if chunk.finish_reason is not None:
+            self.engine_finish = chunk.finish_reason
+            text += self.detokenizer.flush()
+        return text
+
+    def _police(self, events: list[ParseEvent]) -> list[ParseEvent]:
+        """Parse events as the request allows them: nothing after the one call
+        `parallel_tool_calls: false` permits, no call to another tool than the one
+        `tool_choice` names (the turn ends there with a violation)."""
+        if self.ended:
+            return []
+        constraints = self.constraints
+        out: list[ParseEvent] = []
+        for event in events:
+            kind = type(event)
+            if kind is ToolCallStart:
+                self._check_call(event)  # type: ignore[arg-type]
+                if self.violation is not None:
+                    self.ended = True
+                    return out
+            elif kind is ToolCallReady:
+                self.calls += 1
+                if not constraints.parallel_tool_calls:
+                    out.append(event)
+                    self.ended = True
+                    return out
+            elif kind is ReasoningDelta:
+                self.reasoning.append(event.text)  # type: ignore[union-attr]
+            out.append(event)
+        return out
+
+    def _check_call(self, start: ToolCallStart) -> None:
+        constraints = self.constraints
+        if constraints.tool_choice == "named" and start.name != constraints.tool_name:
+            self.violation = ToolChoiceViolation(
+                f"the model called {start.name!r} although tool_choice requires {constraints.tool_name!r}"
+            )
+        elif constraints.tool_choice == "required" and not start.declared:
+            self.violation = ToolChoiceViolation(
+                f"the model called {start.name!r}, which is not among the request's tools, "
+                "although tool_choice requires a call to one of them"
+            )
+
+    def _unmet_choice(self) -> ToolChoiceViolation | None:
+        """A turn that had to call a tool and ended on its own without one. (One cut
+        at max_tokens is a `length` finish, not a violation.)"""
+        if not self.constraints.requires_call or self.calls or self.engine_finish == "length":
+            return None
+        wanted = "a tool call" if self.constraints.tool_name is None else f"a call to {self.constraints.tool_name!r}"
+        return ToolChoiceViolation(f"tool_choice requires {wanted}, but the model ended its turn without one")
+
+    def _usage(self) -> Usage:
+        completion = self.completion_tokens
+        if self.text_only_output:
+            completion += len(self.tokenizer.encode("".join(self.text_only_output)))
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            cached_tokens=self.cached,
+            completion_tokens=completion,
+            reasoning_tokens=len(self.tokenizer.encode("".join(self.reasoning))) if self.reasoning else 0,
+        )
+
+    def _finish_reason(self) -> FinishReason:
+        if self.calls:
+            return "tool_calls"
+        if self.stop_sequence is not None:
+            return "stop_sequence"
+        if self.engine_finish == "length":
+            return "length"
+        return "stop"
+
+
+def _splitter(pipeline: Pipeline, generation: Generation) -> OutputSplitter:
+    profile, prompt = pipeline.model.profile, generation.prompt
+    # tool_choice none: no tool parser, so whatever call syntax the model writes stays text.
+    suppress = generation.constraints.tool_choice == "none"
+    tool_parser = profile.tool_parser
+    if suppress and (tool_parser or "").lower() in HARMONY_TOOL_NAMES:
+        tool_parser = None  # harmony: the splitter then parses channels without calls
+    return OutputSplitter(
+        profile.reasoning_parser,
+        None if suppress else tool_parser,
+        tools=generation.conversation.tools,
+        thinking_enabled=prompt.thinking_enabled,
+        prompt_opened_reasoning=prompt.opened_reasoning,
+        call_ids=generation.call_ids,
+    )
+
+
+def _canonical_tool_parser(name: str | None) -> str | None:
+    if not name:
+        return None
+    key = name.strip().lower()
+    if key in HARMONY_TOOL_NAMES:
+        return "harmony"
+    return tool_parser_class(key).name
+
+
+def _calls_before(conversation: Conversation) -> int:
+    return sum(1 for m in conversation.messages for p in m.parts if isinstance(p, ToolCall))
+
+
+def _call_guide(syntax: CallSyntax, conversation: Conversation, index: int) -> CallGuide:
+    choice = conversation.tool_choice
+    tools = [t for t in conversation.tools if choice.mode != "named" or t.name == choice.name]
+    end = syntax.arguments_end or ""
+    return CallGuide(
+        triggers=(syntax.trigger,),
+        tags=tuple(CallTag(syntax.opener(t.name, index), t.parameters, end) for t in tools),
+    )
 
 
 class _StopScanner:

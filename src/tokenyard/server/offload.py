@@ -1,0 +1,63 @@
+"""CPU work off the event loop (DESIGN rule 9).
+
+Chat-template rendering, tokenization, count_tokens and the parsing and validation
+of large request bodies take milliseconds to seconds of CPU; on the event loop they
+would stall every other request, `/health` included. `Offload` runs them in a
+thread pool sized to the machine. Threads, not processes: the tokenizer's segment
+cache (and every other cache) stays one shared object, and HF `tokenizers` releases
+the GIL while it encodes. Pure-Python work (jinja rendering, `json.loads`) still
+holds the GIL, but the interpreter switches threads every few milliseconds, so the
+loop keeps answering.
+
+`Offload(enabled=False)` runs the work inline, on the loop: what
+`benchmarks/loop_latency.py` compares against.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# Bodies below this many bytes are parsed on the loop: a thread hand-off costs more.
+SMALL_BODY_BYTES = 64 * 1024
+
+
+def default_workers() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(2, min(32, cores))
+
+
+class Offload:
+    def __init__(self, workers: int | None = None, *, enabled: bool = True):
+        self.enabled = enabled
+        self.workers = workers or default_workers()
+        self._pool: ThreadPoolExecutor | None = None
+
+    async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(*args, **kwargs)` on a worker thread (inline when disabled); its
+        exception is raised here."""
+        if not self.enabled:
+            return fn(*args, **kwargs)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="tokenyard-offload")
+        call = functools.partial(fn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+
+    async def run_if_large(self, size: int, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """As `run` for inputs of `size` bytes at least `SMALL_BODY_BYTES`; smaller
+        ones inline (request bodies: most are small)."""
+        if size < SMALL_BODY_BYTES:
+            return fn(*args, **kwargs)
+        return await self.run(fn, *args, **kwargs)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
