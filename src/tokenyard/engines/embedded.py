@@ -48,6 +48,7 @@ from .base import (
     EngineInfo,
     EngineRequest,
     PromptTooLong,
+    ReasoningBudgetTracker,
 )
 
 if TYPE_CHECKING:
@@ -415,6 +416,8 @@ class EmbeddedEngine:
         stop_ids = set(request.stop_token_ids)
         budget = min(request.max_tokens, self._info.max_model_len - len(prompt))
         sampler = _Sampler(request)
+        reasoning = request.constraints.reasoning_budget
+        tracker = ReasoningBudgetTracker(reasoning) if reasoning is not None else None
         first = True
 
         def send(token_ids: list[int], finish: EngineFinish | None = None) -> None:
@@ -423,7 +426,7 @@ class EmbeddedEngine:
             first = False
 
         with torch.inference_mode():
-            self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort)
+            self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort, tracker, emit)
         # Not reached when a forward pass raised: it may have updated some layers and not others.
         self.prefix_store.put(fed, cache)
 
@@ -437,23 +440,36 @@ class EmbeddedEngine:
         sampler: _Sampler,
         send: Callable[..., None],
         abort: threading.Event,
+        tracker: ReasoningBudgetTracker | None = None,
+        emit: Callable[[object], None] | None = None,
     ) -> None:
         """Run the request on `cache`, keeping `fed` equal to the tokens it holds; returns
-        when finished or, within one token or prefill slice, once `abort` is set."""
+        when finished or, within one token or prefill slice, once `abort` is set.
+        A heartbeat (an empty chunk) follows each prefill slice, so a long prefill is
+        not mistaken for a stalled engine. With a reasoning budget, once it is spent
+        inside a reasoning block the block's end marker is fed instead of sampled."""
         logits = None
         for start in range(len(fed), len(prompt), PREFILL_CHUNK):
             if abort.is_set():
                 return
             logits = self._forward(prompt[start : start + PREFILL_CHUNK], cache)
             fed.extend(prompt[start : start + PREFILL_CHUNK])
+            if emit is not None and start + PREFILL_CHUNK < len(prompt):
+                emit(EngineChunk())
         produced = 0
+        forced: list[int] = []
         while produced < budget:
-            token = sampler.pick(logits)
+            if not forced and tracker is not None and tracker.exhausted:
+                forced = list(tracker.budget.end_token_ids)
+                tracker.forced_end()
+            token = forced.pop(0) if forced else sampler.pick(logits)
             if token in stop_ids:
                 send([], "stop")
                 return
             send([token])
             produced += 1
+            if tracker is not None:
+                tracker.push(token)
             if abort.is_set():
                 return
             if produced < budget:

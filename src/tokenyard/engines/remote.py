@@ -48,12 +48,21 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
 
-from .base import EngineChunk, EngineError, EngineFinish, EngineInfo, EngineRequest
+from .base import (
+    Constraints,
+    EngineChunk,
+    EngineError,
+    EngineFinish,
+    EngineInfo,
+    EngineRequest,
+    ReasoningBudgetTracker,
+)
 
 FINISH_REASONS: dict[str, EngineFinish] = {"stop": "stop", "length": "length", "abort": "abort"}
 # How much of a garbage line or an error body goes into an error message.
@@ -71,7 +80,9 @@ class RemoteEngine:
     first token of a long prompt on a CPU takes a while, so it is generous.
     `startup_timeout`: how long `start` waits for the server to answer `/v1/models`
     (it may be loading its weights). `max_connections`: the connection pool's size;
-    requests beyond it wait for a connection.
+    requests beyond it wait for a connection. `guided_decoding`: the server takes
+    vLLM's `structured_outputs.structural_tag` (vLLM ≥ 0.10), so a forced tool choice
+    is guided there rather than prefilled (llama.cpp: pass False).
     """
 
     def __init__(
@@ -85,6 +96,7 @@ class RemoteEngine:
         read_timeout: float = 300.0,
         startup_timeout: float = 120.0,
         max_connections: int = 64,
+        guided_decoding: bool = True,
     ):
         self.base_url = _api_root(base_url)
         self._model = model
@@ -94,12 +106,13 @@ class RemoteEngine:
         self._read_timeout = read_timeout
         self._startup_timeout = startup_timeout
         self._max_connections = max_connections
+        self._guided_decoding = guided_decoding
         self._session: aiohttp.ClientSession | None = None
 
     def info(self) -> EngineInfo:
         if self._max_model_len is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
-        return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len)
+        return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len, self._guided_decoding)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -182,9 +195,61 @@ class RemoteEngine:
             value = getattr(request, key)
             if value is not None:
                 body[key] = value
+        tag = structural_tag(request.constraints)
+        if tag is not None:
+            body["structured_outputs"] = {"structural_tag": json.dumps(tag, ensure_ascii=False)}
         return body
 
-    async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
+    async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
+        """The generation; with a reasoning budget, once it is spent inside a reasoning
+        block the server's request is closed (aborted there) and a continuation is
+        requested whose prompt is the prompt, the output so far and the block's end
+        marker (the server's prefix cache makes that prefill cheap)."""
+        budget = request.constraints.reasoning_budget
+        if budget is None:
+            async for chunk in self._generate_once(request):
+                yield chunk
+            return
+        tracker = ReasoningBudgetTracker(budget)
+        output: list[int] = []
+        first = True
+        while True:
+            stream = self._generate_once(request)
+            spent = False
+            try:
+                async for chunk in stream:
+                    if not first and chunk.cached_tokens is not None:
+                        chunk.cached_tokens = None  # a continuation's cache hit is not the prompt's
+                    first = False
+                    for token in chunk.token_ids:
+                        tracker.push(token)
+                    output.extend(chunk.token_ids)
+                    if tracker.exhausted and chunk.finish_reason is None and chunk.text is None:
+                        spent = True
+                        yield chunk
+                        break
+                    yield chunk
+            finally:
+                await stream.aclose()
+            if not spent:
+                return
+            end = list(budget.end_token_ids)
+            tracker.forced_end()
+            output.extend(end)
+            yield EngineChunk(token_ids=end)
+            remaining = request.max_tokens - len(output)
+            if remaining <= 0:
+                yield EngineChunk(finish_reason="length")
+                return
+            request = replace(
+                request,
+                prompt_token_ids=[*request.prompt_token_ids, *output],
+                max_tokens=remaining,
+                constraints=replace(request.constraints, reasoning_budget=None),
+            )
+            output = []
+
+    async def _generate_once(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         if self._session is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
         reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
@@ -222,6 +287,35 @@ class RemoteEngine:
             yield reader.finish()
         except (TimeoutError, aiohttp.ClientError, UnicodeDecodeError) as error:
             raise EngineError(f"{self.base_url}: {_describe(error, self._read_timeout)}") from error
+
+
+def structural_tag(constraints: Constraints) -> dict[str, Any] | None:
+    """The guide as vLLM's (xgrammar's) structural tag: free text until a trigger, then
+    one of the calls; `at_least_one` for a required or named tool, `stop_after_first`
+    when parallel calls are off. vLLM ≥ 0.10 takes it as
+    `structured_outputs.structural_tag` (a JSON string) on `/v1/completions`; SGLang
+    takes the same object as `response_format` with type `structural_tag`."""
+    guide = constraints.guide
+    if guide is None:
+        return None
+    return {
+        "type": "structural_tag",
+        "format": {
+            "type": "triggered_tags",
+            "triggers": list(guide.triggers),
+            "tags": [
+                {
+                    "type": "tag",
+                    "begin": tag.begin,
+                    "content": {"type": "json_schema", "json_schema": tag.schema, "style": tag.style},
+                    "end": tag.end,
+                }
+                for tag in guide.tags
+            ],
+            "at_least_one": constraints.requires_call,
+            "stop_after_first": not constraints.parallel_tool_calls,
+        },
+    }
 
 
 class CompletionStreamReader:

@@ -1,0 +1,128 @@
+"""The generation path's own contract: an engine that stalls is aborted after the
+inactivity timeout with a typed error every API maps; heartbeats are not output;
+the stream is a public async iterator that closes the engine's stream."""
+
+from __future__ import annotations
+
+import asyncio
+
+import anthropic
+import openai
+import pytest
+
+from tokenyard.conversation import Conversation, Message, Text
+from tokenyard.engines.base import EngineChunk, EngineTimeout
+from tokenyard.events import Finish, PromptProcessed, ReasoningDelta, StreamError, TextDelta
+from tokenyard.server.pipeline import Pipeline
+
+from .serving import WrappedEngine, running_server
+
+TIMEOUT = 0.3
+
+
+class StallingEngine(WrappedEngine):
+    """The scripted engine's first `after` chunks, then silence (a hung engine)."""
+
+    def __init__(self, inner, after: int = 3, heartbeats: int = 0):
+        super().__init__(inner)
+        self.after = after
+        self.heartbeats = heartbeats
+        self.closed = asyncio.Event()
+        self.closed_count = 0
+
+    async def generate(self, request):
+        try:
+            for _ in range(self.heartbeats):
+                yield EngineChunk()  # nothing to say yet: a heartbeat
+            sent = 0
+            async for chunk in self.inner.generate(request):
+                if sent == self.after:
+                    await asyncio.sleep(3600)
+                yield chunk
+                sent += 1
+        finally:
+            self.closed_count += 1
+
+
+def conversation(text: str = "hello there, how are you?") -> Conversation:
+    return Conversation(model="m", messages=[Message(role="user", parts=[Text(text=text)])])
+
+
+def collect(pipeline: Pipeline, conv: Conversation) -> list:
+    async def run():
+        return [e async for e in pipeline.start(conv).events()]
+
+    return asyncio.run(asyncio.wait_for(run(), 30))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with running_server("qwen3", tmp_path=tmp_path_factory.mktemp("p")) as (url, state):
+        yield url, state
+
+
+def test_a_stalled_engine_ends_the_generation_with_a_typed_timeout(served):
+    _, state = served
+    engine = StallingEngine(state.pipeline.engine, after=8)  # the announcement, then 7 tokens
+    pipeline = Pipeline(state.pipeline.model, engine, engine_timeout=TIMEOUT)
+    events = collect(pipeline, conversation())
+    assert isinstance(events[0], PromptProcessed)
+    assert any(isinstance(e, (ReasoningDelta, TextDelta)) for e in events), "what came before the stall is delivered"
+    assert isinstance(events[-1], StreamError) and isinstance(events[-1].cause, EngineTimeout)
+    assert events[-1].cause.seconds == TIMEOUT and "sent nothing" in events[-1].message
+    assert not any(isinstance(e, Finish) for e in events)
+    assert engine.closed_count == 1, "the stalled engine stream was closed (aborted)"
+
+
+def test_heartbeats_are_not_output_and_reset_the_timer(served):
+    _, state = served
+    engine = StallingEngine(state.pipeline.engine, after=10_000, heartbeats=5)
+    pipeline = Pipeline(state.pipeline.model, engine, engine_timeout=TIMEOUT)
+    events = collect(pipeline, conversation())
+    assert isinstance(events[0], PromptProcessed) and events[0].cached_tokens == 0
+    assert isinstance(events[-1], Finish) and events[-1].reason == "stop"
+
+
+def test_a_stall_reaches_every_api_as_its_error(served):
+    url, state = served
+    original, timeout = state.pipeline.engine, state.pipeline.engine_timeout
+    state.pipeline.engine = StallingEngine(original, after=4)  # the announcement, then 3 tokens
+    state.pipeline.engine_timeout = TIMEOUT
+    try:
+        a = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
+        params = {"model": "test/model", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            a.messages.create(**params)
+        assert caught.value.status_code >= 500 and "sent nothing" in str(caught.value)
+        with pytest.raises(anthropic.APIError), a.messages.stream(**params) as s:
+            list(s)
+        o = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as status:
+            o.chat.completions.create(model="test/model", messages=[{"role": "user", "content": "hi"}])
+        assert status.value.status_code >= 500
+        with pytest.raises(openai.APIError):
+            list(
+                o.chat.completions.create(model="test/model", messages=[{"role": "user", "content": "hi"}], stream=True)
+            )
+        with o.responses.stream(model="test/model", input="hi", store=False) as s:
+            assert [e.type for e in s if e.type in ("response.failed", "error", "response.completed")] in (
+                ["response.failed"],
+                ["error"],
+            )
+    finally:
+        state.pipeline.engine, state.pipeline.engine_timeout = original, timeout
+
+
+def test_closing_the_stream_early_closes_the_engine(served):
+    _, state = served
+    engine = StallingEngine(state.pipeline.engine, after=10_000)
+    pipeline = Pipeline(state.pipeline.model, engine)
+
+    async def first_two():
+        stream = pipeline.start(conversation()).events()
+        got = [await anext(stream), await anext(stream)]
+        await stream.aclose()
+        return got
+
+    got = asyncio.run(first_two())
+    assert isinstance(got[0], PromptProcessed) and engine.closed_count == 1
