@@ -32,7 +32,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tokenyard.downloads import SMOLLM2_WHEEL
+from tokenyard.models.builtin import SMOLLM2_WHEEL
 from tokenyard.prompting.tokenizer import gpt2_byte_to_unicode
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

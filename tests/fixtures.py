@@ -31,7 +31,7 @@ TOKENIZER_FAMILIES = (
     "kimi-k2",
     "kimi-k2-thinking",
 )
-# GGUF files whose embedded tokenizer is rebuilt by Tokenizer.from_gguf.
+# GGUF files whose embedded tokenizer is rebuilt by tokenyard.models.gguf.
 GGUF_FILES = (
     "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
     "vocab-gguf/ggml-vocab-qwen2.gguf",
@@ -65,9 +65,10 @@ def fixture_note(family: str) -> dict:
 
 @cache
 def _load_tokenizer(source: str):
+    from tokenyard.models.gguf import load_gguf_tokenizer
     from tokenyard.prompting.tokenizer import Tokenizer
 
-    return Tokenizer.from_gguf(source) if source.endswith(".gguf") else Tokenizer.from_model_dir(source)
+    return load_gguf_tokenizer(source) if source.endswith(".gguf") else Tokenizer.from_model_dir(source)
 
 
 def load_tokenizer(family_or_gguf: str):

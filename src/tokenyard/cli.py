@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from .conversation import ToolSpec
-from .events import event_to_dict, merge_adjacent
+from .engines.base import DEFAULT_ENGINE_TIMEOUT
+from .events import ParseEvent, event_to_dict, merge_adjacent
+from .models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
 from .parsing.reasoning.parser import reasoning_parser_names
 from .parsing.registry import UnknownParserError, tool_parser_names
 from .parsing.splitter import OutputSplitter
@@ -54,7 +56,7 @@ def run_parse(args: argparse.Namespace) -> int:
     )
     raw = sys.stdin.read()
     size = args.chunk_size if args.chunk_size > 0 else max(len(raw), 1)
-    events: list = []
+    events: list[ParseEvent] = []
     for start in range(0, len(raw), size):
         events.extend(splitter.feed(raw[start : start + size]))
     events.extend(splitter.finish())
@@ -84,6 +86,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
     from .server.loading import ModelSettings, load
+    from .server.offload import Offload
     from .server.pipeline import Pipeline
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -108,7 +111,13 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     model, engine = load(settings)
     state = ServerState(
-        Pipeline(model, engine, prefix_watch=PrefixWatch()),
+        Pipeline(
+            model,
+            engine,
+            prefix_watch=PrefixWatch(),
+            engine_timeout=args.engine_timeout or None,
+            offload=Offload(args.offload_workers, enabled=not args.no_offload),
+        ),
         ReasoningSeal(load_server_key(args.server_key)),
         ServerConfig(
             api_key=args.api_key,
@@ -149,8 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--model",
-        default=_env("model", "smollm2"),
-        help="a model directory, a .gguf file, or the built-in 'smollm2' (default)",
+        default=_env("model", DEFAULT_MODEL),
+        help=f"a model directory, a .gguf file, or a built-in model: {', '.join(BUILTIN_MODELS)} ({DEFAULT_MODEL} is the default)",
     )
     serve.add_argument(
         "--engine",
@@ -212,6 +221,27 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=int(_env("max_concurrency", 4)),
         help="generations at once; more requests queue",
+    )
+    serve.add_argument(
+        "--engine-timeout",
+        type=float,
+        default=float(_env("engine_timeout", DEFAULT_ENGINE_TIMEOUT)),
+        metavar="SECONDS",
+        help="abort a generation whose engine sends nothing for this long (a stalled engine): "
+        "the client gets the API's error; 0 waits forever",
+    )
+    serve.add_argument(
+        "--offload-workers",
+        type=int,
+        default=int(_env("offload_workers")) if _env("offload_workers") else None,
+        metavar="N",
+        help="threads that render, tokenize and parse large bodies off the event loop (default: one per core)",
+    )
+    serve.add_argument(
+        "--no-offload",
+        action="store_true",
+        default=_env_flag("no_offload"),
+        help="render and tokenize on the event loop (for measuring; slows every other request)",
     )
     serve.add_argument(
         "--max-model-len",
@@ -305,7 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        code: int = args.run(args)
+        return code
     except (UnknownParserError, ValueError, OSError) as error:
         print(f"tokenyard {args.command}: {error}", file=sys.stderr)
         return 2

@@ -19,6 +19,8 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from .models.cache import cache_root
+
 _PREFIX = "tky1."
 
 
@@ -53,7 +55,7 @@ def load_server_key(explicit: str | None = None, cache_dir: Path | None = None) 
             return bytes.fromhex(value) if len(value) == 64 else hashlib.sha256(value.encode("utf-8")).digest()
         except ValueError:
             return hashlib.sha256(value.encode("utf-8")).digest()
-    folder = cache_dir or Path(os.environ.get("TOKENYARD_CACHE") or Path.home() / ".cache" / "tokenyard")
+    folder = cache_dir or cache_root()
     path = folder / "server.key"
     try:
         key = path.read_bytes()

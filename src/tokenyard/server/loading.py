@@ -7,20 +7,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engines.base import Engine
+from ..models.builtin import DEFAULT_MODEL
+from ..models.resolve import load_model_tokenizer
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import check_tool_parser_name
 from ..prompting.profiles import detect_profile
 from ..prompting.render import PromptRenderer
 from ..prompting.template import ChatTemplate
-from ..prompting.tokenizer import Tokenizer
 from .pipeline import ServedModel
-
-BUILTIN_MODELS = ("smollm2",)
 
 
 @dataclass
 class ModelSettings:
-    model: str = "smollm2"
+    model: str = DEFAULT_MODEL
     engine: str = "embedded"
     served_model_names: tuple[str, ...] = ()
     reasoning_parser: str | None = None
@@ -42,30 +41,8 @@ class ModelSettings:
     engine_api_key: str | None = None
 
 
-def _tokenizer_for(settings: ModelSettings) -> tuple[Tokenizer, Path | None]:
-    """The tokenizer, and the HF model directory when there is one (the embedded
-    engine loads weights from it)."""
-    spec = settings.model
-    if spec in BUILTIN_MODELS or spec.endswith(".gguf"):
-        from ..engines.embedded import resolve_embedded_model  # fetched/converted once, cached
-
-        if settings.engine == "embedded":
-            folder = resolve_embedded_model(spec)
-            return Tokenizer.from_model_dir(folder), folder
-        from ..engines.embedded import builtin_gguf
-
-        gguf = builtin_gguf(spec) if spec in BUILTIN_MODELS else Path(spec)
-        return Tokenizer.from_gguf(gguf), None
-    folder = Path(spec)
-    if not folder.is_dir():
-        raise ValueError(
-            f"--model {spec!r}: not a model directory, a .gguf file, or one of {', '.join(BUILTIN_MODELS)}"
-        )
-    return Tokenizer.from_model_dir(folder), folder
-
-
 def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
-    tokenizer, folder = _tokenizer_for(settings)
+    tokenizer, folder = load_model_tokenizer(settings.model, needs_weights=settings.engine == "embedded")
     source = settings.chat_template.read_text(encoding="utf-8") if settings.chat_template else tokenizer.chat_template
     if not source:
         raise ValueError(f"{settings.model}: no chat template found; pass --chat-template FILE")

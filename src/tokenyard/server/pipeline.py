@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from ..conversation import Conversation, InvalidToolChoice, ToolCall
 from ..engines.base import (
+    DEFAULT_ENGINE_TIMEOUT,
     CallGuide,
     CallTag,
     Constraints,
@@ -74,10 +75,6 @@ from .offload import Offload
 log = logging.getLogger("tokenyard.pipeline")
 
 DEFAULT_MAX_TOKENS = 4096
-# The longest the engine may stay silent (before its first chunk or between two)
-# before the generation is aborted. The embedded engine sends a heartbeat between
-# prefill slices, so a long prompt on a CPU does not count as silence.
-DEFAULT_ENGINE_TIMEOUT = 120.0
 # What follows an injected reasoning end marker (the templates' own separator).
 REASONING_END_SEPARATOR = "\n\n"
 
@@ -206,7 +203,10 @@ class Pipeline:
         prefix = None
         if conversation.session_key:
             prefix = self.prefix_watch.observe(
-                conversation.session_key, prompt.token_ids, self.model.tokenizer.decode, prompt.facts
+                conversation.session_key,
+                prompt.token_ids,
+                lambda ids: self.model.tokenizer.decode(list(ids)),
+                prompt.facts,
             )
             if prefix.divergence is not None:
                 log.warning("session %s: %s", conversation.session_key, prefix.divergence.describe())

