@@ -44,7 +44,7 @@ def _anthropic_route(handler: Callable[[Request, ServerState], Any]) -> Callable
 
 
 async def messages(request: Request, state: ServerState) -> Response:
-    body = await read_json(request, state.config.max_body_bytes)
+    body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     wire = validate(MessagesRequest, body)
     state.check_model(wire.model)
     conversation = to_conversation(
@@ -54,7 +54,7 @@ async def messages(request: Request, state: ServerState) -> Response:
         session_key=request.headers.get("x-claude-code-session-id"),
         agent="claude-code" if request.headers.get("x-claude-code-session-id") else None,
     )
-    generation = start_generation(state, conversation, "toolu_")
+    generation = await start_generation(state, conversation, "toolu_")
     log_prompt(state, body, generation)
     encoder = MessageStream(
         f"msg_{secrets.token_hex(12)}",
@@ -78,12 +78,12 @@ async def messages(request: Request, state: ServerState) -> Response:
 
 
 async def count_tokens(request: Request, state: ServerState) -> Response:
-    body = await read_json(request, state.config.max_body_bytes)
+    body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     wire = validate(CountTokensRequest, body)
     state.check_model(wire.model)
     conversation = to_conversation(wire, seal=state.seal, calls=state.calls)
     try:
-        prompt = state.pipeline.render(conversation)
+        prompt = await state.pipeline.prepare_prompt(conversation)
     except TemplateError as error:
         raise invalid_request(f"the model's chat template rejected this conversation: {error}") from error
     return JSONResponse({"input_tokens": len(prompt.token_ids)})

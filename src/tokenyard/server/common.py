@@ -16,9 +16,11 @@ from starlette.requests import Request
 
 from ..apis.errors import ApiError, invalid_request, not_found, validation_message
 from ..apis.memory import ToolCallMemory
+from ..conversation import InvalidToolChoice
 from ..engines.base import PromptTooLong
 from ..prompting.template import TemplateError
 from ..sealing import ReasoningSeal
+from .offload import Offload
 from .pipeline import Generation, Pipeline
 
 
@@ -63,7 +65,9 @@ def check_auth(request: Request, state: ServerState) -> None:
         raise ApiError(401, "authentication_error", "invalid x-api-key or bearer token")
 
 
-async def read_json(request: Request, limit: int) -> Any:
+async def read_json(request: Request, limit: int, offload: Offload | None = None) -> Any:
+    """The request's JSON body, at most `limit` bytes; a large body is parsed off the
+    event loop when `offload` is given."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
@@ -73,6 +77,8 @@ async def read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
     try:
+        if offload is not None:
+            return await offload.run_if_large(len(body), json.loads, body)
         return json.loads(body)
     except ValueError as error:
         raise invalid_request(f"request body is not valid JSON: {error}") from error
@@ -115,9 +121,12 @@ def log_prompt(state: ServerState, body: Any, generation) -> None:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def start_generation(state: ServerState, conversation, call_id_prefix: str) -> Generation:
+async def start_generation(state: ServerState, conversation, call_id_prefix: str) -> Generation:
+    """Render (off the event loop) and validate the generation."""
     try:
-        return state.pipeline.start(conversation, call_id_prefix=call_id_prefix)
+        return await state.pipeline.prepare(conversation, call_id_prefix=call_id_prefix)
+    except InvalidToolChoice as error:
+        raise invalid_request(str(error), "tool_choice") from error
     except PromptTooLong as error:
         raise invalid_request(f"prompt is too long: {error}") from error
     except TemplateError as error:

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from ..apis.errors import ApiError, invalid_request, openai_error_body
 from ..apis.openai_chat.requests import parse_request, to_conversation
 from ..apis.openai_chat.stream import ChatCompletionStream, error_chunk
-from ..conversation import Conversation
+from ..conversation import Conversation, InvalidToolChoice
 from ..engines.base import PromptTooLong
 from ..prompting.template import TemplateError
 from .common import ServerState, check_auth, log_prompt, read_json
@@ -62,9 +62,11 @@ def openai_route(handler: Callable[[Request, ServerState], Any]) -> Callable:
     return endpoint
 
 
-def start(state: ServerState, conversation: Conversation) -> Generation:
+async def start(state: ServerState, conversation: Conversation) -> Generation:
     try:
-        return state.pipeline.start(conversation, call_id_prefix="call_")
+        return await state.pipeline.prepare(conversation, call_id_prefix="call_")
+    except InvalidToolChoice as error:
+        raise invalid_request(str(error), "tool_choice") from error
     except PromptTooLong as error:
         raise ContextLengthExceeded(error) from error
     except TemplateError as error:
@@ -72,11 +74,11 @@ def start(state: ServerState, conversation: Conversation) -> Generation:
 
 
 async def chat_completions(request: Request, state: ServerState) -> Response:
-    body = await read_json(request, state.config.max_body_bytes)
+    body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     wire = parse_request(body)
     state.check_model(wire.model)
     conversation = to_conversation(wire, session_key=request.headers.get(SESSION_HEADER))
-    generation = start(state, conversation)
+    generation = await start(state, conversation)
     log_prompt(state, body, generation)
     encoder = ChatCompletionStream(
         f"chatcmpl-{secrets.token_hex(12)}",

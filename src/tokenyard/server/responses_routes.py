@@ -47,7 +47,7 @@ async def responses(request: Request) -> Response:
 
 
 async def _respond(request: Request, state: ServerState) -> Response:
-    body = await read_json(request, state.config.max_body_bytes)
+    body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     wire = validate(ResponsesRequest, body)
     state.check_model(wire.model)
     headers = request.headers
@@ -59,7 +59,7 @@ async def _respond(request: Request, state: ServerState) -> Response:
         session_key=headers.get("session_id") or headers.get("session-id"),
         agent="codex" if originator.startswith("codex") else None,
     )
-    generation = start_generation(state, conversation, "call_")
+    generation = await start_generation(state, conversation, "call_")
     log_prompt(state, body, generation)
     encoder = ResponseStream(
         new_id("resp"),

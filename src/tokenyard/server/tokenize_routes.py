@@ -52,14 +52,15 @@ def _check_model(state: ServerState, model: str | None) -> None:
 
 
 async def tokenize(request: Request, state: ServerState) -> Response:
-    body = await read_json(request, state.config.max_body_bytes)
+    body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     tokenizer = state.pipeline.model.tokenizer
     if isinstance(body, dict) and "messages" in body:
         chat = parse_request(body, TokenizeChatRequest)
         _check_model(state, chat.model)
         conversation = to_conversation(chat.model_copy(update={"model": chat.model or state.pipeline.model.name}))
         try:
-            ids = state.pipeline.render(conversation, add_generation_prompt=chat.add_generation_prompt).token_ids
+            prompt = await state.pipeline.prepare_prompt(conversation, add_generation_prompt=chat.add_generation_prompt)
+            ids = prompt.token_ids
         except TemplateError as error:
             raise invalid_request(
                 f"the model's chat template rejected this conversation: {error}", "messages"
@@ -70,7 +71,7 @@ async def tokenize(request: Request, state: ServerState) -> Response:
             raise invalid_request("tokenize needs `prompt` (text) or `messages` (chat)", "prompt")
         text = validate(TokenizeTextRequest, body)
         _check_model(state, text.model)
-        ids = tokenizer.encode(text.prompt, add_special_tokens=text.add_special_tokens)
+        ids = await state.pipeline.offload.run(tokenizer.encode, text.prompt, text.add_special_tokens)
         token_strs = text.return_token_strs
     out: dict[str, Any] = {
         "count": len(ids),
@@ -83,7 +84,7 @@ async def tokenize(request: Request, state: ServerState) -> Response:
 
 
 async def detokenize(request: Request, state: ServerState) -> Response:
-    wire = validate(DetokenizeRequest, await read_json(request, state.config.max_body_bytes))
+    wire = validate(DetokenizeRequest, await read_json(request, state.config.max_body_bytes, state.pipeline.offload))
     _check_model(state, wire.model)
     tokenizer = state.pipeline.model.tokenizer
     bad = next((t for t in wire.tokens if not 0 <= t < tokenizer.vocab_size), None)
