@@ -25,7 +25,7 @@ pytest.importorskip(
 pytest.importorskip("accelerate", reason="embedded engine deps missing: pip install -e '.[embedded]'")
 
 from tokenyard.engines import embedded
-from tokenyard.engines.base import Constraints, EngineRequest, PromptTooLong, ReasoningBudget
+from tokenyard.engines.base import Constraints, EngineChunk, EngineRequest, PromptTooLong, ReasoningBudget
 from tokenyard.engines.embedded import EmbeddedEngine, PrefixStore
 from tokenyard.models.resolve import resolve_model_dir
 from tokenyard.prompting.template import ChatTemplate
@@ -86,6 +86,8 @@ async def collect(engine: EmbeddedEngine, req: EngineRequest) -> tuple[list[int]
     ttft = None
     chunks = []
     async for chunk in engine.generate(req):
+        if chunk == EngineChunk():
+            continue  # a heartbeat: the worker is busy prefilling
         ttft = ttft if ttft is not None else time.monotonic() - started
         chunks.append(chunk)
     return [t for c in chunks for t in c.token_ids], chunks, ttft
@@ -108,6 +110,18 @@ def test_generates_one_token_a_chunk_and_never_outputs_the_stop_token(engine: Em
     assert tokenizer.token_to_id("<|im_end|>") not in ids
     assert chunks[0].cached_tokens is not None
     assert all(len(c.token_ids) == 1 and c.finish_reason is None for c in chunks[:-1])
+
+
+def test_a_long_prefill_sends_heartbeats(engine: EmbeddedEngine, tokenizer: Tokenizer, monkeypatch):
+    monkeypatch.setattr(embedded, "HEARTBEAT_SECONDS", 0.01)
+    prompt = tokenizer.encode("The team maintains a Python web service. " * 400)
+
+    async def raw_chunks():
+        return [c async for c in engine.generate(EngineRequest("hb", prompt, max_tokens=1))]
+
+    chunks = asyncio.run(raw_chunks())
+    assert chunks[0] == EngineChunk(), "an empty chunk while the prefill runs"
+    assert [c.finish_reason for c in chunks if c != EngineChunk()][-1] in ("stop", "length")
 
 
 def test_a_stop_token_ends_the_generation_without_being_output(engine: EmbeddedEngine, tokenizer: Tokenizer):

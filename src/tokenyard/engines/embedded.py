@@ -129,6 +129,8 @@ def _cropped_copy(cache: DynamicCache, length: int) -> DynamicCache:
 # Prefill in slices this long: the worker checks for an abort between slices, and
 # peak activation memory stays flat however long the prompt.
 PREFILL_CHUNK = 1024
+# While the worker computes and has nothing to send, an empty chunk this often.
+HEARTBEAT_SECONDS = 5.0
 _DONE = object()
 
 
@@ -219,7 +221,17 @@ class EmbeddedEngine:
         self._aborts.add(abort)
         loop.run_in_executor(self._executor, self._run, request, emit, abort)
         try:
-            while (item := await queue.get()) is not _DONE:
+            while True:
+                try:
+                    async with asyncio.timeout(HEARTBEAT_SECONDS):
+                        item = await queue.get()
+                except TimeoutError:
+                    # The worker is still at it (a long prefill on a CPU): say so, so
+                    # the pipeline does not take the silence for a stalled engine.
+                    yield EngineChunk()
+                    continue
+                if item is _DONE:
+                    break
                 if isinstance(item, BaseException):
                     raise EngineError(f"embedded generation failed: {item}") from item
                 assert isinstance(item, EngineChunk)
@@ -263,7 +275,7 @@ class EmbeddedEngine:
             first = False
 
         with torch.inference_mode():
-            self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort, tracker, emit)
+            self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort, tracker)
         # Not reached when a forward pass raised: it may have updated some layers and not others.
         self.prefix_store.put(fed, cache)
 
@@ -278,21 +290,17 @@ class EmbeddedEngine:
         send: Callable[..., None],
         abort: threading.Event,
         tracker: ReasoningBudgetTracker | None = None,
-        emit: Callable[[object], None] | None = None,
     ) -> None:
         """Run the request on `cache`, keeping `fed` equal to the tokens it holds; returns
         when finished or, within one token or prefill slice, once `abort` is set.
-        A heartbeat (an empty chunk) follows each prefill slice, so a long prefill is
-        not mistaken for a stalled engine. With a reasoning budget, once it is spent
-        inside a reasoning block the block's end marker is fed instead of sampled."""
+        With a reasoning budget, once it is spent inside a reasoning block the block's
+        end marker is fed instead of sampled."""
         logits = None
         for start in range(len(fed), len(prompt), PREFILL_CHUNK):
             if abort.is_set():
                 return
             logits = self._forward(prompt[start : start + PREFILL_CHUNK], cache)
             fed.extend(prompt[start : start + PREFILL_CHUNK])
-            if emit is not None and start + PREFILL_CHUNK < len(prompt):
-                emit(EngineChunk())
         produced = 0
         forced: list[int] = []
         while produced < budget:
