@@ -60,3 +60,9 @@ def test_gateway_overhead_quick(capsys):
     assert load("gateway_overhead").main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "tokenyard" in out and "direct" in out
+
+
+def test_loop_latency_quick(capsys):
+    assert load("loop_latency").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "offload" in out and "on-loop" in out and "p99 on-loop / offload" in out
