@@ -226,7 +226,8 @@ def serve_in_namespace(
     with log_path.open("w") as log:
         process = subprocess.Popen(
             _namespaced(argv),
-            env=minimal_env(workdir / "server-home"),
+            # This checkout's sources, not whatever an editable install points at.
+            env=minimal_env(workdir / "server-home", {"PYTHONPATH": str(REPO_ROOT / "src")}),
             cwd=REPO_ROOT,
             stdin=subprocess.DEVNULL,
             stdout=log,

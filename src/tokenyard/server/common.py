@@ -109,6 +109,7 @@ def log_prompt(state: ServerState, body: Any, generation) -> None:
         "prompt_tokens": len(generation.prompt.token_ids),
         "preamble_stripped": generation.prompt.preamble_stripped,
         "session": generation.conversation.session_key,
+        "request_kind": generation.conversation.request_kind,
         "prefix_matched_tokens": generation.prefix.matched_tokens if generation.prefix else None,
     }
     with path.open("a", encoding="utf-8") as handle:
