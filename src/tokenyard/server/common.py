@@ -32,6 +32,8 @@ class ServerConfig:
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
     prompt_log: Path | None = None
+    # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
+    codex_profile: dict[str, Any] | None = None
 
 
 @dataclass
