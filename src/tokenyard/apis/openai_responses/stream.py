@@ -127,7 +127,7 @@ class ResponseStream:
             return self._call_done(event.arguments, "completed", event)  # type: ignore[union-attr,arg-type]
         if kind is ToolCallIncomplete:
             # Announced and not to be taken back: the item keeps what streamed and
-            # says it is incomplete. Nothing is dispatched for it.
+            # says it is incomplete in the response. Nothing is dispatched or done for it.
             return self._call_done(event.arguments, "incomplete", None)  # type: ignore[union-attr]
         if kind is PromptProcessed:
             return []  # usage is reported once, with the final status
@@ -313,13 +313,16 @@ class ResponseStream:
         else:
             item.data["arguments"] = arguments
         item.data["status"] = status
-        if ready is not None:
-            if self._calls is not None:
-                self._calls.remember(ready.id, ready.arguments)
-            if self._dispatch:
-                out.append(
-                    self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data))
-                )
+        if ready is None:
+            # Cut off (the output limit, a failure): the response lists it as incomplete,
+            # but no `output_item.done` presents it as a call to run. Codex runs every
+            # call item it gets done, whatever its status, and half a patch is a patch.
+            self._open = None
+            return out
+        if self._calls is not None:
+            self._calls.remember(ready.id, ready.arguments)
+        if self._dispatch:
+            out.append(self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data)))
         if item.kind == "tool_search_call":
             pass
         elif item.custom is not None:
