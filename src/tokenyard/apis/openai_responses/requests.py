@@ -279,7 +279,8 @@ def _content(content: str | list[dict[str, Any]], where: str) -> list[Text | Ima
         return [Text(text=content)]
     out: list[Text | Image] = []
     for i, raw in enumerate(content):
-        model = PART_TYPES.get(raw.get("type")) if isinstance(raw, dict) else None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        model = PART_TYPES.get(kind) if isinstance(kind, str) else None
         if model is None:
             continue  # files and audio: nothing an open text model can read
         try:
@@ -442,7 +443,8 @@ def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
 
 
 def _tool_model(raw: Any, where: str) -> BaseModel | None:
-    model = TOOL_TYPES.get(raw.get("type")) if isinstance(raw, dict) else None
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    model = TOOL_TYPES.get(kind) if isinstance(kind, str) else None
     if model is None:
         return None
     try:
@@ -489,7 +491,7 @@ def _tool_choice(request: ResponsesRequest) -> ToolChoice:
     if choice is None or choice == "auto":
         return ToolChoice()
     if choice in ("none", "required"):
-        return ToolChoice(mode=choice)  # type: ignore[arg-type]
+        return ToolChoice(mode=choice)
     if not isinstance(choice, dict):
         raise invalid_request("tool_choice: expected 'auto', 'none', 'required' or an object", "tool_choice")
     kind = choice.get("type")
