@@ -64,6 +64,8 @@ async def _respond(request: Request, state: ServerState) -> Response:
     )
     generation = start_generation(state, conversation, "call_")
     log_prompt(state, body, generation)
+    if conversation.request_kind is not None:
+        log.info("session %s: a %s request", conversation.session_key, conversation.request_kind)
     encoder = ResponseStream(
         new_id("resp"),
         response_echo(wire),
@@ -75,6 +77,7 @@ async def _respond(request: Request, state: ServerState) -> Response:
         summary=summary_mode(wire),
         include_encrypted_reasoning=ENCRYPTED_REASONING in (wire.include or []),
         dispatch=state.config.enable_streaming_tool_dispatch and wire.stream,
+        clock=lambda: int(time.time()),
     )
     if not wire.stream:
         await run_to_end(state, generation, encoder.feed)

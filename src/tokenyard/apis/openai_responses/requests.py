@@ -220,13 +220,15 @@ def summary_mode(request: ResponsesRequest) -> str | None:
 
 
 def response_echo(request: ResponsesRequest) -> dict[str, Any]:
-    """The request fields a response object repeats. `store` is what the client
-    asked for; nothing is stored either way, and no retrieval endpoint exists."""
+    """The request fields a response object repeats, every one the OpenAI spec always
+    sends (defaults filled in: sampling as numbers, tools with `description` and
+    `strict`). `store` is what the client asked for; nothing is stored either way,
+    and no retrieval endpoint exists."""
     reasoning = request.reasoning
     return {
         "model": request.model,
         "instructions": request.instructions,
-        "tools": offered_tools(request),
+        "tools": [_echoed_tool(t) for t in offered_tools(request)],
         "tool_choice": request.tool_choice if request.tool_choice is not None else "auto",
         "parallel_tool_calls": request.parallel_tool_calls is not False,
         "reasoning": {"effort": reasoning.effort, "summary": summary_mode(request)} if reasoning else None,
@@ -235,13 +237,32 @@ def response_echo(request: ResponsesRequest) -> dict[str, Any]:
         "store": bool(request.store),
         "include": request.include or [],
         "max_output_tokens": request.max_output_tokens,
+        "max_tool_calls": None,
         "prompt_cache_key": request.prompt_cache_key,
         "metadata": request.metadata or {},
-        "temperature": request.temperature,
-        "top_p": request.top_p,
+        "temperature": request.temperature if request.temperature is not None else 1.0,
+        "top_p": request.top_p if request.top_p is not None else 1.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "top_logprobs": 0,
+        "service_tier": "default",
         "user": request.user,
         "safety_identifier": request.safety_identifier,
     }
+
+
+def _echoed_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool as the response repeats it: function tools (inside namespaces too) with
+    `description` and `strict` always present, as OpenAI echoes them."""
+    kind = tool.get("type")
+    if kind == "function":
+        return {**tool, "description": tool.get("description"), "strict": tool.get("strict", True)}
+    if kind == "namespace" and isinstance(tool.get("tools"), list):
+        inner = [_echoed_tool(t) if isinstance(t, dict) else t for t in tool["tools"]]
+        return {**tool, "description": tool.get("description") or "", "tools": inner}
+    if kind == "custom":
+        return {**tool, "description": tool.get("description")}
+    return tool
 
 
 # ---- items --------------------------------------------------------------------------

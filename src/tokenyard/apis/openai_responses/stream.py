@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,7 @@ class ResponseStream:
         summary: str | None = None,
         include_encrypted_reasoning: bool = False,
         dispatch: bool = False,
+        clock: Callable[[], int] | None = None,
     ):
         self.response_id = response_id
         self._echo = echo
@@ -96,6 +97,9 @@ class ResponseStream:
         self._summary = summary
         self._encrypted = include_encrypted_reasoning
         self._dispatch = dispatch
+        # When the response completed is the server's to say (an injected clock keeps this sans-IO).
+        self._clock = clock
+        self._completed_at: int | None = None
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
         self._open: _Item | None = None
@@ -148,6 +152,7 @@ class ResponseStream:
             "id": self.response_id,
             "object": "response",
             "created_at": self._created_at,
+            "completed_at": self._completed_at,
             "status": self.status,
             "background": False,
             "error": self._error,
@@ -342,7 +347,8 @@ class ResponseStream:
         usage = finish.usage
         self._usage = {
             "input_tokens": usage.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+            # Open engines' prefix caches write as they go and bill nothing for it.
+            "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
             "output_tokens": usage.completion_tokens,
             "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
             "total_tokens": usage.prompt_tokens + usage.completion_tokens,
@@ -353,6 +359,7 @@ class ResponseStream:
             out.append(self._event("response.incomplete", response=self.response()))
         else:
             self.status = "completed"
+            self._completed_at = self._clock() if self._clock else self._created_at
             out.append(self._event("response.completed", response=self.response()))
         return out
 
