@@ -243,5 +243,10 @@ def test_codex_thread_headers_key_the_prefix_watch_and_compaction_is_labelled():
     assert to_conversation(wire).session_key == "k"
     compact = request([user("hi"), user("You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff")])
     assert codex_request_kind(compact) == "compaction" and to_conversation(compact).request_kind == "compaction"
+    turn = json.dumps({"thread_id": "t1", "request_kind": "compaction"})
+    tagged = request([user("summarise")], client_metadata={"x-codex-turn-metadata": turn})
+    assert codex_request_kind(tagged) == "compaction"
+    # Watched apart from the thread's own turns.
+    assert to_conversation(tagged, thread_key="t1").session_key == "t1#compaction"
     assert codex_request_kind(wire) is None
     assert codex_request_kind(request([user("hi")], client_metadata={"request_kind": "compaction"})) == "compaction"

@@ -163,6 +163,12 @@ def to_conversation(
         elif isinstance(item, ItemReference):
             raise invalid_request(f"{where}: item_reference is not supported: {_STATELESS}", where)
     reasoning = request.reasoning
+    request_kind = request_kind or codex_request_kind(request)
+    session = thread_key or request.prompt_cache_key or session_key
+    if session and request_kind:
+        # A side request (Codex's compaction drops the tools and asks for a summary):
+        # watched apart, so the thread's own prefix is compared with its own turns.
+        session = f"{session}#{request_kind}"
     return Conversation(
         model=request.model,
         system=[Text(text=request.instructions)] if request.instructions else [],
@@ -174,9 +180,9 @@ def to_conversation(
             max_tokens=request.max_output_tokens, temperature=request.temperature, top_p=request.top_p
         ),
         thinking=ThinkingControl(effort=reasoning.effort if reasoning else None),
-        session_key=thread_key or request.prompt_cache_key or session_key,
+        session_key=session,
         agent=agent,
-        request_kind=request_kind or codex_request_kind(request),
+        request_kind=request_kind,
     )
 
 
@@ -192,26 +198,32 @@ def codex_thread_key(headers: Mapping[str, str]) -> str | None:
 
 
 def codex_request_kind(request: ResponsesRequest) -> str | None:
-    """ "compaction" for Codex's context-compaction request (its turn metadata says
-    so, or the last user message is Codex's compaction prompt); else None."""
+    """ "compaction" for Codex's context-compaction request: its turn metadata
+    (`client_metadata["x-codex-turn-metadata"]`, a JSON string) says
+    `"request_kind": "compaction"`, or the last user message is Codex's compaction
+    prompt. None for an ordinary turn."""
     metadata = request.client_metadata or {}
-    if metadata.get("request_kind") == "compaction":
+    turn = metadata.get("x-codex-turn-metadata")
+    try:
+        turn = json.loads(turn) if isinstance(turn, str) else turn
+    except ValueError:
+        turn = None
+    kinds = (metadata.get("request_kind"), turn.get("request_kind") if isinstance(turn, dict) else None)
+    if "compaction" in kinds:
         return "compaction"
     if isinstance(request.input, list):
         for raw in reversed(request.input):
             if isinstance(raw, dict) and raw.get("role") == "user":
-                content = raw.get("content")
-                text = (
-                    content
-                    if isinstance(content, str)
-                    else "".join(
-                        p.get("text", "")
-                        for p in content or []
-                        if isinstance(p, dict) and isinstance(p.get("text"), str)
-                    )
-                )
-                return "compaction" if text.lstrip().startswith(CODEX_COMPACTION_PROMPT) else None
+                return "compaction" if _message_text(raw).lstrip().startswith(CODEX_COMPACTION_PROMPT) else None
     return None
+
+
+def _message_text(raw: dict[str, Any]) -> str:
+    content = raw.get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
 def summary_mode(request: ResponsesRequest) -> str | None:
