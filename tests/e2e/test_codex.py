@@ -327,3 +327,43 @@ def test_codex_does_not_run_a_call_cut_off_by_the_output_limit(tmp_path):
     assert len(entries) == 1, "Codex answered a call that was never complete"
     assert not (tmp_path / "home" / "project" / CUT_OFF_MARKER).exists()
     assert "max_output_tokens" in result.stderr, result.report()
+
+
+CODE_MODE_ID = "gpt-6-sol"  # a catalog id in Codex's code-mode family: tools only in `additional_tools`
+CODE_MODE_JS = "const r = await tools.exec_command({cmd: 'echo code-mode-' + (6*7)}); text(JSON.stringify(r));"
+
+
+def test_codex_code_mode_additional_tools(tmp_path):
+    """Codex's code-mode profile sends no `tools`: namespaces arrive in an
+    `additional_tools` input item. The model calls `clock__sleep`, then the custom
+    `functions__exec` with JavaScript that runs exec_command; Codex dispatches both
+    under their namespaces and answers exec with an array-shaped output, kept whole."""
+    script = [
+        [{"call": {"name": "clock__sleep", "arguments": {"duration_ms": 1}}}],
+        [{"call": {"name": "functions__exec", "arguments": {"input": CODE_MODE_JS}}}],
+        [{"text": "Done."}],
+    ]
+    result, entries, server_log = run_native_codex(tmp_path, script, catalog=False, model=CODE_MODE_ID)
+    assert result.returncode == 0, result.report() + "\nserver log:\n" + server_log
+    first = entries[0]["request"]
+    assert "tools" not in first
+    [declared] = [item for item in first["input"] if item["type"] == "additional_tools"]
+    assert {"functions", "clock"} <= {t["name"] for t in declared["tools"]}
+    assert "functions__exec" in entries[0]["prompt_text"] and "clock__sleep" in entries[0]["prompt_text"]
+
+    call, output = entries[1]["request"]["input"][-2:]
+    assert (call["type"], call["name"], call["namespace"]) == ("function_call", "sleep", "clock")
+    assert "Sleep completed" in output["output"]
+    call, output = entries[2]["request"]["input"][-2:]
+    assert (call["type"], call["name"], call["namespace"], call["input"]) == (
+        "custom_tool_call",
+        "exec",
+        "functions",
+        CODE_MODE_JS,
+    )
+    texts = [part["text"] for part in output["output"]]
+    assert any("code-mode-42" in text for text in texts)
+    written = entries[2]["prompt_text"][len(entries[1]["prompt_text"]) :]
+    assert all(text.split("\n")[0] in written for text in texts), "every part of the array output reaches the prompt"
+    for before, after in zip(entries[:-1], entries[1:], strict=True):
+        assert after["prefix_matched_tokens"] == before["prompt_tokens"]
