@@ -250,3 +250,13 @@ def test_codex_thread_headers_key_the_prefix_watch_and_compaction_is_labelled():
     assert to_conversation(tagged, thread_key="t1").session_key == "t1#compaction"
     assert codex_request_kind(wire) is None
     assert codex_request_kind(request([user("hi")], client_metadata={"request_kind": "compaction"})) == "compaction"
+
+
+def test_tool_choice_names_a_namespaced_tool_by_its_namespace():
+    choice = {"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"}
+    conversation = to_conversation(request([user("hi")], tools=[NAMESPACE], tool_choice=choice))
+    assert (conversation.tool_choice.mode, conversation.tool_choice.name) == ("named", "multi_agent_v1__close_agent")
+    with pytest.raises(ApiError, match="no function tool named 'close_agent'"):
+        to_conversation(
+            request([user("hi")], tools=[NAMESPACE], tool_choice={"type": "function", "name": "close_agent"})
+        )

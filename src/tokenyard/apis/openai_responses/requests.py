@@ -163,6 +163,7 @@ def to_conversation(
         elif isinstance(item, ItemReference):
             raise invalid_request(f"{where}: item_reference is not supported: {_STATELESS}", where)
     reasoning = request.reasoning
+    tools = _tools(request, items)
     request_kind = request_kind or codex_request_kind(request)
     session = thread_key or request.prompt_cache_key or session_key
     if session and request_kind:
@@ -173,8 +174,8 @@ def to_conversation(
         model=request.model,
         system=[Text(text=request.instructions)] if request.instructions else [],
         messages=messages,
-        tools=_tools(request, items),
-        tool_choice=_tool_choice(request),
+        tools=tools,
+        tool_choice=_tool_choice(request, tools),
         parallel_tool_calls=request.parallel_tool_calls is not False,
         sampling=SamplingParams(
             max_tokens=request.max_output_tokens, temperature=request.temperature, top_p=request.top_p
@@ -519,7 +520,7 @@ def _custom_parameters(tool: CustomTool) -> dict[str, Any]:
     }
 
 
-def _tool_choice(request: ResponsesRequest) -> ToolChoice:
+def _tool_choice(request: ResponsesRequest, specs: list[ToolSpec]) -> ToolChoice:
     choice = request.tool_choice
     if choice is None or choice == "auto":
         return ToolChoice()
@@ -529,10 +530,15 @@ def _tool_choice(request: ResponsesRequest) -> ToolChoice:
         raise invalid_request("tool_choice: expected 'auto', 'none', 'required' or an object", "tool_choice")
     kind = choice.get("type")
     if kind in ("function", "custom"):
-        name = choice.get("name")
-        if not isinstance(name, str) or name not in {t.get("name") for t in offered_tools(request)}:
+        name, namespace = choice.get("name"), choice.get("namespace")
+        wanted = (
+            model_facing_name(name, namespace if isinstance(namespace, str) else None)
+            if isinstance(name, str)
+            else None
+        )
+        if wanted is None or wanted not in {t.model_name for t in specs}:
             raise invalid_request(f"tool_choice.name: no {kind} tool named {name!r} in tools", "tool_choice")
-        return ToolChoice(mode="named", name=name)
+        return ToolChoice(mode="named", name=wanted)
     if kind == "allowed_tools":
         # The tool list stays as sent (a stable prompt); only the mode is taken.
         return ToolChoice(mode="required" if choice.get("mode") == "required" else "auto")
