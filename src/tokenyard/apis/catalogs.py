@@ -68,7 +68,7 @@ def codex_model_entry(
     entry.update(
         slug=model_id,
         display_name=model_id,
-        description=f"{model_id}, served by tokenyard",
+        description="Served by tokenyard.",  # Codex shows it as "`<id>`: <description> Reasoning efforts: …"
         context_window=context_window,
         max_context_window=context_window,
         auto_compact_token_limit=None,
