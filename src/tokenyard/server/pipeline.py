@@ -183,7 +183,7 @@ class Pipeline:
 
     def check_tool_choice(self, conversation: Conversation) -> None:
         choice = conversation.tool_choice
-        names = {t.name for t in conversation.tools}
+        names = {t.name for t in conversation.model_tools()}
         if choice.mode == "required" and not names:
             raise InvalidToolChoice("tool_choice requires a tool call, but the request offers no tools")
         if choice.mode == "named" and choice.name not in names:
@@ -484,7 +484,7 @@ def _splitter(pipeline: Pipeline, generation: Generation) -> OutputSplitter:
     return OutputSplitter(
         profile.reasoning_parser,
         None if suppress else tool_parser,
-        tools=generation.conversation.tools,
+        tools=generation.conversation.model_tools(),
         thinking_enabled=prompt.thinking_enabled,
         prompt_opened_reasoning=prompt.opened_reasoning,
         call_ids=generation.call_ids,
@@ -506,7 +506,7 @@ def _calls_before(conversation: Conversation) -> int:
 
 def _call_guide(syntax: CallSyntax, conversation: Conversation, index: int) -> CallGuide:
     choice = conversation.tool_choice
-    tools = [t for t in conversation.tools if choice.mode != "named" or t.name == choice.name]
+    tools = [t for t in conversation.model_tools() if choice.mode != "named" or t.name == choice.name]
     end = syntax.arguments_end or ""
     return CallGuide(
         triggers=(syntax.trigger,),
