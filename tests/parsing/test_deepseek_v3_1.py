@@ -107,7 +107,6 @@ def test_call_without_section_opener():
 @pytest.mark.parametrize(
     "text",
     [
-        BEGIN + "I would call a tool here.",
         BEGIN + CALL + "get the weather" + SEP + "{}" + CALL_END + END,
         "Use " + CALL + " to begin a call.",
     ],
@@ -142,7 +141,18 @@ def test_call_section_inside_reasoning_ends_it():
 
 
 @pytest.mark.parametrize("tail", ["", "<｜tool▁call"])
-def test_output_ending_before_the_call_end_token_is_truncated(tail):
+def test_complete_call_at_end_of_output_without_its_end_token_is_recovered(tail):
     text = BEGIN + CALL + "get_weather" + SEP + '{"city":"Tokyo"}' + tail
     events = parse(v31, text)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo"})]
+
+
+def test_cut_arguments_at_end_of_output_are_never_a_call():
+    events = parse(v31, BEGIN + CALL + "get_weather" + SEP + '{"city":"To')
     assert summary(events) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
+    events = parse(v31, BEGIN + "I would call a tool here.")
+    assert not [e for e in events if isinstance(e, ToolCallStart)]
+    assert "".join(e.text for e in events if not isinstance(e, Marker)) == "I would call a tool here."

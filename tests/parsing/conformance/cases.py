@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenyard.conversation import ToolSpec
-from tokenyard.events import ParseEvent, ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
+from tokenyard.events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
 
@@ -139,7 +139,8 @@ def outcome(events: list[ParseEvent]) -> dict[str, Any]:
         kind = type(event)
         if kind is ReasoningDelta:
             reasoning.append(event.text)  # type: ignore[union-attr]
-        elif kind is TextDelta:
+        elif kind is TextDelta or (kind is Marker and not event.text.strip()):  # type: ignore[union-attr]
+            # Whitespace between text runs is content, as the Chat message joins them.
             content.append(event.text)  # type: ignore[union-attr]
         elif kind is ToolCallIncomplete:
             content.append(event.raw)  # type: ignore[union-attr]

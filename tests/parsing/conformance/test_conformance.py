@@ -16,12 +16,13 @@ CASES = load_cases()
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(case: Case) -> None:
-    whole = merge_adjacent(run(case, [case.output]))
+    events = run(case, [case.output])
+    whole = merge_adjacent(events)
     for chunks in chunkings(case.output, seed=case.name):
-        events = run(case, chunks)
-        check_stream_invariants(events, case.output)
-        assert merge_adjacent(events) == whole, f"chunking changed the events: {chunks!r}"
-    problems = agrees(outcome(whole), case.expect)
+        chunked = run(case, chunks)
+        check_stream_invariants(chunked, case.output)
+        assert merge_adjacent(chunked) == whole, f"chunking changed the events: {chunks!r}"
+    problems = agrees(outcome(events), case.expect)
     assert not problems, "\n".join(problems)
 
 

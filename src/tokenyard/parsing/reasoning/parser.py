@@ -57,8 +57,9 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
         ("Here's my thought process:", "Here is my thought process:"),
         ("Here's my response:", "Here is my response:"),
     ),
-    # The longer start marker swallows gemma's `thought\n` channel label.
-    ReasoningFormat("gemma4", ("<|channel>thought\n", "<|channel>"), ("<channel|>",)),
+    # The longer start markers swallow gemma's `thought` channel label, with or
+    # without its newline (an empty thought channel has none).
+    ReasoningFormat("gemma4", ("<|channel>thought\n", "<|channel>thought", "<|channel>"), ("<channel|>",)),
 )
 
 _BY_NAME = {name: fmt for fmt in REASONING_FORMATS for name in (fmt.name, *fmt.aliases)}
