@@ -28,6 +28,10 @@ class ReasoningFormat:
     # (a tool-call section).
     implicit_end: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    # Channel wrappers that are syntax wherever they appear outside a tool call:
+    # reported as markers, never content (an implicit end among them also ends
+    # reasoning).
+    syntax: tuple[str, ...] = ()
 
 
 _THINK = (("<think>",), ("</think>",))
@@ -48,7 +52,16 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
         force=True,
         implicit_end=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
     ),
-    ReasoningFormat("kimi_k3", ("<|open|>think<|sep|>",), ("<|close|>think<|sep|>",)),
+    # The generation prompt opens the think channel; the response channel and the
+    # tools channel follow it.
+    ReasoningFormat(
+        "kimi_k3",
+        ("<|open|>think<|sep|>",),
+        ("<|close|>think<|sep|>",),
+        force=True,
+        implicit_end=("<|open|>response<|sep|>", "<|open|>tools<|sep|>"),
+        syntax=("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"),
+    ),
     ReasoningFormat("minimax_m2", *_THINK, force=True, implicit_end=("<minimax:tool_call>",)),
     ReasoningFormat("minimax_append_think", *_THINK, force=True),
     ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), force=True, aliases=("magistral",)),
@@ -112,7 +125,8 @@ class ReasoningParser:
         self._implicit = frozenset((*fmt.implicit_end, *exit_markers))
         # In text: a start opens reasoning, a stray end is a marker. In reasoning: an
         # end (or implicit end) closes it, a repeated start is a marker.
-        self._text_markers = MarkerSet((*fmt.start, *fmt.end))
+        self._syntax = frozenset(fmt.syntax)
+        self._text_markers = MarkerSet((*fmt.start, *fmt.end, *fmt.syntax))
         self._reasoning_markers = MarkerSet((*fmt.start, *fmt.end, *self._implicit))
         self._downstream = downstream
         self._buf = ""
@@ -183,7 +197,10 @@ class ReasoningParser:
             if self.in_reasoning and marker in self._implicit and marker not in self._ends:
                 # The marker belongs to what follows: pass it on, whole, as text.
                 self.in_reasoning = False
-                self._text(events, marker)
+                if marker in self._syntax:
+                    events.append(Marker(marker))
+                else:
+                    self._text(events, marker)
                 continue
             events.append(Marker(marker))
             if marker in self._starts:
