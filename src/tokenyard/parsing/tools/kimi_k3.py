@@ -158,10 +158,14 @@ class KimiK3ToolParser(ToolParser):
                 return raw_end
             if found is None and not final:
                 return None
-        if j == len(buf) and not final:
-            return None
-        # Text where an argument or the call's end belongs (or the output ended
-        # before the call did): the call can not be dispatched.
+        if j == len(buf):
+            if not final:
+                return None
+            # The output ended before the call's end: more arguments may have been due.
+            self._fail_call("truncated", buf[i:])
+            self._exit_region()
+            return len(buf)
+        # Text where an argument or the call's end belongs: the call can not be dispatched.
         self._raw(buf[i:j])
         self._skip_raw = []
         self._state = _SKIP
