@@ -9,9 +9,11 @@ A name of its own because vLLM gives it one."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .hermes import HermesToolParser
 
 
 class Granite4ToolParser(HermesToolParser):
     name = "granite4"
-    aliases = ()
+    aliases: ClassVar[tuple[str, ...]] = ()

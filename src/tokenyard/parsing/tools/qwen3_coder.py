@@ -40,7 +40,7 @@ _SECTION, _FUNCTION_HEAD, _BODY, _VALUE, _AFTER_CALL = range(5)
 
 class Qwen3CoderToolParser(ToolParser):
     name = "qwen3_coder"
-    aliases = ("nemotron_nano", "qwen3_xml")
+    aliases: ClassVar[tuple[str, ...]] = ("nemotron_nano", "qwen3_xml")
     # Families that share this grammar under other section tags (seed_oss) override
     # these two and the marker tuples built from them.
     section_open: ClassVar[str] = "<tool_call>"

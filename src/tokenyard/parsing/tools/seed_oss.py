@@ -14,12 +14,14 @@ with Python's `str()` (`True`, `{'a': 1}`), which schema coercion reads.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .qwen3_coder import Qwen3CoderToolParser
 
 
 class SeedOssToolParser(Qwen3CoderToolParser):
     name = "seed_oss"
-    aliases = ()
+    aliases: ClassVar[tuple[str, ...]] = ()
     section_open = "<seed:tool_call>"
     section_close = "</seed:tool_call>"
     start_markers = (section_open, "<function=")

@@ -5,9 +5,11 @@ reasoning (the template always opens `<think>`: reasoning parser `step3p5`)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .qwen3_coder import Qwen3CoderToolParser
 
 
 class Step3p5ToolParser(Qwen3CoderToolParser):
     name = "step3p5"
-    aliases = ()
+    aliases: ClassVar[tuple[str, ...]] = ()
