@@ -15,6 +15,7 @@ from typing import Any
 
 FB = "\uff5c"  # DeepSeek's full-width bar
 SP = "\u2581"
+MINIMAX_NS = "]<]minimax[>["  # MiniMax M3's namespace token before every tag
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "mistral": ("[THINK]", "[/THINK]", True),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
+    "seed_oss": ("<seed:think>", "</seed:think>", False),
+    "step3p5": ("<think>", "</think>", True),
+    "minimax_m3": ("<mm:think>", "</mm:think>", False),
 }
 
 
@@ -82,6 +86,10 @@ FAMILY_REASONING: dict[str, str | None] = {
     "glm47": "glm45",
     "minimax_m2": "minimax_m2",
     "gemma4": "gemma4",
+    "seed_oss": "seed_oss",
+    "step3p5": "step3p5",
+    "granite4": None,
+    "minimax_m3": "minimax_m3",
 }
 
 
@@ -141,13 +149,34 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             + "\n</tool_call>\n"
             for c in calls
         )
-    if fmt in ("qwen3_coder", "nemotron_nano"):
+    if fmt in ("qwen3_coder", "nemotron_nano", "step3p5"):
         return "".join(
             f"<tool_call>\n<function={c.name}>\n"
             + "".join(f"<parameter={k}>\n{_plain(v)}\n</parameter>\n" for k, v in c.arguments.items())
             + "</function>\n</tool_call>\n"
             for c in calls
         )
+    if fmt == "seed_oss":
+        # Its template wraps each call in its own section, values without newlines.
+        return "".join(
+            f"\n<seed:tool_call>\n<function={c.name}>\n"
+            + "".join(f"<parameter={k}>{_plain(v)}</parameter>\n" for k, v in c.arguments.items())
+            + "</function>\n</seed:tool_call>"
+            for c in calls
+        )
+    if fmt == "granite4":
+        return "".join(
+            f'<tool_call>\n{{"name": "{c.name}", "arguments": {json.dumps(c.arguments, ensure_ascii=False)}}}\n</tool_call>'
+            for c in calls
+        )
+    if fmt == "minimax_m3":
+        body = "".join(
+            f'{MINIMAX_NS}<invoke name="{c.name}">'
+            + "".join(f"{MINIMAX_NS}<{k}>{_minimax_xml(v)}{MINIMAX_NS}</{k}>" for k, v in c.arguments.items())
+            + f"{MINIMAX_NS}</invoke>\n"
+            for c in calls
+        )
+        return f"{MINIMAX_NS}<tool_call>\n{body}{MINIMAX_NS}</tool_call>"
     if fmt == "nemotron_deci":
         return "<TOOLCALL>" + _json_list(calls, "arguments") + "</TOOLCALL>"
     if fmt == "jamba":
@@ -312,6 +341,20 @@ def _python_literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_python_literal(v) for v in value) + "]"
     return repr(value)
+
+
+def _minimax_xml(value: Any) -> str:
+    """MiniMax M3's template: mappings become elements, lists `<item>` elements,
+    booleans JSON, anything else its text; None is left out."""
+    if isinstance(value, dict):
+        return "".join(
+            f"{MINIMAX_NS}<{k}>{_minimax_xml(v)}{MINIMAX_NS}</{k}>" for k, v in value.items() if v is not None
+        )
+    if isinstance(value, list):
+        return "".join(f"{MINIMAX_NS}<item>{_minimax_xml(v)}{MINIMAX_NS}</item>" for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
 
 
 def _gemma_value(value: Any) -> str:

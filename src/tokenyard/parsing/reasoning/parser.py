@@ -64,6 +64,13 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     ),
     ReasoningFormat("minimax_m2", *_THINK, force=True, implicit_end=("<minimax:tool_call>",)),
     ReasoningFormat("minimax_append_think", *_THINK, force=True),
+    # MiniMax M3: the template opens `<mm:think>` itself when thinking_mode is
+    # "enabled" (the prompt then ends inside reasoning); otherwise the model writes
+    # it, or begins with a bare `</mm:think>`.
+    ReasoningFormat("minimax_m3", ("<mm:think>",), ("</mm:think>",), implicit_end=("]<]minimax[>[<tool_call>",)),
+    ReasoningFormat("seed_oss", ("<seed:think>",), ("</seed:think>",), implicit_end=("<seed:tool_call>",)),
+    # Step-3.5's template always ends the prompt with `<think>\n`.
+    ReasoningFormat("step3p5", *_THINK, force=True),
     ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), force=True, aliases=("magistral",)),
     ReasoningFormat(
         "granite",
