@@ -86,9 +86,14 @@ def test_text_after_the_arguments_is_invalid():
     assert summary(parse(v31, text)) == [("incomplete", "get_weather", "invalid_arguments")]
 
 
-def test_end_token_inside_an_unterminated_string_ends_the_call():
+def test_end_token_inside_a_string_is_the_strings_text():
+    # Only the closing quote ends a JSON string: an unterminated string runs to the
+    # end of output, and the call is never dispatched.
     text = BEGIN + call('{"city": "Tok') + END + "Done."
-    assert summary(parse(v31, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "Done.")]
+    assert summary(parse(v31, text)) == [("incomplete", "get_weather", "truncated")]
+    value = "a <｜tool▁call▁end｜><｜tool▁calls▁end｜> b"
+    text = BEGIN + call(json.dumps({"city": value}, ensure_ascii=False)) + END
+    assert summary(parse(v31, text)) == [("call", "get_weather", {"city": value})]
 
 
 def test_missing_call_end_before_the_next_call():

@@ -176,6 +176,13 @@ class TokenSectionToolParser(ToolParser):
                 self._state = _AFTER_ARGS
                 return i + done_at
             self._raw(buf[i:end])
+        if match is not None and self._scanner.in_string:
+            # A marker inside a JSON string is the string's text: only the closing
+            # quote ends a string.
+            out, _ = self._scanner.feed(match.group())
+            self._stream_args(out)
+            self._raw(match.group())
+            return match.end()
         if match is None:
             if final:
                 self._fail_call("truncated", buf[end:])
