@@ -59,8 +59,11 @@ def test_end_of_output_policy():
     assert summary(parse(k3_tools_only, complete)) == [("call", "get_weather", {"city": "Oslo"})]
     cut_value = f'{O}tools{S}{O}call tool="get_weather" index="1"{S}{O}argument key="city" type="string"{S}Os'
     assert summary(parse(k3_tools_only, cut_value)) == [("incomplete", "get_weather", "truncated")]
+    # Between arguments, with every required one present: recovered; else truncated.
     cut_call = cut_value + f"lo{C}argument{S}"
-    assert summary(parse(k3_tools_only, cut_call)) == [("incomplete", "get_weather", "truncated")]
+    assert summary(parse(k3_tools_only, cut_call)) == [("call", "get_weather", {"city": "Oslo"})]
+    no_city = f'{O}tools{S}{O}call tool="get_weather" index="1"{S}{O}argument key="days" type="number"{S}2{C}argument{S}'
+    assert summary(parse(k3_tools_only, no_city)) == [("incomplete", "get_weather", "truncated")]
 
 
 def test_call_without_a_tool_name_is_syntax_with_no_destination():

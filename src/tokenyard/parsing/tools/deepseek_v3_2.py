@@ -176,8 +176,10 @@ class InvokeToolParser(ToolParser):
         if match is None:
             end = len(buf) if final else len(buf) - syntax.body_markers.held_suffix(buf, pos)
             self._raw(buf[pos:end])  # stray text inside the invoke stays its raw
-            if final:
-                self._fail_call("truncated")
+            if final:  # between parameters: every value so far closed
+                assert self._arguments is not None
+                self._arguments.close()
+                self._close_at_end_of_output()
                 self._exit_region()
             return end if end > pos else -1
         at = match.start()
@@ -281,7 +283,10 @@ class InvokeToolParser(ToolParser):
             end = len(buf) if final else len(buf) - markers.held_suffix(buf, pos)
             self._raw(buf[pos:end])
             if final:
-                self._fail_call(reason or "truncated")
+                if reason is None:  # the arguments' JSON closed: only the end tag is missing
+                    self._close_call()
+                else:
+                    self._fail_call(reason)
                 self._exit_region()
             return end if end > pos else -1
         self._raw(buf[pos : match.start()])

@@ -161,8 +161,9 @@ class KimiK3ToolParser(ToolParser):
         if j == len(buf):
             if not final:
                 return None
-            # The output ended before the call's end: more arguments may have been due.
-            self._fail_call("truncated", buf[i:])
+            # The output ended between arguments, before the call's end.
+            self._stream_args("}")
+            self._close_at_end_of_output(buf[i:])
             self._exit_region()
             return len(buf)
         # Text where an argument or the call's end belongs: the call can not be dispatched.
