@@ -143,10 +143,9 @@ def test_a_truncated_call_keeps_its_streamed_arguments_and_is_not_dispatched():
     assert wire[-1][1]["choices"][0]["finish_reason"] == "length"
     completion = encoder.completion()
     message = completion["choices"][0]["message"]
-    assert message["tool_calls"] == [
-        {"id": "call_1", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "l'}}
-    ]
-    assert message["content"] is None and message["reasoning_content"] == message["reasoning"] == "hm"
+    # Never delivered as a call: the model's text for it is the message's content.
+    assert "tool_calls" not in message
+    assert message["content"] == '<tool_call>{"name"…' and message["reasoning_content"] == message["reasoning"] == "hm"
     assert completion["usage"] == {
         "prompt_tokens": 10,
         "completion_tokens": 8,

@@ -185,18 +185,20 @@ def test_undeclared_tool_is_flagged():
     assert next(e for e in events if isinstance(e, ToolCallReady)).declared is False
 
 
-def test_missing_closing_tags_are_recovered():
+def test_tags_inside_a_value_are_the_values_text():
+    # Only `</parameter>` ends a value; a value that never closes is never a call.
+    value = f'see <{B}DSML{B}invoke name="x"> and </{B}DSML{B}function_calls> here'
     text = (
         f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
-        f'<{B}DSML{B}parameter name="city" string="true">Tokyo\n'
-        f'<{B}DSML{B}parameter name="days" string="false">3\n'
-        f'<{B}DSML{B}invoke name="get_weather">\n<{B}DSML{B}parameter name="city" string="true">Oslo'
-        f"</{B}DSML{B}function_calls>"
+        f'<{B}DSML{B}parameter name="city" string="true">{value}</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
     )
-    assert summary(parse(v32, text)) == [
-        ("call", "get_weather", {"city": "Tokyo\n", "days": 3}),
-        ("call", "get_weather", {"city": "Oslo"}),
-    ]
+    assert summary(parse(v32, text)) == [("call", "get_weather", {"city": value})]
+    cut = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Tokyo\n</{B}DSML{B}invoke></{B}DSML{B}function_calls>'
+    )
+    assert summary(parse(v32, cut)) == [("incomplete", "get_weather", "truncated")]
 
 
 def test_v4_bare_invoke_without_block():

@@ -113,7 +113,6 @@ def test_invalid_arguments_then_a_good_call():
 @pytest.mark.parametrize(
     "text",
     [
-        BEGIN + "nothing to call",
         BEGIN + call("{}", "functions.get weather:0") + END,
     ],
 )
@@ -154,3 +153,10 @@ def test_section_ends_reasoning_without_think_close():
     text = "<think>Check Paris too." + BEGIN + call('{"city":"Paris"}') + END
     events = parse(splitter_factory("kimi_k25", "kimi_k2", [WEATHER], thinking_enabled=False), text)
     assert summary(events) == [("reasoning", "Check Paris too."), ("call", "get_weather", {"city": "Paris"})]
+
+
+def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
+    # The opener is a special token: it never reaches content, whatever follows it.
+    events = parse(kimi, BEGIN + "nothing to call")
+    assert not [e for e in events if isinstance(e, ToolCallStart)]
+    assert "".join(e.text for e in events if not isinstance(e, Marker)) == "nothing to call"

@@ -68,6 +68,13 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Tokyo</parameter>\n<parameter name="days">3</parameter>\n</invoke>\n</minimax:tool_call>',
     ),
     "gemma4": ("gemma4", '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>'),
+    "kimi_k3": (
+        "kimi_k3",
+        '<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+        '<|open|>argument key="city" type="string"<|sep|>Tokyo<|close|>argument<|sep|>'
+        '<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|>'
+        "<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
+    ),
     "seed_oss": (
         "seed_oss",
         "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>",

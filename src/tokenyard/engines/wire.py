@@ -55,7 +55,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
         )
     },
     "kimi": ("◁think▷", "◁/think▷", False),
-    "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", False),
+    "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", True),
     "mistral": ("[THINK]", "[/THINK]", True),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
@@ -82,6 +82,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "deepseek_v3_2": "deepseek_v3_2",
     "deepseek_v4": "deepseek_v4",
     "kimi_k2": "kimi_k25",
+    "kimi_k3": "kimi_k3",
     "glm45": "glm45",
     "glm47": "glm45",
     "minimax_m2": "minimax_m2",
@@ -105,6 +106,8 @@ def render_output(
         return _render_harmony(segments)
     if tool_format == "inkling" or reasoning_format == "inkling":
         return _render_inkling(segments)
+    if tool_format == "kimi_k3" or reasoning_format == "kimi_k3":
+        return _render_kimi_k3(segments, thinking=reasoning_format == "kimi_k3")
     out: list[str] = []
     first_reasoning = True
     i = 0
@@ -289,6 +292,57 @@ def _render_inkling(segments: Sequence[Segment]) -> str:
             payload = json.dumps({"name": segment.name, "args": segment.arguments}, ensure_ascii=False)
             out.append(f"{head}<|content_invoke_tool_json|>{payload}<|end_message|>")
     return "".join(out)
+
+
+def _render_kimi_k3(segments: Sequence[Segment], thinking: bool) -> str:
+    """Kimi K3's XTML channels: the think channel the prompt opened (closed even
+    when empty), then response channels for text and tools channels for calls."""
+
+    def tag(name: str, **attributes: str) -> str:
+        attrs = "".join(f' {k}="{v.replace("&", "&amp;").replace(chr(34), "&quot;")}"' for k, v in attributes.items())
+        return f"<|open|>{name}{attrs}<|sep|>"
+
+    def argument(key: str, value: Any) -> str:
+        kind = (
+            "string"
+            if isinstance(value, str)
+            else "boolean"
+            if isinstance(value, bool)
+            else "number"
+            if isinstance(value, (int, float))
+            else "null"
+            if value is None
+            else "array"
+            if isinstance(value, list)
+            else "object"
+        )
+        return tag("argument", key=key, type=kind) + _plain(value) + "<|close|>argument<|sep|>"
+
+    out: list[str] = []
+    i = 0
+    if thinking and not (segments and isinstance(segments[0], Reasoning)):
+        out.append("<|close|>think<|sep|>")
+    while i < len(segments):
+        segment = segments[i]
+        if isinstance(segment, Reasoning):
+            out.append(("" if not out else tag("think")) + segment.text + "<|close|>think<|sep|>")
+            i += 1
+        elif isinstance(segment, Text):
+            out.append(tag("response") + segment.text + "<|close|>response<|sep|>")
+            i += 1
+        else:
+            body = []
+            while i < len(segments) and isinstance(segments[i], Call):
+                call = segments[i]
+                assert isinstance(call, Call)
+                body.append(
+                    tag("call", tool=call.name, index=str(len(body) + 1))
+                    + "".join(argument(k, v) for k, v in call.arguments.items())
+                    + "<|close|>call<|sep|>"
+                )
+                i += 1
+            out.append(tag("tools") + "".join(body) + "<|close|>tools<|sep|>")
+    return "".join(out) + "<|close|>message<|sep|>"
 
 
 def _json_list(calls: list[Call], key: str) -> str:

@@ -53,6 +53,11 @@ class JsonValueScanner:
     def depth(self) -> int:
         return len(self._stack)
 
+    @property
+    def in_string(self) -> bool:
+        """Inside a string literal: any text here, markers included, is the string's."""
+        return self._state in (_STRING, _ESCAPE, _UNICODE)
+
     def feed(self, text: str) -> tuple[str, int]:
         """Validate `text`. Returns (validated output, end) where `end` is the index in
         `text` just past the value if it completed here, else -1. Raises

@@ -67,6 +67,14 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("kimi-k2", None, "kimi_k2", reasoning_markers=None, stop=("<|im_end|>",)),
         ModelProfile("kimi-k2.5", "kimi_k25", "kimi_k2", stop=("<|im_end|>",)),
         ModelProfile(
+            "kimi-k3",
+            "kimi_k3",
+            "kimi_k3",
+            reasoning_markers=None,
+            thinking_kwarg="thinking",
+            stop=("<|end_of_msg|>",),
+        ),
+        ModelProfile(
             "glm-4.5",
             "glm45",
             "glm45",
@@ -96,7 +104,10 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("nemotron-nano", "nemotron_nano", "qwen3_coder", stop=("<|im_end|>",)),
         ModelProfile("llama-3", None, "llama3_json", reasoning_markers=None, stop=("<|eot_id|>", "<|eom_id|>")),
         ModelProfile("llama-4", None, "pythonic", reasoning_markers=None, stop=("<|eot|>", "<|eom|>")),
-        ModelProfile("mistral", "mistral", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
+        # Mistral-Nemo, Mistral-Small, Devstral, Ministral answer directly; Magistral
+        # (and the reasoning Ministral) think in [THINK] blocks.
+        ModelProfile("mistral", None, "mistral", reasoning_markers=None, stop=("</s>",)),
+        ModelProfile("magistral", "mistral", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
         ModelProfile(
             "gemma",
             "gemma4",
@@ -139,6 +150,7 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|im_start|>tool_response", "step3.5"),
     ("<|start_of_role|>", "granite-4"),
     ("<|tool_calls_section_begin|>", "kimi-k2"),
+    ("<|open|>", "kimi-k3"),
     ("<arg_key>", "glm-4.7"),
     ("<function=", "qwen3-coder"),
     ("<｜tool▁sep｜>", "deepseek-v3.1"),
@@ -155,6 +167,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"deepseek-?v3\.?1", "deepseek-v3.1"),
     (r"deepseek-?r1", "deepseek-r1"),
     (r"deepseek-?v3", "deepseek-v3"),
+    (r"kimi-?k3", "kimi-k3"),
     (r"kimi-?k2\.?5", "kimi-k2.5"),
     (r"kimi-?k2", "kimi-k2"),
     (r"glm-?4\.?[67]", "glm-4.7"),
@@ -172,7 +185,8 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"nemotron", "nemotron"),
     (r"llama-?4", "llama-4"),
     (r"llama-?3", "llama-3"),
-    (r"mistral|magistral|devstral", "mistral"),
+    (r"magistral|ministral.*reasoning", "magistral"),
+    (r"mistral|ministral|devstral", "mistral"),
     (r"gemma", "gemma"),
     (r"smollm", "smollm2"),
 )
@@ -221,6 +235,8 @@ def detect_profile(
                     return PROFILES["kimi-k2.5"]
                 if family == "granite-4" and "<tool_call>" not in template:
                     continue  # Granite 3.x calls tools another way (not parsed yet)
+                if family == "mistral" and "[THINK]" in template:
+                    return PROFILES["magistral"]
                 return PROFILES[family]
         if "<tool_call>" in template and "<think>" in template:
             return PROFILES["qwen3"]

@@ -29,6 +29,10 @@ class ReasoningFormat:
     # (a tool-call section).
     implicit_end: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    # Channel wrappers that are syntax wherever they appear outside a tool call:
+    # reported as markers, never content (an implicit end among them also ends
+    # reasoning).
+    syntax: tuple[str, ...] = ()
 
 
 _THINK = (("<think>",), ("</think>",))
@@ -49,7 +53,16 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
         force=True,
         implicit_end=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
     ),
-    ReasoningFormat("kimi_k3", ("<|open|>think<|sep|>",), ("<|close|>think<|sep|>",)),
+    # The generation prompt opens the think channel; the response channel and the
+    # tools channel follow it.
+    ReasoningFormat(
+        "kimi_k3",
+        ("<|open|>think<|sep|>",),
+        ("<|close|>think<|sep|>",),
+        force=True,
+        implicit_end=("<|open|>response<|sep|>", "<|open|>tools<|sep|>"),
+        syntax=("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"),
+    ),
     ReasoningFormat("minimax_m2", *_THINK, force=True, implicit_end=("<minimax:tool_call>",)),
     ReasoningFormat("minimax_append_think", *_THINK, force=True),
     # MiniMax M3: the template opens `<mm:think>` itself when thinking_mode is
@@ -68,8 +81,9 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
         ("Here's my thought process:", "Here is my thought process:"),
         ("Here's my response:", "Here is my response:"),
     ),
-    # The longer start marker swallows gemma's `thought\n` channel label.
-    ReasoningFormat("gemma4", ("<|channel>thought\n", "<|channel>"), ("<channel|>",)),
+    # The longer start markers swallow gemma's `thought` channel label, with or
+    # without its newline (an empty thought channel has none).
+    ReasoningFormat("gemma4", ("<|channel>thought\n", "<|channel>thought", "<|channel>"), ("<channel|>",)),
 )
 
 _BY_NAME = {name: fmt for fmt in REASONING_FORMATS for name in (fmt.name, *fmt.aliases)}
@@ -169,7 +183,8 @@ class ReasoningParser:
         self._implicit = frozenset((*fmt.implicit_end, *exit_markers))
         # In text: a start opens reasoning, a stray end is a marker. In reasoning: an
         # end (or implicit end) closes it, a repeated start is a marker.
-        self._text_markers = MarkerSet((*fmt.start, *fmt.end))
+        self._syntax = frozenset(fmt.syntax)
+        self._text_markers = MarkerSet((*fmt.start, *fmt.end, *fmt.syntax))
         self._reasoning_markers = MarkerSet((*fmt.start, *fmt.end, *self._implicit))
         self._downstream = downstream
         self._buf = ""
@@ -240,7 +255,10 @@ class ReasoningParser:
             if self.in_reasoning and marker in self._implicit and marker not in self._ends:
                 # The marker belongs to what follows: pass it on, whole, as text.
                 self.in_reasoning = False
-                self._text(events, marker)
+                if marker in self._syntax:
+                    events.append(Marker(marker))
+                else:
+                    self._text(events, marker)
                 continue
             events.append(Marker(marker))
             if marker in self._starts:

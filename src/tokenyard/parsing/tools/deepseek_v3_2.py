@@ -49,7 +49,6 @@ class InvokeSyntax:
         invoke: str,
         parameter: str,
         *,
-        open_tags_end_values: bool,
         strip_newline: bool,
         bare_invoke_starts_call: bool,
     ):
@@ -68,13 +67,9 @@ class InvokeSyntax:
         ends_call = [self.invoke_close, self.block_close, self.invoke_open]
         self.body_markers = MarkerSet([self.parameter_open, *ends_call])
         self.after_json_markers = MarkerSet(ends_call)
-        # Where DSML tags are special tokens, any tag ends a value (a missing
-        # `</parameter>` is recovered). MiniMax tags are plain text a value may
-        # contain (an XML file's content), so only closing tags end one there.
-        value_ends = [self.parameter_close, self.invoke_close, self.block_close]
-        if open_tags_end_values:
-            value_ends += [self.parameter_open, self.invoke_open]
-        self.value_markers = MarkerSet(value_ends)
+        # A value ends only at its own closing tag: any other tag inside it (an XML
+        # file's content, a quoted DSML example) is the value's text.
+        self.value_markers = MarkerSet([self.parameter_close])
 
 
 def _tag_name(attributes: str) -> tuple[str, str]:
@@ -246,10 +241,8 @@ class InvokeToolParser(ToolParser):
         arguments.text(buf[pos:at])
         arguments.end()
         self._state = _BODY
-        if match.group() == self.syntax.parameter_close:
-            self._raw(match.group())
-            return match.end()
-        return at  # a missing closing tag: the body handles what follows
+        self._raw(match.group())
+        return match.end()
 
     def _json(self, buf: str, pos: int, final: bool) -> int:
         scanner = self._scanner
@@ -328,7 +321,6 @@ def _dsml(block: str) -> InvokeSyntax:
         f"｜DSML｜{block}",
         "｜DSML｜invoke",
         "｜DSML｜parameter",
-        open_tags_end_values=True,
         strip_newline=False,
         bare_invoke_starts_call=True,
     )

@@ -10,8 +10,9 @@
 GLM-4.7 writes the same without the newlines (glm47.py); this parser reads both.
 Values are untyped text, typed by the tool's schema (object/array values arrive
 as JSON). Models sometimes write a literal `\\n` between tags: it is skipped like
-whitespace. Known failure shapes handled: a missing `</arg_value>` (the next tag
-ends the value), a call with no arguments (`<tool_call>name</tool_call>`).
+whitespace. A value ends only at its own `</arg_value>` (tags inside it are its
+text). Known failure shape handled: a call with no arguments
+(`<tool_call>name</tool_call>`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ _VALUE_OPEN = "<arg_value>"
 _VALUE_CLOSE = "</arg_value>"
 _NAME_ENDS = MarkerSet(["\n", _KEY_OPEN, _CLOSE])
 _KEY_STOPS = MarkerSet([_KEY_CLOSE, _KEY_OPEN, _VALUE_OPEN, _CLOSE])
-_VALUE_STOPS = MarkerSet([_VALUE_CLOSE, _KEY_OPEN, _CLOSE])
+# A value ends only at its own closing tag: other tags inside it are its text.
+_VALUE_STOPS = MarkerSet([_VALUE_CLOSE])
 _CLOSE_SET = MarkerSet([_CLOSE])
 _WHITESPACE = re.compile(r"\s*").match
 _GAP = re.compile(r"(?:\s|\\n)*").match  # whitespace, or a literal backslash-n
@@ -163,10 +165,8 @@ class Glm45ToolParser(ToolParser):
             return end if end > i else None
         self._arguments.end()
         self._state = _BODY
-        if match.group() == _VALUE_CLOSE:
-            self._raw(_VALUE_CLOSE)
-            return match.end()
-        return match.start()  # a missing `</arg_value>`: the body reads the tag
+        self._raw(_VALUE_CLOSE)
+        return match.end()
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""

@@ -4,7 +4,9 @@ nemotron_deci, jamba, phi4, mistral (pre-v11) and llama3_json:
     <TOOLCALL>[{"name": "a", "arguments": {...}}, {"name": "b", "arguments": {...}}]</TOOLCALL>
     <|python_tag|>{"name": "a", "parameters": {...}}; {"name": "b", "parameters": {...}}
 
-Each object is one call (read by `JsonCallReader`) whose raw is exactly the object;
+A format that expects a list also takes one bare object (`<TOOLCALL>{...}`, as
+models and Dynamo's fixtures write it). Each object is one call (read by
+`JsonCallReader`) whose raw is exactly the object;
 the start marker, `[`, separators, `]` and a closing tag are Markers. What is read
 before the first call is announced stays pending: a start marker followed by
 something that is not a call list comes out as text, whole.
@@ -33,6 +35,8 @@ class JsonCallListParser(ToolParser):
     # `[...]` around the objects (llama3_json has bare objects).
     bracketed: ClassVar[bool] = True
     separator: ClassVar[str] = ","
+    # A newline between two call objects also separates them (llama3_json).
+    newline_separates: ClassVar[bool] = False
     # A tag that closes the section; it may also stand in for a missing `]`.
     close_tag: ClassVar[str] = ""
 
@@ -50,6 +54,7 @@ class JsonCallListParser(ToolParser):
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._reader: JsonCallReader | None = None
         self._any_call = False
+        self._single = False  # one call object where the format expects a list
 
     def _after_start_marker(self) -> int:
         return LIST_OPEN if self.bracketed else _ITEM
@@ -86,6 +91,11 @@ class JsonCallListParser(ToolParser):
                 self._pending += c
                 self._state = _ITEM
                 return i + 1
+            if c == "{":  # `<TOOLCALL>{...}`: a single call without its list
+                self._single = True
+                self._reader = JsonCallReader(self)
+                self._state = OBJECT
+                return i
         elif state == _ITEM:
             if c == "{":
                 self._reader = JsonCallReader(self)
@@ -94,11 +104,19 @@ class JsonCallListParser(ToolParser):
             if c == "]" and self.bracketed and self._any_call:  # a trailing comma
                 return self._list_closed(i + 1)
         elif state == _AFTER_ITEM:
-            if c == self.separator:
+            if self._single and not self.close_tag:
+                self._end_list(closed=True)
+                return i
+            if self._single:
+                pass  # only the closing tag may follow
+            elif c == self.separator:
                 self._pending += c
                 self._state = _ITEM
                 return i + 1
-            if c == "]" and self.bracketed:
+            elif c == "{" and self.newline_separates and "\n" in self._pending:
+                self._state = _ITEM
+                return i
+            if c == "]" and self.bracketed and not self._single:
                 return self._list_closed(i + 1)
             if self.close_tag:  # `]` left out before the closing tag
                 found = starts_with(buf[i:], self.close_tag)

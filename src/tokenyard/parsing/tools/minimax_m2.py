@@ -23,7 +23,6 @@ _SYNTAX = InvokeSyntax(
     "minimax:tool_call",
     "invoke",
     "parameter",
-    open_tags_end_values=False,
     strip_newline=True,
     # A bare `<invoke name=` is too common in prose about XML to start a call.
     bare_invoke_starts_call=False,

@@ -48,7 +48,7 @@ class MistralToolParser(JsonCallListParser):
                 if final:
                     self._end_list()
                 return i
-            if buf[i] == "[":
+            if buf[i] in "[{":  # a call list, or one call object without its list
                 self._state = LIST_OPEN
             elif _NAME_RUN(buf, i).end() > i:
                 self._state = _NAME

@@ -9,8 +9,9 @@
     </tool_call>
 
 Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
-`<function=`), a missing `</parameter>` (the next tag ends the value), a missing
-`</function>` (`</tool_call>` ends the call).
+`<function=`), a missing `</function>` (`</tool_call>` ends the call). A value ends
+only at its own `</parameter>`, so markers inside it stay in it; a value that never
+closes runs to the end of output and the call is never dispatched.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ _PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
 
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
-    """What ends a call body, and what ends a parameter value, given the section's closing tag."""
+    """What ends a call body, and what ends a parameter value, given the section's
+    closing tag. A value ends only at its own `</parameter>`: any other tag inside it
+    (`</tool_call>`, `<parameter=x>` in a file the model writes) is the value's text."""
     return (
         MarkerSet(["<parameter=", "</function>", section_close]),
-        MarkerSet(["</parameter>", "<parameter=", "</function>", section_close]),
+        MarkerSet(["</parameter>"]),
     )
 
 
@@ -128,10 +131,8 @@ class Qwen3CoderToolParser(ToolParser):
                 return end
             self._arguments.end()
             self._state = _BODY
-            if match.group() == "</parameter>":
-                self._raw(match.group())
-                return match.end()
-            return match.start()  # a missing `</parameter>`: the body handles the tag
+            self._raw(match.group())
+            return match.end()
         # _AFTER_CALL: the section closes, or another function follows in it.
         stripped = buf.lstrip()
         lead = len(buf) - len(stripped)
