@@ -189,6 +189,11 @@ def test_dispatch_precedes_the_last_fragment_and_interleaved_reasoning_is_dispat
         "usage",
     ]
     assert [data["reasoning"] for name, data in wire if name == "reasoning_dispatch"] == ["one", "two"]
+    # Dynamo's keys for the same event ride along.
+    assert [(data["index"], data["reasoning_content"]) for name, data in wire if name == "reasoning_dispatch"] == [
+        (0, "one"),
+        (0, "two"),
+    ]
     assert wire[-1][1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 4}
     assert encoder.completion()["choices"][0]["message"]["content"] == "done"
 

@@ -87,6 +87,10 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         None,
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>',
     ),
+    "inkling": (
+        "inkling",
+        '<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Tokyo", "days": 3}}<|end_message|>',
+    ),
     "minimax_m3": (
         "minimax_m3",
         f'{NS}<tool_call>\n{NS}<invoke name="get_weather">{NS}<city>Tokyo{NS}</city>{NS}<days>3{NS}</days>{NS}</invoke>\n{NS}</tool_call>',

@@ -20,6 +20,10 @@ from ..fixtures import load_tokenizer, model_dir
         ("glm-4.7", "glm-4.7", "glm45", "glm47"),
         ("kimi-k2", "kimi-k2", None, "kimi_k2"),
         ("kimi-k2-thinking", "kimi-k2.5", "kimi_k25", "kimi_k2"),
+        ("minimax-m3", "minimax-m3", "minimax_m3", "minimax_m3"),
+        ("seed-oss", "seed-oss", "seed_oss", "seed_oss"),
+        ("step3.5", "step3.5", "step3p5", "step3p5"),
+        ("granite-4", "granite-4", None, "granite4"),
     ],
 )
 def test_detected_from_real_templates(family, expected, reasoning, tool):
@@ -57,6 +61,15 @@ def test_every_profile_names_parsers_that_exist():
     for profile in PROFILES.values():
         assert profile.reasoning_parser is None or profile.reasoning_parser in reasoning_parser_names()
         assert profile.tool_parser is None or profile.tool_parser in tool_parser_names(), profile.tool_parser
+
+
+def test_new_families_from_names_and_an_inkling_template_sign():
+    assert detect_profile(None, None, name="MiniMaxAI/MiniMax-M3").family == "minimax-m3"
+    assert detect_profile(None, None, name="ByteDance-Seed/Seed-OSS-36B-Instruct").family == "seed-oss"
+    assert detect_profile(None, None, name="stepfun-ai/Step-3.5-Flash").family == "step3.5"
+    assert detect_profile(None, None, name="ibm-granite/granite-4.0-h-small").family == "granite-4"
+    template = "{{ '<|message_model|>' }}{% if x %}<|content_invoke_tool_json|>{% endif %}"
+    assert detect_profile(None, template).family == "inkling"
 
 
 def _llama_cpp_template(name: str) -> str:

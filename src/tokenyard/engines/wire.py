@@ -62,6 +62,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "seed_oss": ("<seed:think>", "</seed:think>", False),
     "step3p5": ("<think>", "</think>", True),
     "minimax_m3": ("<mm:think>", "</mm:think>", False),
+    "inkling": ("<|content_thinking|>", "<|end_message|>", False),
 }
 
 
@@ -90,6 +91,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "step3p5": "step3p5",
     "granite4": None,
     "minimax_m3": "minimax_m3",
+    "inkling": "inkling",
 }
 
 
@@ -102,6 +104,8 @@ def render_output(
     its call ids across the whole conversation)."""
     if tool_format == "harmony" or reasoning_format == "gpt_oss":
         return _render_harmony(segments)
+    if tool_format == "inkling" or reasoning_format == "inkling":
+        return _render_inkling(segments)
     if tool_format == "kimi_k3" or reasoning_format == "kimi_k3":
         return _render_kimi_k3(segments, thinking=reasoning_format == "kimi_k3")
     out: list[str] = []
@@ -272,6 +276,21 @@ def _render_harmony(segments: Sequence[Segment]) -> str:
                 + json.dumps(segment.arguments, ensure_ascii=False)
                 + "<|call|>"
             )
+    return "".join(out)
+
+
+def _render_inkling(segments: Sequence[Segment]) -> str:
+    """Inkling's typed blocks; the prompt already ends with the first `<|message_model|>`."""
+    out: list[str] = []
+    for segment in segments:
+        head = "<|message_model|>" if out else ""
+        if isinstance(segment, Reasoning):
+            out.append(f"{head}<|content_thinking|>{segment.text}<|end_message|>")
+        elif isinstance(segment, Text):
+            out.append(f"{head}<|content_text|>{segment.text}<|end_message|>")
+        else:
+            payload = json.dumps({"name": segment.name, "args": segment.arguments}, ensure_ascii=False)
+            out.append(f"{head}<|content_invoke_tool_json|>{payload}<|end_message|>")
     return "".join(out)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from ..conversation import ToolSpec
 from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta
-from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, reasoning_format
+from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, canonical_reasoning_name, reasoning_format
 from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
 from .tools.base import CallIds, ToolParser
 
@@ -37,10 +37,9 @@ class OutputSplitter:
         self._reasoning: ReasoningParser | None = None
         self._tools: ToolParser | None = None
         self._harmony = None
-        reasoning_name = (reasoning_parser or "").strip().lower()
-        tool_name = (tool_parser or "").strip().lower()
-        if tool_name:
-            tool_name = check_tool_parser_name(tool_name)
+        # Any spelling users type (ours, vLLM's, SGLang's, Dynamo's) becomes ours.
+        reasoning_name = canonical_reasoning_name(reasoning_parser) if reasoning_parser else ""
+        tool_name = check_tool_parser_name(tool_parser) if tool_parser else ""
         if reasoning_name in HARMONY_REASONING_NAMES or tool_name in HARMONY_TOOL_NAMES:
             from .harmony import HarmonyParser
 

@@ -183,7 +183,9 @@ class ChatCompletionStream:
     def _close_reasoning(self) -> list[WireEvent]:
         block = "".join(self._open_reasoning or [])
         self._open_reasoning = None
-        return [("reasoning_dispatch", self._envelope({"choice_index": 0, "reasoning": block}))]
+        # `index` and `reasoning_content` are Dynamo's keys for the same event.
+        payload = {"choice_index": 0, "index": 0, "reasoning": block, "reasoning_content": block}
+        return [("reasoning_dispatch", self._envelope(payload))]
 
     def _finish(self, finish: Finish) -> list[WireEvent]:
         self.finish_reason = FINISH_REASONS.get(finish.reason, "stop")

@@ -352,6 +352,9 @@ class JsonCallReader:
     held text into text) and `BadCallSyntax` after (the owner fails the call).
     """
 
+    # The keys that hold a call's arguments (a format may name them otherwise).
+    argument_keys: ClassVar[frozenset[str]] = _ARGUMENT_KEYS
+
     def __init__(self, owner: ToolParser, raw_prefix: str = ""):
         self._owner = owner
         self._state = _OPEN
@@ -374,7 +377,7 @@ class JsonCallReader:
                     scanner = self._scanner
                     assert scanner is not None
                     out, end = scanner.feed(text[i:] if i else text)
-                    is_args = st == _VALUE and self._key in _ARGUMENT_KEYS and not self._args_seen
+                    is_args = st == _VALUE and self._key in self.argument_keys and not self._args_seen
                     if is_args and self.started:
                         owner._stream_args(out)
                     elif is_args or st == _KEY_STRING or self._key in _NAME_KEYS:
@@ -444,7 +447,7 @@ class JsonCallReader:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                 i += 1
         except JsonStreamError as error:
-            if self.started and self._state == _VALUE and self._key in _ARGUMENT_KEYS and not self._args_seen:
+            if self.started and self._state == _VALUE and self._key in self.argument_keys and not self._args_seen:
                 owner._stream_args(error.valid)
             consumed = min(n, i + error.offset + 1)
             self._attribute(text[segment:consumed])
