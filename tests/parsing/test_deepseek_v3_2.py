@@ -266,3 +266,17 @@ def test_v3_2_forced_reasoning_and_a_call_inside_reasoning():
 def test_incomplete_is_followed_by_nothing_else_of_that_call():
     events = parse(v32, block("function_calls", TOKYO)[:60])
     assert [type(e) for e in events if isinstance(e, (ToolCallReady, ToolCallIncomplete))] == [ToolCallIncomplete]
+
+
+def test_json_null_for_a_string_parameter_stays_the_string():
+    from tokenyard.conversation import ToolSpec
+
+    note = ToolSpec(name="note", parameters={"type": "object", "properties": {"text": {"type": "string"}}})
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="note">\n'
+        f'<{B}DSML{B}parameter name="text" string="false">null</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(splitter_factory("deepseek_v3_2", "deepseek_v3_2", [note]), text)) == [
+        ("call", "note", {"text": "null"})
+    ]
