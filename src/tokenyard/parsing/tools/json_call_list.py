@@ -24,7 +24,7 @@ from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_bef
 WHITESPACE = re.compile(r"[ \t\r\n]*").match
 
 # States; subclasses number theirs from `FIRST_SUBCLASS_STATE`.
-_MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
+MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
 FIRST_SUBCLASS_STATE = 16
 
 
@@ -45,11 +45,11 @@ class JsonCallListParser(ToolParser):
         # Where the rest of a call with broken arguments ends: its section's
         # closing tag, else the next call's start marker (or the end of output).
         self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts
-        self._state = _MARKER
+        self._state = MARKER
         self._pending = ""
 
     def _enter_region(self, marker: str) -> None:
-        self._state = _MARKER
+        self._state = MARKER
         self._start_marker = marker
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._reader: JsonCallReader | None = None
@@ -71,7 +71,7 @@ class JsonCallListParser(ToolParser):
 
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
-        if state == _MARKER:
+        if state == MARKER:
             self._pending = self._start_marker
             self._state = self._after_start_marker()
             return len(self._start_marker)
