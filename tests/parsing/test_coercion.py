@@ -65,7 +65,12 @@ def test_type_names_tool_authors_write_are_understood():
         name="t",
         parameters={
             "type": "object",
-            "properties": {"f": {"type": "float"}, "i": {"type": "int"}, "b": {"type": "bool"}, "d": {"type": "double"}},
+            "properties": {
+                "f": {"type": "float"},
+                "i": {"type": "int"},
+                "b": {"type": "bool"},
+                "d": {"type": "double"},
+            },
         },
     )
     assert coerce_value("2.5", parameter_types(tool, "f")) == 2.5

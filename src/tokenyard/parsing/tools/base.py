@@ -279,8 +279,8 @@ class ToolParser:
                 call.name,
                 "".join(call.arguments),
                 "".join(call.raw),
-                reason,
-                call.declared,  # type: ignore[arg-type]
+                reason,  # type: ignore[arg-type]  # formats pass "truncated" or "invalid_arguments"
+                call.declared,
             )
         )
 
@@ -387,7 +387,7 @@ class JsonCallReader:
                         break
                     i += end
                     if st == _KEY_STRING:
-                        self._key = _json_string("".join(self._value_out))
+                        self._key = _json_string("".join(self._value_out)) or ""
                         self._value_out = []
                         self._state = _COLON
                         continue

@@ -25,6 +25,7 @@ import re
 
 from ..markers import MarkerSet
 from .base import ToolParser, is_function_name
+from .token_section import skip_whitespace
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 TOOLS_OPEN, TOOLS_CLOSE = f"{OPEN}tools{SEP}", f"{CLOSE}tools{SEP}"
@@ -35,7 +36,6 @@ _ARG_OPEN, _ARG_CLOSE = f"{OPEN}argument ", f"{CLOSE}argument{SEP}"
 _VALUE_END = MarkerSet([_ARG_CLOSE])
 _SKIP_END = MarkerSet([_CALL_CLOSE, TOOLS_CLOSE])
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
-_WHITESPACE = re.compile(r"\s*").match
 _HEAD_LIMIT = 1024
 
 _OPENING, _SECTION, _CALL, _VALUE, _SKIP = range(5)
@@ -102,7 +102,7 @@ class KimiK3ToolParser(ToolParser):
         return _attributes(buf[at + len(opener) : sep]), sep + len(SEP)
 
     def _section(self, buf: str, i: int, final: bool) -> int | None:
-        j = _WHITESPACE(buf, i).end()
+        j = skip_whitespace(buf, i)
         head = self._head(buf, j, _CALL_OPEN, final)
         if head is None:
             return None
@@ -132,7 +132,7 @@ class KimiK3ToolParser(ToolParser):
         return j
 
     def _call_body(self, buf: str, i: int, final: bool) -> int | None:
-        j = _WHITESPACE(buf, i).end()
+        j = skip_whitespace(buf, i)
         head = self._head(buf, j, _ARG_OPEN, final)
         if head is None:
             return None
@@ -144,7 +144,9 @@ class KimiK3ToolParser(ToolParser):
             self._value_parts: list[str] = []
             prefix = "" if self._first_argument else ", "
             self._first_argument = False
-            self._stream_args(prefix + json.dumps(self._key, ensure_ascii=False) + ": " + ('"' if self._is_string else ""))
+            self._stream_args(
+                prefix + json.dumps(self._key, ensure_ascii=False) + ": " + ('"' if self._is_string else "")
+            )
             self._state = _VALUE
             return end
         for end_marker in (_CALL_CLOSE, TOOLS_CLOSE):
