@@ -144,7 +144,9 @@ class KimiK3ToolParser(ToolParser):
             self._value_parts: list[str] = []
             prefix = "" if self._first_argument else ", "
             self._first_argument = False
-            self._stream_args(prefix + json.dumps(self._key, ensure_ascii=False) + ": " + ('"' if self._is_string else ""))
+            self._stream_args(
+                prefix + json.dumps(self._key, ensure_ascii=False) + ": " + ('"' if self._is_string else "")
+            )
             self._state = _VALUE
             return end
         for end_marker in (_CALL_CLOSE, TOOLS_CLOSE):
