@@ -32,6 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import OUT, PLOTS  # noqa: E402
+
 from tokenyard.conversation import ToolSpec
 from tokenyard.engines.wire import FAMILY_REASONING, Call, Reasoning, Text, render_output
 from tokenyard.events import ToolCallReady
@@ -261,7 +265,6 @@ def save_plot(rows: list[tuple[str, dict, dict | None]], quick: bool) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from benchmarks.common import OUT, PLOTS
 
     folder = OUT if quick else PLOTS
     folder.mkdir(parents=True, exist_ok=True)
