@@ -84,6 +84,7 @@ VLLM_NAMES: dict[str, tuple[str, str | None] | None] = {
     "deepseek_v3_2": ("deepseek_v32", "deepseek_v3"),
     "deepseek_v4": ("deepseek_v4", "deepseek_v4"),
     "kimi_k2": ("kimi_k2", "kimi_k2"),
+    "kimi_k3": ("kimi_k3", "kimi_k3"),
     "glm45": ("glm45", "glm45"),
     "glm47": ("glm47", "glm47"),
     "minimax_m2": ("minimax_m2", "minimax_m2"),
