@@ -56,7 +56,9 @@ def test_markers_inside_a_string_value_survive(tool):
     def check(value, cut):
         segments = [Call("write_file", {"content": value}), Text("done")]
         raw = render_output(segments, tool, reasoning)
-        events = run_chunks(splitter_factory(reasoning, tool, [TOOL]), [raw[i : i + cut] for i in range(0, len(raw), cut)])
+        events = run_chunks(
+            splitter_factory(reasoning, tool, [TOOL]), [raw[i : i + cut] for i in range(0, len(raw), cut)]
+        )
         check_stream_invariants(events, raw)
         calls = [s for s in summary(merge(events)) if s[0] in ("call", "incomplete")]
         assert calls == [("call", "write_file", {"content": value})], raw

@@ -331,7 +331,7 @@ def _render_kimi_k3(segments: Sequence[Segment], thinking: bool) -> str:
             out.append(tag("response") + segment.text + "<|close|>response<|sep|>")
             i += 1
         else:
-            body = []
+            body: list[str] = []
             while i < len(segments) and isinstance(segments[i], Call):
                 call = segments[i]
                 assert isinstance(call, Call)

@@ -114,7 +114,13 @@ class Glm45ToolParser(ToolParser):
             self._exit_region()
             return j + len(_CLOSE)
         if _ends_inside(buf, j, _KEY_OPEN, _CLOSE, "\\"):
-            return self._truncated(buf, j) if final else (j if j > i else None)
+            if not final:
+                return j if j > i else None
+            # The output ended between parameters: every value so far closed.
+            self._arguments.close()
+            self._close_at_end_of_output(buf[j:])
+            self._exit_region()
+            return len(buf)
         self._state = _SKIP
         return j
 

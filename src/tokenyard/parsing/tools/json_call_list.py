@@ -17,18 +17,18 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ...events import ParseEvent
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_before, starts_with
+from .base import BadCallSyntax, JsonCallReader, NotACall, split_before, starts_with
+from .call_list import CallListParser
 
 WHITESPACE = re.compile(r"[ \t\r\n]*").match
 
 # States; subclasses number theirs from `FIRST_SUBCLASS_STATE`.
-_MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
+MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
 FIRST_SUBCLASS_STATE = 16
 
 
-class JsonCallListParser(ToolParser):
+class JsonCallListParser(CallListParser):
     """A start marker, then JSON call objects. Subclasses set the start marker and
     the punctuation; they are registered by their own `name`."""
 
@@ -45,11 +45,11 @@ class JsonCallListParser(ToolParser):
         # Where the rest of a call with broken arguments ends: its section's
         # closing tag, else the next call's start marker (or the end of output).
         self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts
-        self._state = _MARKER
+        self._state = MARKER
         self._pending = ""
 
     def _enter_region(self, marker: str) -> None:
-        self._state = _MARKER
+        self._state = MARKER
         self._start_marker = marker
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._reader: JsonCallReader | None = None
@@ -61,17 +61,9 @@ class JsonCallListParser(ToolParser):
 
     # ---- the list ---------------------------------------------------------------
 
-    def _parse_region(self, buf: str, final: bool) -> int:
-        while True:
-            state = self._state
-            consumed = self._step(buf, final)
-            # A state change that consumed nothing: the new state reads on.
-            if consumed or not self._in_region or self._state == state:
-                return consumed
-
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
-        if state == _MARKER:
+        if state == MARKER:
             self._pending = self._start_marker
             self._state = self._after_start_marker()
             return len(self._start_marker)
@@ -147,14 +139,7 @@ class JsonCallListParser(ToolParser):
         return end
 
     def _end_list(self, closed: bool = False) -> None:
-        """The region ends here: what is pending after a closed list is syntax (a
-        Marker); else it (an unrecognised start, whitespace after a call) is text."""
-        if closed or self._state == _CLOSE_TAG:
-            self._marker(self._pending)
-        else:
-            self._text(self._pending)
-        self._pending = ""
-        self._exit_region()
+        super()._end_list(closed or self._state == _CLOSE_TAG)
 
     def _parse_object(self, buf: str, final: bool) -> int:
         reader = self._reader
@@ -200,22 +185,6 @@ class JsonCallListParser(ToolParser):
 
     # ---- hooks ------------------------------------------------------------------
 
-    def _open_call(self, name: str, raw: str = "", model_id: str | None = None) -> None:
-        # The call is real, so what led up to it (start marker, `[`, `,`) is syntax.
-        self._marker(self._pending)
-        self._pending = ""
-        super()._open_call(name, raw, model_id)
-
     @property
     def in_call_region(self) -> bool:
         return self._in_region and (self._call_open or self._state == OBJECT)
-
-    def release_held(self) -> list[ParseEvent]:
-        if self._in_region and not self.in_call_region:
-            # A reasoning marker interrupts the list between calls: it ends here.
-            self._end_list()
-            self._text(self._buf)
-            self._buf = ""
-            events, self._events = self._events, []
-            return events
-        return super().release_held()

@@ -25,6 +25,7 @@ import re
 
 from ..markers import MarkerSet
 from .base import ToolParser, is_function_name
+from .token_section import skip_whitespace
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 TOOLS_OPEN, TOOLS_CLOSE = f"{OPEN}tools{SEP}", f"{CLOSE}tools{SEP}"
@@ -35,7 +36,6 @@ _ARG_OPEN, _ARG_CLOSE = f"{OPEN}argument ", f"{CLOSE}argument{SEP}"
 _VALUE_END = MarkerSet([_ARG_CLOSE])
 _SKIP_END = MarkerSet([_CALL_CLOSE, TOOLS_CLOSE])
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
-_WHITESPACE = re.compile(r"\s*").match
 _HEAD_LIMIT = 1024
 
 _OPENING, _SECTION, _CALL, _VALUE, _SKIP = range(5)
@@ -102,7 +102,7 @@ class KimiK3ToolParser(ToolParser):
         return _attributes(buf[at + len(opener) : sep]), sep + len(SEP)
 
     def _section(self, buf: str, i: int, final: bool) -> int | None:
-        j = _WHITESPACE(buf, i).end()
+        j = skip_whitespace(buf, i)
         head = self._head(buf, j, _CALL_OPEN, final)
         if head is None:
             return None
@@ -132,7 +132,7 @@ class KimiK3ToolParser(ToolParser):
         return j
 
     def _call_body(self, buf: str, i: int, final: bool) -> int | None:
-        j = _WHITESPACE(buf, i).end()
+        j = skip_whitespace(buf, i)
         head = self._head(buf, j, _ARG_OPEN, final)
         if head is None:
             return None
@@ -163,8 +163,9 @@ class KimiK3ToolParser(ToolParser):
         if j == len(buf):
             if not final:
                 return None
-            # The output ended before the call's end: more arguments may have been due.
-            self._fail_call("truncated", buf[i:])
+            # The output ended between arguments, before the call's end.
+            self._stream_args("}")
+            self._close_at_end_of_output(buf[i:])
             self._exit_region()
             return len(buf)
         # Text where an argument or the call's end belongs: the call can not be dispatched.

@@ -17,7 +17,7 @@ closing tag ends it.
 
 from __future__ import annotations
 
-from .deepseek_v3_2 import InvokeSyntax, InvokeToolParser
+from .invoke_xml import InvokeSyntax, InvokeToolParser
 
 _SYNTAX = InvokeSyntax(
     "minimax:tool_call",

@@ -92,9 +92,9 @@ class Qwen3CoderToolParser(ToolParser):
             end, match = split_before(buf, self._body_markers, final)
             if match is None:
                 self._raw(buf[:end])
-                if final:
+                if final:  # every parameter so far closed
                     self._arguments.close()
-                    self._fail_call("truncated")
+                    self._close_at_end_of_output()
                     self._exit_region()
                 return end
             self._raw(buf[: match.start()])

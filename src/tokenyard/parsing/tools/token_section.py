@@ -5,7 +5,6 @@ call header names the function.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -13,15 +12,16 @@ from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import ToolParser
 
-_WHITESPACE = re.compile(r"\s*").match
-_FENCE_TAIL = re.compile(r"[\s`]*").match
-
 # States.
 _OPENING, BETWEEN, _ARGS_START, _ARGS, _AFTER_ARGS, _SKIP = range(6)
 
 
-def skip_whitespace(buf: str, i: int) -> int:
-    return _WHITESPACE(buf, i).end()
+def skip_whitespace(buf: str, i: int, fence: bool = False) -> int:
+    """The index of the first character at or after `i` that is not whitespace
+    (nor, with `fence`, a backtick of a closing ``` fence)."""
+    while i < len(buf) and (buf[i].isspace() or (fence and buf[i] == "`")):
+        i += 1
+    return i
 
 
 def _at(buf: str, i: int, marker: str) -> bool | None:
@@ -91,7 +91,7 @@ class TokenSectionToolParser(ToolParser):
         opener = ""
         if self._state == _OPENING:
             opener = next((m for m in self.section_begins if buf.startswith(m, i)), "")
-        j = _WHITESPACE(buf, i + len(opener)).end()
+        j = skip_whitespace(buf, i + len(opener))
         at_call = _at(buf, j, self.call_begin)
         if at_call:
             return self._read_header(buf, i, j, final)
@@ -116,7 +116,7 @@ class TokenSectionToolParser(ToolParser):
         return j
 
     def _read_header(self, buf: str, i: int, at: int, final: bool) -> int | None:
-        start = _WHITESPACE(buf, at + len(self.call_begin)).end()
+        start = skip_whitespace(buf, at + len(self.call_begin))
         match = self._header_stops.find(buf, start)
         if match is None and not final and len(buf) - start <= self.header_limit:
             return None
@@ -142,7 +142,7 @@ class TokenSectionToolParser(ToolParser):
         return match.end()
 
     def _args_start(self, buf: str, i: int, final: bool) -> int | None:
-        j = _WHITESPACE(buf, i).end()
+        j = skip_whitespace(buf, i)
         if self.fenced and not self._fence_seen:
             for fence in ("```json", "```"):
                 found = _at(buf, j, fence)
@@ -150,7 +150,7 @@ class TokenSectionToolParser(ToolParser):
                     self._raw(buf[i:j])
                     return j if j > i else None
                 if found:
-                    j = _WHITESPACE(buf, j + len(fence)).end()
+                    j = skip_whitespace(buf, j + len(fence))
                     self._fence_seen = True
                     break
         self._raw(buf[i:j])
@@ -209,7 +209,7 @@ class TokenSectionToolParser(ToolParser):
         return match.end() if ends_call else end
 
     def _after_args(self, buf: str, i: int, final: bool) -> int | None:
-        j = (_FENCE_TAIL if self.fenced else _WHITESPACE)(buf, i).end()
+        j = skip_whitespace(buf, i, fence=self.fenced)
         self._raw(buf[i:j])
         match = self._args_stops.find(buf, j)
         if match is not None and match.start() == j:
