@@ -24,22 +24,21 @@ def build_tokenizer(folder: str, tokens: list[str]):
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
     # The format's markers are single special tokens, as in the real models' vocabularies.
-    specials = sorted({t for t in tokens if len(t) > 1 and _looks_special(t)} - set(tokenizer.get_vocab()))
+    specials = sorted({t for t in set(tokens) if len(t) > 1 and _looks_special(t)} - set(tokenizer.get_vocab()))
     if specials:
         tokenizer.add_special_tokens({"additional_special_tokens": specials})
     return tokenizer
 
 
 def _looks_special(token: str) -> bool:
-    return (token.startswith("<") and token.endswith(">")) or (token.startswith("[") and token.endswith("]"))
+    return (token.startswith("<") and token.endswith(">")) or (token[0] in "[]" and token[-1] in "[]")
 
 
-def run_job(job: dict, folder: str) -> dict:
+def run_job(job: dict, tokenizer) -> dict:
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.parser.parser_manager import ParserManager
 
     all_tokens = [t for run in job["runs"] for t in run["tokens"]]
-    tokenizer = build_tokenizer(folder, all_tokens)
     parser_cls = ParserManager.get_parser(
         tool_parser_name=job["tool"],
         reasoning_parser_name=job["reasoning"],
@@ -96,9 +95,13 @@ def main() -> int:
 
     logging.disable(logging.WARNING)
     document = json.load(sys.stdin)
+    # One tokenizer for every format: the markers of all of them as special tokens.
+    tokenizer = build_tokenizer(
+        document["tokenizer"], [t for job in document["jobs"] for run in job["runs"] for t in run["tokens"]]
+    )
     for job in document["jobs"]:
         try:
-            line = {"format": job["format"], "ok": True, "results": run_job(job, document["tokenizer"])}
+            line = {"format": job["format"], "ok": True, "results": run_job(job, tokenizer)}
         except Exception as error:  # a peer's failure is a result to report, not a crash
             line = {"format": job["format"], "ok": False, "error": f"{type(error).__name__}: {error}"[:300]}
         print(json.dumps(line), flush=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*').match
+_PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]*').fullmatch
 _WHITESPACE_RUN = re.compile(r"[ \t\n\r]*").match
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?").fullmatch
 _LITERALS = ("true", "false", "null")
@@ -63,7 +64,13 @@ class JsonValueScanner:
         `text` just past the value if it completed here, else -1. Raises
         `JsonStreamError` at the first character that can not continue valid JSON;
         its `pos` counts from the first character ever fed."""
-        if self._state == _DONE:
+        state = self._state
+        if state == _STRING:
+            # The common streaming case: a token of plain string text, emitted as is.
+            if _PLAIN_STRING(text) is not None:
+                self._consumed += len(text)
+                return text, -1
+        elif state == _DONE:
             return "", 0
         out: list[str] = []
         try:

@@ -91,6 +91,14 @@ class OutputSplitter:
         return out
 
     def _trim(self, events: list[ParseEvent]) -> list[ParseEvent]:
+        if len(events) == 1:
+            # The common streaming case: one more delta inside a run that already has
+            # content, not ending in whitespace: nothing to trim or to hold.
+            event = events[0]
+            if type(event) is self._run_kind and self._run_has_content and not self._pending_space:
+                text = event.text  # type: ignore[union-attr]
+                if text and not text[-1].isspace():
+                    return events
         out: list[ParseEvent] = []
         for event in events:
             kind = type(event)

@@ -70,6 +70,8 @@ class MinimaxM3ToolParser(ToolParser):
 
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
+        if state >= _STRING:  # inside a parameter value: the hot path
+            return self._value(buf, final)
         if state == _SECTION:
             self._marker(SECTION_OPEN)
             self._state = _BETWEEN
@@ -78,9 +80,7 @@ class MinimaxM3ToolParser(ToolParser):
             return self._between(buf, final)
         if state == _HEAD:
             return self._head(buf, final)
-        if state == _BODY:
-            return self._body(buf, final)
-        return self._value(buf, final)
+        return self._body(buf, final)
 
     def _between(self, buf: str, final: bool) -> int:
         stripped = buf.lstrip()
@@ -192,8 +192,10 @@ class MinimaxM3ToolParser(ToolParser):
         if at != 0:
             if at > 0:
                 end = at
+            elif final or "]" not in buf:  # no namespace token can be starting
+                end = len(buf)
             else:
-                end = len(buf) if final else len(buf) - _NS_SET.held_suffix(buf)
+                end = len(buf) - _NS_SET.held_suffix(buf)
             self._raw(buf[:end])
             if streaming:
                 self._stream_args(_fragment(buf[:end]))

@@ -74,7 +74,9 @@ class TokenSectionToolParser(ToolParser):
 
     def _parse_region(self, buf: str, final: bool) -> int:
         i = 0
-        while self._in_region:
+        n = len(buf)
+        # With nothing left to read, every step waits for more input (unless final).
+        while self._in_region and (i < n or final):
             step = self._STEPS[self._state](self, buf, i, final)
             if step is None:  # needs more input
                 return i
