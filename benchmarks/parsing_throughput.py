@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -186,12 +187,12 @@ def count_calls(fmt: str, tokens: list[str]) -> int:
     return sum(type(e) is ToolCallReady for e in events)
 
 
-def measure_vllm(
+def start_vllm(
     formats: list[str], inputs: dict[str, dict[str, list[str]]], repeat: int, cap_s: float, python: Path
-) -> dict[str, dict]:
+) -> tuple[subprocess.Popen[str], Any] | None:
     """vLLM's parsers on the same tokens, in one subprocess of its venv (see
-    peer_vllm_parsing.py). Per format: rates, size ratio (a lower bound when a long
-    run hit the CPU-time cap), or the error vLLM raised."""
+    peer_vllm_parsing.py), started now so that it runs while tokenyard is measured
+    (each side counts its own CPU time)."""
     jobs = []
     for fmt in formats:
         names = VLLM_NAMES.get(fmt)
@@ -212,9 +213,8 @@ def measure_vllm(
             }
         )
     if not jobs:
-        return {}
+        return None
     tokenizer = Path(os.environ.get("TOKENYARD_FIXTURES") or REPO / ".fixtures") / "models" / "qwen3"
-    document = json.dumps({"tokenizer": str(tokenizer), "jobs": jobs})
     errors = tempfile.TemporaryFile("w+")  # vLLM's logging must not fill a pipe nobody reads
     process = subprocess.Popen(
         [str(python), str(REPO / "benchmarks" / "peer_vllm_parsing.py")],
@@ -223,9 +223,19 @@ def measure_vllm(
         stderr=errors,
         text=True,
     )
-    assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(document)
+    assert process.stdin is not None
+    process.stdin.write(json.dumps({"tokenizer": str(tokenizer), "jobs": jobs}))
     process.stdin.close()
+    return process, errors
+
+
+def collect_vllm(started: tuple[subprocess.Popen[str], Any] | None, inputs: dict[str, dict[str, list[str]]]) -> dict:
+    """Per format: vLLM's rates, size ratio (a lower bound when a long run hit the
+    CPU-time cap) and what it parsed, or the error it raised."""
+    if started is None:
+        return {}
+    process, errors = started
+    assert process.stdout is not None
     records = []
     for line in process.stdout:  # one line per format, as each finishes
         if line.startswith("{"):
@@ -315,8 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     # Warm up the interpreter's allocator on a long output first: otherwise the first
     # format's long runs pay for growing the heap and its size ratio reads high.
     time_feed(formats[0], inputs[formats[0]]["tool_large"], 1)
+    started = start_vllm(formats, inputs, 1, args.peer_cap, args.vllm_python) if peers else None
     ours = {fmt: measure_ours(fmt, inputs[fmt], repeat, pairs) for fmt in formats}
-    theirs = measure_vllm(formats, inputs, 1 if args.quick else 3, args.peer_cap, args.vllm_python) if peers else {}
+    theirs = collect_vllm(started, inputs)
     header = (
         f"{'format':<14}{'reasoning':<14}{'text tok/s':>12}{'tool tok/s':>12}{'64K/8K':>8}"
         f"{'vLLM text':>11}{'vLLM tool':>11}{'vLLM 64K/8K':>12}{'x text':>8}{'x tool':>8}{'calls':>7}"

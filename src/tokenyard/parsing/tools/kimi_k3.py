@@ -33,6 +33,8 @@ RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE = f"{OPEN}response{SEP}", f"{CLOSE}
 WRAPPERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE)
 _CALL_OPEN, _CALL_CLOSE = f"{OPEN}call ", f"{CLOSE}call{SEP}"
 _ARG_OPEN, _ARG_CLOSE = f"{OPEN}argument ", f"{CLOSE}argument{SEP}"
+# What json.dumps(ensure_ascii=False) escapes inside a string.
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]').search
 _VALUE_END = MarkerSet([_ARG_CLOSE])
 _SKIP_END = MarkerSet([_CALL_CLOSE, TOOLS_CLOSE])
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
@@ -69,6 +71,8 @@ class KimiK3ToolParser(ToolParser):
             if step is None:  # needs more input
                 return i
             i = step
+            if i == len(buf) and not final and self._state == _VALUE:
+                return i  # a value read to the end of the input waits for more
         return i
 
     def _step(self, buf: str, i: int, final: bool) -> int | None:
@@ -176,12 +180,18 @@ class KimiK3ToolParser(ToolParser):
 
     def _value(self, buf: str, i: int, final: bool) -> int | None:
         match = _VALUE_END.find(buf, i)
-        end = match.start() if match is not None else len(buf) if final else len(buf) - _VALUE_END.held_suffix(buf, i)
+        if match is not None:
+            end = match.start()
+        elif final or not _VALUE_END.could_start(buf, i):  # the common case: plain value text
+            end = len(buf)
+        else:
+            end = len(buf) - _VALUE_END.held_suffix(buf, i)
         if end > i:
             piece = buf[i:end]
             self._raw(piece)
             if self._is_string:
-                self._stream_args(json.dumps(piece, ensure_ascii=False)[1:-1])
+                # Most pieces need no escaping; json.dumps is the slow path for those that do.
+                self._stream_args(json.dumps(piece, ensure_ascii=False)[1:-1] if _NEEDS_ESCAPE(piece) else piece)
             else:
                 self._value_parts.append(piece)
         if match is None:
