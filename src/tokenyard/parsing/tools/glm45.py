@@ -161,7 +161,12 @@ class Glm45ToolParser(ToolParser):
         if i >= len(buf) and not final:
             return None  # everything so far is streamed; wait for more
         match = _VALUE_STOPS.find(buf, i)
-        end = match.start() if match is not None else len(buf) - _VALUE_STOPS.held_suffix(buf, i)
+        if match is not None:
+            end = match.start()
+        elif _VALUE_STOPS.could_start(buf, i):
+            end = len(buf) - _VALUE_STOPS.held_suffix(buf, i)
+        else:  # the common case: plain value text, nothing to hold back
+            end = len(buf)
         self._raw(buf[i:end])
         self._arguments.text(buf[i:end])
         if match is None:
