@@ -37,7 +37,8 @@ class ServerState:
     seal: ReasoningSeal
     config: ServerConfig = field(default_factory=ServerConfig)
     slots: asyncio.Semaphore | None = None
-    waiting: int = 0
+    waiting: int = 0  # requests queued for a slot
+    busy: int = 0  # slots held
     replay: ReplayState = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,13 +87,15 @@ class Slot:
 
     def __init__(self, state: ServerState) -> None:
         assert state.slots is not None, "the app's lifespan makes the slots"
-        self._slots = state.slots
+        self._state = state
         self._held = True
+        state.busy += 1
 
     def release(self) -> None:
         if self._held:
             self._held = False
-            self._slots.release()
+            self._state.busy -= 1
+            self._state.slots.release()  # type: ignore[union-attr]  # checked in __init__
 
 
 async def acquire_slot(state: ServerState) -> Slot:
