@@ -89,24 +89,23 @@ class MessageStream:
         return self.message()
 
     def feed(self, event: Event) -> list[Frame]:
-        kind = type(event)
-        if kind is TextDelta:
+        if isinstance(event, TextDelta):
             out = self._ensure("text")
-            self._text.append(event.text)  # type: ignore[union-attr]
-            out.append(self._delta({"type": "text_delta", "text": event.text}))  # type: ignore[union-attr]
+            self._text.append(event.text)
+            out.append(self._delta({"type": "text_delta", "text": event.text}))
             return out
-        if kind is ReasoningDelta:
+        if isinstance(event, ReasoningDelta):
             out = self._ensure("thinking")
-            self._thinking.append(event.text)  # type: ignore[union-attr]
+            self._thinking.append(event.text)
             if self._show_thinking:
-                out.append(self._delta({"type": "thinking_delta", "thinking": event.text}))  # type: ignore[union-attr]
+                out.append(self._delta({"type": "thinking_delta", "thinking": event.text}))
             return out
-        if kind is ToolCallStart:
+        if isinstance(event, ToolCallStart):
             out = self._close()
             self._index += 1
             self._open = "tool_use"
             self._tool_json = []
-            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}  # type: ignore[union-attr]
+            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
             self._blocks.append(block)
             out.append(
                 (
@@ -115,14 +114,14 @@ class MessageStream:
                 )
             )
             return out
-        if kind is ToolCallDelta:
-            self._tool_json.append(event.arguments)  # type: ignore[union-attr]
-            return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]  # type: ignore[union-attr]
-        if kind is ToolCallReady:
+        if isinstance(event, ToolCallDelta):
+            self._tool_json.append(event.arguments)
+            return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]
+        if isinstance(event, ToolCallReady):
             block = self._blocks[-1]
-            block["input"] = event.input()  # type: ignore[union-attr]
+            block["input"] = event.input()
             if self._replay is not None:
-                self._replay.remember_call(event.id, event.arguments)  # type: ignore[union-attr]
+                self._replay.remember_call(event.id, event.arguments)
             out = self._close()
             if self._dispatch:
                 out.append(
@@ -132,19 +131,19 @@ class MessageStream:
                             "type": "tool_call_dispatch",
                             "index": self._index,
                             "tool_call": {"id": event.id, "name": event.name, "input": block["input"]},
-                        },  # type: ignore[union-attr]
+                        },
                     )
                 )
             return out
-        if kind is ToolCallIncomplete:
+        if isinstance(event, ToolCallIncomplete):
             # The block was announced and can not be taken back; it keeps the valid
             # prefix of its arguments. Nothing is dispatched for it.
             self._blocks[-1]["input"] = _partial_input("".join(self._tool_json))
             return self._close()
-        if kind is PromptProcessed:
-            return [self._message_start(event.prompt_tokens, event.cached_tokens)]  # type: ignore[union-attr]
-        if kind is Finish:
-            return self._finish(event)  # type: ignore[arg-type]
+        if isinstance(event, PromptProcessed):
+            return [self._message_start(event.prompt_tokens, event.cached_tokens)]
+        if isinstance(event, Finish):
+            return self._finish(event)
         return []  # Markers carry no content; failures go to error()
 
     def _message_start(self, prompt_tokens: int, cached_tokens: int) -> WireEvent:

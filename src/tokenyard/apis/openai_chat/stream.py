@@ -93,47 +93,46 @@ class ChatCompletionStream:
         return self.completion()
 
     def feed(self, event: Event) -> list[WireEvent]:
-        kind = type(event)
         out: list[WireEvent] = []
-        if kind is not ReasoningDelta and self._open_reasoning is not None:
+        if not isinstance(event, ReasoningDelta) and self._open_reasoning is not None:
             out.extend(self._close_reasoning())
-        if kind is ToolCallReady:
-            return out + self._ready(event)  # type: ignore[arg-type]
-        if kind is Marker:
+        if isinstance(event, ToolCallReady):
+            return out + self._ready(event)
+        if isinstance(event, Marker):
             return out  # no content; a call's closing markers come before its Ready
         if self._held is not None:
             out.append(self._held)
             self._held = None
-        if kind is TextDelta:
-            self._text.append(event.text)  # type: ignore[union-attr]
-            out.append(self._chunk({"content": event.text}))  # type: ignore[union-attr]
-        elif kind is ReasoningDelta:
-            text = event.text  # type: ignore[union-attr]
+        if isinstance(event, TextDelta):
+            self._text.append(event.text)
+            out.append(self._chunk({"content": event.text}))
+        elif isinstance(event, ReasoningDelta):
+            text = event.text
             self._reasoning.append(text)
             if self._dispatch:
                 if self._open_reasoning is None:
                     self._open_reasoning = []
                 self._open_reasoning.append(text)
             out.append(self._chunk({"reasoning_content": text, "reasoning": text}))
-        elif kind is ToolCallStart:
-            index = self._indices[event.index] = len(self._calls)  # type: ignore[union-attr]
-            self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})  # type: ignore[union-attr]
+        elif isinstance(event, ToolCallStart):
+            index = self._indices[event.index] = len(self._calls)
+            self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})
             self._arguments.append([])
             first = {
                 "index": index,
                 "id": event.id,
                 "type": "function",
                 "function": {"name": event.name, "arguments": ""},
-            }  # type: ignore[union-attr]
+            }
             out.extend(self._call_chunk(first))
-        elif kind is ToolCallDelta:
-            index = self._indices[event.index]  # type: ignore[union-attr]
-            self._arguments[index].append(event.arguments)  # type: ignore[union-attr]
-            out.extend(self._call_chunk({"index": index, "function": {"arguments": event.arguments}}))  # type: ignore[union-attr]
-        elif kind is PromptProcessed:
+        elif isinstance(event, ToolCallDelta):
+            index = self._indices[event.index]
+            self._arguments[index].append(event.arguments)
+            out.extend(self._call_chunk({"index": index, "function": {"arguments": event.arguments}}))
+        elif isinstance(event, PromptProcessed):
             out.append(self._chunk({"role": "assistant", "content": ""}))
-        elif kind is Finish:
-            out.extend(self._finish(event))  # type: ignore[arg-type]
+        elif isinstance(event, Finish):
+            out.extend(self._finish(event))
         # Failures go to error(). ToolCallIncomplete: the call keeps the arguments streamed so far and is not
         # dispatched.
         return out

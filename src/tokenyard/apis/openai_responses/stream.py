@@ -65,7 +65,7 @@ class _Item:
 
     @property
     def id(self) -> str:
-        return self.data["id"]
+        return str(self.data["id"])
 
 
 class ResponseStream:
@@ -129,25 +129,24 @@ class ResponseStream:
         return self.response()
 
     def _feed(self, event: Event) -> list[WireEvent]:
-        kind = type(event)
-        if kind is TextDelta:
-            return self._text(event.text)  # type: ignore[union-attr]
-        if kind is ReasoningDelta:
-            return self._reasoning(event.text)  # type: ignore[union-attr]
-        if kind is ToolCallStart:
-            return self._call_start(event)  # type: ignore[arg-type]
-        if kind is ToolCallDelta:
-            return self._call_delta(event.arguments)  # type: ignore[union-attr]
-        if kind is ToolCallReady:
-            return self._call_done(event.arguments, "completed", event)  # type: ignore[union-attr,arg-type]
-        if kind is ToolCallIncomplete:
+        if isinstance(event, TextDelta):
+            return self._text(event.text)
+        if isinstance(event, ReasoningDelta):
+            return self._reasoning(event.text)
+        if isinstance(event, ToolCallStart):
+            return self._call_start(event)
+        if isinstance(event, ToolCallDelta):
+            return self._call_delta(event.arguments)
+        if isinstance(event, ToolCallReady):
+            return self._call_done(event.arguments, "completed", event)
+        if isinstance(event, ToolCallIncomplete):
             # Announced and not to be taken back: the item keeps what streamed and
             # says it is incomplete. Nothing is dispatched for it.
-            return self._call_done(event.arguments, "incomplete", None)  # type: ignore[union-attr]
-        if kind is PromptProcessed:
+            return self._call_done(event.arguments, "incomplete", None)
+        if isinstance(event, PromptProcessed):
             return []  # usage is reported once, with the final status
-        if kind is Finish:
-            return self._finish(event)  # type: ignore[arg-type]
+        if isinstance(event, Finish):
+            return self._finish(event)
         return []  # Markers carry no content; failures go to error()
 
     def response(self) -> dict[str, Any]:
@@ -186,14 +185,14 @@ class ResponseStream:
                     part=_output_text(""),
                 )
             )
-        item = self._open
-        assert item is not None
-        item.chunks.append(text)
+        current = self._open
+        assert current is not None
+        current.chunks.append(text)
         out.append(
             self._event(
                 "response.output_text.delta",
-                item_id=item.id,
-                output_index=item.output_index,
+                item_id=current.id,
+                output_index=current.output_index,
                 content_index=0,
                 delta=text,
                 logprobs=[],
@@ -227,17 +226,17 @@ class ResponseStream:
                     part={"type": "reasoning_text", "text": ""},
                 )
             )
-        item = self._open
-        assert item is not None
-        item.chunks.append(text)
-        if item.summary is not None:
-            delta = item.summary.feed(text)
+        current = self._open
+        assert current is not None
+        current.chunks.append(text)
+        if current.summary is not None:
+            delta = current.summary.feed(text)
             if delta:
                 out.append(
                     self._event(
                         "response.reasoning_summary_text.delta",
-                        item_id=item.id,
-                        output_index=item.output_index,
+                        item_id=current.id,
+                        output_index=current.output_index,
                         summary_index=0,
                         delta=delta,
                     )
@@ -245,8 +244,8 @@ class ResponseStream:
         out.append(
             self._event(
                 "response.reasoning_text.delta",
-                item_id=item.id,
-                output_index=item.output_index,
+                item_id=current.id,
+                output_index=current.output_index,
                 content_index=0,
                 delta=text,
             )
@@ -474,10 +473,12 @@ def custom_input(arguments: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        if isinstance(value.get(CUSTOM_INPUT), str):
-            return value[CUSTOM_INPUT]
-        if len(value) == 1 and isinstance(next(iter(value.values())), str):
-            return next(iter(value.values()))
+        named = value.get(CUSTOM_INPUT)
+        if isinstance(named, str):
+            return named
+        only = next(iter(value.values()), None)
+        if len(value) == 1 and isinstance(only, str):
+            return only
     return arguments
 
 
@@ -515,7 +516,9 @@ class CustomInputDecoder:
             self._opened = True
             fragment = self._head[_nth_quote(self._head, 3) + 1 :]
         self._pending += fragment
-        end = _STRING_BODY(self._pending).end()
+        body_match = _STRING_BODY(self._pending)
+        assert body_match is not None  # the pattern matches the empty string
+        end = body_match.end()
         if end < len(self._pending):
             self._closed = self._pending[end] == '"'
             self.live = self._closed or self._pending[end] == "\\"
