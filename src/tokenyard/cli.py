@@ -109,7 +109,7 @@ def run_serve(args: argparse.Namespace) -> int:
     model, engine = load(settings)
     state = ServerState(
         Pipeline(model, engine, prefix_watch=PrefixWatch()),
-        ReasoningSeal(load_server_key(args.server_key)),
+        ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
             api_key=args.api_key,
             enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
@@ -202,8 +202,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--server-key",
-        default=_env("server_key"),
-        help="key that seals reasoning returned to clients (default: kept in the cache folder)",
+        default=_env("server_key") or _env("seal_key"),
+        help="key that seals reasoning returned to clients, also as TOKENYARD_SEAL_KEY "
+        "(default: kept in the cache folder); replicas behind one load balancer share it",
+    )
+    serve.add_argument(
+        "--seal-key-file",
+        type=Path,
+        default=_env("seal_key_file"),
+        help="file holding the sealing key (64 hex digits, or any text, hashed): what replicas share",
     )
     serve.add_argument("--host", default=_env("host", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
