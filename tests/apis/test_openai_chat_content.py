@@ -10,17 +10,23 @@ from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
 
 
-def _message(tool_parser: str, output: str, chunk: int = 3) -> dict:
+def _run(tool_parser: str, output: str, chunk: int = 3) -> tuple[dict, str]:
+    """The whole message, and the content a stream client joins from its chunks."""
     splitter = OutputSplitter(None, tool_parser, call_ids=CallIds(nonce="t"))
     encoder = ChatCompletionStream("id", "m", 1)
-    encoder.feed(PromptProcessed(5, 0))
+    frames = encoder.feed(PromptProcessed(5, 0))
     for i in range(0, len(output), chunk):
         for event in splitter.feed(output[i : i + chunk]):
-            encoder.feed(event)
+            frames += encoder.feed(event)
     for event in splitter.finish():
-        encoder.feed(event)
-    encoder.feed(Finish("stop"))
-    return encoder.completion()["choices"][0]["message"]
+        frames += encoder.feed(event)
+    frames += encoder.feed(Finish("stop"))
+    streamed = "".join(choice["delta"].get("content") or "" for _, data in frames for choice in data.get("choices", []))
+    return encoder.completion()["choices"][0]["message"], streamed
+
+
+def _message(tool_parser: str, output: str, chunk: int = 3) -> dict:
+    return _run(tool_parser, output, chunk)[0]
 
 
 def test_text_runs_around_a_call_keep_their_whitespace():
@@ -29,8 +35,9 @@ def test_text_runs_around_a_call_keep_their_whitespace():
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
         "Meanwhile, I will check the news."
     )
-    message = _message("hermes", output)
-    assert message["content"] == "Let me get the weather info. \nMeanwhile, I will check the news."
+    for chunk in (1, 3, len(output)):
+        message, streamed = _run("hermes", output, chunk)
+        assert message["content"] == streamed == "Let me get the weather info. \nMeanwhile, I will check the news."
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
 
 

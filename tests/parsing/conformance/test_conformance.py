@@ -4,6 +4,8 @@ expectation (the peer's, or tokenyard's documented decision where they differ)."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tokenyard.events import merge_adjacent
@@ -42,3 +44,14 @@ def test_agreement_with_peers_is_at_least_95_percent() -> None:
 def test_own_cases_never_claim_a_peer_disagreement() -> None:
     for case in CASES:
         assert case.from_peer or case.disagreement is None, case.name
+
+
+def test_the_readme_table_counts_the_cases() -> None:
+    peer = [case for case in CASES if case.from_peer]
+    agreeing = sum(1 for case in peer if case.disagreement is None)
+    total = (
+        f"| **total** | {len(CASES)} | {len(peer)} | {agreeing} ({100 * agreeing / len(peer):.1f}%) "
+        f"| {len(peer) - agreeing} | {len(CASES) - len(peer)} |"
+    )
+    readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+    assert total in readme, f"update the README table: {total}"

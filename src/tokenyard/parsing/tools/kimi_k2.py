@@ -57,8 +57,7 @@ class KimiK2ToolParser(TokenSectionToolParser):
             header is not None
             and header.group() == self.header_end
             and buf[start : header.start()].strip().isdigit()
-            and self.tools is not None
-            and len(self.tools) > 1
+            and not (self.tools is not None and len(self.tools) == 1)
         ):
             end = self._args_stops.find(buf, header.end())
             if end is None and not final:

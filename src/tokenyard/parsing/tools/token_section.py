@@ -106,11 +106,20 @@ class TokenSectionToolParser(ToolParser):
         if pending and not final:
             return None
         if self._state == _OPENING:
-            # The opener is a special token, so it is syntax even when stray text
-            # follows it (the call markers after that text still start calls).
+            # The opener is a special token, so it is syntax. Stray words between it
+            # and the first call marker are noise inside the section, syntax too;
+            # with no call marker soon after, they are text.
+            start = i + len(opener)
+            found_call = self._starts.find(buf, start)
+            if found_call is not None and found_call.group() == self.call_begin:
+                if found_call.start() - start <= self.header_limit:
+                    # A call follows: the opener and the words before it are syntax.
+                    return self._read_header(buf, i, found_call.start(), final)
+            elif found_call is None and not final and len(buf) - start <= self.header_limit:
+                return None
             self._marker(opener)
             self._exit_region()
-            return i + len(opener)
+            return start
         self._marker(buf[i:j])
         self._exit_region()
         return j
