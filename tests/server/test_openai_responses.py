@@ -369,7 +369,9 @@ def test_bad_requests_get_openai_errors(tmp_path):
         assert reply.status_code == 400 and "call_id" in reply.json()["error"]["message"]
         reply = post({"model": "other", "input": "hi"})
         assert reply.status_code == 404 and reply.json()["error"]["code"] == "model_not_found"
-        reply = httpx.post(f"{url}/v1/responses", content=b"{", timeout=30)
+        reply = httpx.post(
+            f"{url}/v1/responses", content=b"{", headers={"content-type": "application/json"}, timeout=30
+        )
         assert reply.status_code == 400 and reply.json()["error"]["type"] == "invalid_request_error"
 
 

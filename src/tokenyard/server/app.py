@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -20,6 +22,7 @@ from ..apis.models import anthropic_model, model_list, openai_model
 from . import anthropic_routes, openai_chat_routes, responses_routes, tokenize_routes
 from .anthropic_routes import anthropic_error
 from .common import ServerConfig, ServerState, check_auth
+from .limits import GuardConfig, RequestGuard, error_body, normalize_hosts, normalize_origins
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
 
@@ -58,6 +61,16 @@ async def health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+async def unknown_path(request: Request, exc: Exception) -> Response:
+    """404/405 in the envelope of the API the path belongs to, never an HTML page."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 404
+    if status == 405:
+        error = ApiError(405, "invalid_request_error", f"{request.method} is not allowed on {request.url.path}")
+    else:
+        error = ApiError(404, "not_found_error", f"no such endpoint: {request.method} {request.url.path}")
+    return JSONResponse(error_body(request.url.path, error), status_code=status)
+
+
 def create_app(state: ServerState) -> Starlette:
     routes = [
         *anthropic_routes.routes(),
@@ -78,6 +91,17 @@ def create_app(state: ServerState) -> Starlette:
         finally:
             await state.pipeline.engine.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    config = state.config
+    guard = GuardConfig(
+        api_key_set=bool(config.api_key),
+        allowed_hosts=normalize_hosts(config.allowed_hosts),
+        allowed_origins=normalize_origins(config.allowed_origins),
+    )
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(RequestGuard, config=guard)],
+        exception_handlers={404: unknown_path, 405: unknown_path},
+    )
     app.state.tokenyard = state
     return app

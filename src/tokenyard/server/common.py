@@ -29,9 +29,15 @@ class ServerConfig:
     max_concurrency: int = 4
     # Requests waiting for a generation slot beyond this are refused (overloaded).
     max_queue: int = 64
+    # Seconds a request may wait for a generation slot before it is refused (overloaded).
+    max_queue_wait: float = 60.0
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
     prompt_log: Path | None = None
+    # Without an API key only loopback Host names are served; these are served too ("*": any).
+    allowed_hosts: tuple[str, ...] = ()
+    # Browser origins allowed to call the API cross-origin, with CORS ("*": any).
+    allowed_origins: tuple[str, ...] = ()
 
 
 @dataclass
@@ -90,12 +96,20 @@ def validate(model: type, body: Any) -> Any:
 async def acquire_slot(state: ServerState) -> None:
     assert state.slots is not None
     if state.slots.locked() and state.waiting >= state.config.max_queue:
-        raise ApiError(529, "overloaded_error", "too many requests are waiting for the model; retry shortly")
+        raise overloaded("too many requests are waiting for the model; retry shortly")
     state.waiting += 1
     try:
-        await state.slots.acquire()
+        await asyncio.wait_for(state.slots.acquire(), state.config.max_queue_wait)
+    except TimeoutError:
+        raise overloaded(
+            f"no generation slot became free within {state.config.max_queue_wait:g} s; retry shortly"
+        ) from None
     finally:
         state.waiting -= 1
+
+
+def overloaded(message: str) -> ApiError:
+    return ApiError(529, "overloaded_error", message)
 
 
 def log_prompt(state: ServerState, body: Any, generation) -> None:
