@@ -19,6 +19,7 @@ from ..apis.memory import ToolCallMemory
 from ..engines.base import PromptTooLong
 from ..prompting.template import TemplateError
 from ..sealing import ReasoningSeal
+from .limits import MAX_JSON_DEPTH, check_json_depth
 from .pipeline import Generation, Pipeline
 
 
@@ -79,9 +80,13 @@ async def read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
     try:
-        return json.loads(body)
+        value = json.loads(body)
+    except RecursionError:
+        raise invalid_request(f"request body is nested more than {MAX_JSON_DEPTH} levels deep") from None
     except ValueError as error:
         raise invalid_request(f"request body is not valid JSON: {error}") from error
+    check_json_depth(value, MAX_JSON_DEPTH)
+    return value
 
 
 def validate(model: type, body: Any) -> Any:

@@ -35,6 +35,7 @@ from ...conversation import (
 from ...sealing import ReasoningSeal
 from ..errors import invalid_request, validation_message
 from ..memory import ToolCallMemory
+from ..tool_schemas import check_tool_schema
 from .schema import (
     ITEM_TYPES,
     PART_TYPES,
@@ -42,6 +43,7 @@ from .schema import (
     CustomTool,
     CustomToolCallItem,
     FunctionCallItem,
+    FunctionTool,
     ImagePart,
     ItemReference,
     MessageItem,
@@ -75,7 +77,11 @@ def offered_tools(request: ResponsesRequest) -> list[dict[str, Any]]:
     """The request's function and custom tools, as sent. Hosted tools (web_search,
     file_search, code_interpreter, mcp…) have nothing to run them here and are left
     out of the prompt, without failing the request."""
-    return [t for t in request.tools or [] if isinstance(t, dict) and t.get("type") in TOOL_TYPES]
+    return [
+        t
+        for t in request.tools or []
+        if isinstance(t, dict) and isinstance(t.get("type"), str) and t["type"] in TOOL_TYPES
+    ]
 
 
 def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
@@ -185,7 +191,9 @@ def _item(raw: Any, where: str) -> BaseModel | None:
         raise invalid_request(f"{where}: an input item must be an object", where)
     # Easy input messages may leave out their type.
     kind = raw.get("type") or ("message" if "role" in raw else None)
-    model = ITEM_TYPES.get(kind)  # type: ignore[arg-type]
+    if kind is not None and not isinstance(kind, str):
+        raise invalid_request(f"{where}.type: must be a string", f"{where}.type")
+    model = ITEM_TYPES.get(kind) if kind is not None else None
     if model is None:
         return None  # hosted tools' calls and outputs: nothing an open model can replay
     try:
@@ -212,7 +220,10 @@ def _content(content: str | list[dict[str, Any]], where: str) -> list[Text | Ima
         return [Text(text=content)]
     out: list[Text | Image] = []
     for i, raw in enumerate(content):
-        model = PART_TYPES.get(raw.get("type")) if isinstance(raw, dict) else None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and not isinstance(kind, str):
+            raise invalid_request(f"{where}.content.{i}.type: must be a string", f"{where}.content.{i}.type")
+        model = PART_TYPES.get(kind) if isinstance(kind, str) else None
         if model is None:
             continue  # files and audio: nothing an open text model can read
         try:
@@ -281,7 +292,10 @@ def _custom_arguments(item: CustomToolCallItem, calls: ToolCallMemory | None) ->
 def _tools(request: ResponsesRequest) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
     for n, raw in enumerate(request.tools or []):
-        model = TOOL_TYPES.get(raw.get("type")) if isinstance(raw, dict) else None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and not isinstance(kind, str):
+            raise invalid_request(f"tools.{n}.type: must be a string", f"tools.{n}.type")
+        model = TOOL_TYPES.get(kind) if isinstance(kind, str) else None
         if model is None:
             continue  # a hosted tool (see offered_tools)
         try:
@@ -297,9 +311,11 @@ def _tools(request: ResponsesRequest) -> list[ToolSpec]:
                     kind="custom",
                 )
             )
-        else:
-            parameters = tool.parameters or {"type": "object", "properties": {}}  # type: ignore[union-attr]
-            specs.append(ToolSpec(name=tool.name, description=tool.description or "", parameters=parameters))  # type: ignore[union-attr]
+        elif isinstance(tool, FunctionTool):
+            if tool.parameters is not None:
+                check_tool_schema(tool.parameters, f"tools.{n}.parameters")
+            parameters = tool.parameters or {"type": "object", "properties": {}}
+            specs.append(ToolSpec(name=tool.name, description=tool.description or "", parameters=parameters))
     return specs
 
 
