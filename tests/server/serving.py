@@ -44,6 +44,7 @@ def running_server(
     model_path: Path | None = None,
     engine: str = "scripted",
     uvicorn_options: dict | None = None,
+    wrap_app=None,
 ):
     script_path = None
     if script is not None:
@@ -68,7 +69,7 @@ def running_server(
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(state),
+            (wrap_app or (lambda app: app))(create_app(state)),
             host="127.0.0.1",
             port=port,
             log_level="warning",

@@ -13,6 +13,7 @@ import pytest
 from tokenyard.apis.openai_responses.requests import to_conversation
 from tokenyard.apis.openai_responses.schema import ResponsesRequest
 from tokenyard.apis.openai_responses.stream import CustomInputDecoder, ResponseStream
+from tokenyard.apis.replay_state import ReplayState
 from tokenyard.conversation import Reasoning, ToolCall, ToolResult
 from tokenyard.engines.base import EngineError
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
@@ -472,7 +473,7 @@ def test_one_assistant_turn_becomes_one_message_with_ordered_parts():
             "tools": [EXEC, APPLY_PATCH, {"type": "web_search"}],
         }
     )
-    conversation = to_conversation(request, seal=seal)
+    conversation = to_conversation(request, replay=ReplayState(seal))
     _, assistant, results = conversation.messages
     assert [type(p) for p in assistant.parts] == [Reasoning, ToolCall, Reasoning, ToolCall]
     assert assistant.parts[0].text == "exact  reasoning\n" and assistant.parts[2].text == "raw second"
@@ -501,9 +502,11 @@ def test_custom_input_of_another_shape_is_not_decoded_live():
 
 def test_concise_summary_waits_for_a_newline_that_may_end_the_paragraph():
     encoder = ResponseStream("resp_1", {}, created_at=0, summary="concise")
-    events = encoder.start()
+    frames = encoder.start()
     for event in (ReasoningDelta("Plan.\n"), ReasoningDelta("\nMore detail."), TextDelta("ok"), Finish("stop")):
-        events += encoder.feed(event)
+        frames += encoder.feed(event)
+    assert all(name == data["type"] for name, data in frames)
+    events = [data for _, data in frames]
     summary = [e["delta"] for e in events if e["type"] == "response.reasoning_summary_text.delta"]
     assert summary == ["Plan."]
     assert encoder.response()["output"][0]["content"][0]["text"] == "Plan.\n\nMore detail."

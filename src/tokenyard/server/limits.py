@@ -30,7 +30,9 @@ import h11
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..apis.errors import ApiError, openai_error_body
+from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
+from ..apis.errors import ApiError, ErrorTable, Fault
+from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
 
 log = logging.getLogger("tokenyard.server.limits")
 
@@ -49,23 +51,23 @@ class GuardConfig:
     max_header_count: int = 256
 
 
-def error_body(path: str, error: ApiError) -> dict[str, Any]:
-    """The envelope of the API that owns `path`: Anthropic for /v1/messages, OpenAI
-    for everything else."""
-    if path.startswith("/v1/messages"):
-        return {"type": "error", "error": {"type": error.kind, "message": error.message}}
-    return openai_error_body(error)
+def error_table(path: str) -> ErrorTable:
+    """The error table of the API that owns `path`: Anthropic's for /v1/messages,
+    OpenAI's for everything else."""
+    return ANTHROPIC_ERRORS if path.startswith("/v1/messages") else OPENAI_ERRORS
 
 
 async def send_error(send: Send, path: str, error: ApiError, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    body = json.dumps(error_body(path, error)).encode()
+    table = error_table(path)
+    body = json.dumps(table.body(error)).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": error.status,
+            "status": table.status(error),
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *((k.encode(), v.encode()) for k, v in table.headers(error).items()),
                 *headers,
             ],
         }
@@ -136,9 +138,8 @@ class RequestGuard:
         path: str = scope["path"]
         raw = scope["headers"]
         if len(raw) > self.config.max_header_count:
-            await send_error(
-                send, path, ApiError(431, "invalid_request_error", f"more than {self.config.max_header_count} headers")
-            )
+            message = f"more than {self.config.max_header_count} headers"
+            await send_error(send, path, ApiError(431, "invalid_request_error", message, fault=Fault.HEADERS_TOO_LARGE))
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
         host = headers.get("host", "")
@@ -169,7 +170,8 @@ class RequestGuard:
                 return
         if scope["method"] == "POST" and not is_json_content_type(headers.get("content-type", "")):
             given = headers.get("content-type") or "none"
-            error = ApiError(415, "invalid_request_error", f"content-type must be application/json (got {given})")
+            message = f"content-type must be application/json (got {given})"
+            error = ApiError(415, "invalid_request_error", message, fault=Fault.UNSUPPORTED_MEDIA_TYPE)
             await send_error(send, path, error, cors)
             return
         if not cors:

@@ -38,32 +38,18 @@ from ...conversation import (
     ToolResult,
     ToolSpec,
 )
-from ..errors import invalid_request, validation_message
+from ..errors import invalid_request, validate, validation_message
 from ..tool_schemas import check_tool_schema
 from .schema import ChatCompletionRequest, ImagePart, MessageParam, NamedToolChoice, RefusalPart, TextPart
 
 _PART_TYPES: dict[str, type[BaseModel]] = {"text": TextPart, "image_url": ImagePart, "refusal": RefusalPart}
 _DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
-# Field names are snake_case; pydantic names union branches by type (`str`,
-# `list[str]`, `NamedToolChoice`, `literal[…]`), which are not part of `param`.
-_FIELD = re.compile(r"[a-z_][a-z0-9_]*")
-_TYPE_TAGS = {"str", "int", "float", "bool"}
 
 
 def parse_request(body: Any, model: type[ChatCompletionRequest] = ChatCompletionRequest) -> ChatCompletionRequest:
     """The validated request; a validation error names the offending field in
     `param`, as OpenAI's errors do."""
-    if not isinstance(body, dict):
-        raise invalid_request("request body must be a JSON object")
-    try:
-        request = model.model_validate(body)
-    except ValidationError as error:
-        first = error.errors()[0].get("loc", ()) if error.errors() else ()
-        param = (
-            ".".join(str(p) for p in first if isinstance(p, int) or (_FIELD.fullmatch(str(p)) and p not in _TYPE_TAGS))
-            or None
-        )
-        raise invalid_request(validation_message(error), param) from error
+    request = validate(model, body)
     if request.n is not None and request.n != 1:
         raise invalid_request("n: only n=1 is supported; send one request per completion", "n")
     if request.logprobs:

@@ -29,17 +29,18 @@ from ...events import (
     Marker,
     PromptProcessed,
     ReasoningDelta,
-    StreamError,
     TextDelta,
     ToolCallDelta,
     ToolCallReady,
     ToolCallStart,
     Usage,
 )
-from ..errors import ApiError, openai_error_body
+from ..errors import ApiError
+from ..spoke import Frame
+from .errors import ERRORS
 
 # (SSE event name or None for a plain chunk, data)
-WireEvent = tuple[str | None, dict[str, Any]]
+WireEvent = Frame
 
 FINISH_REASONS = {"stop": "stop", "stop_sequence": "stop", "length": "length", "tool_calls": "tool_calls"}
 
@@ -65,6 +66,7 @@ class ChatCompletionStream:
         self._dispatch = dispatch
         self._indices: dict[int, int] = {}  # parser call index → this choice's tool_calls index
         self._calls: list[dict[str, Any]] = []
+        self._arguments: list[list[str]] = []  # each call's argument fragments (joined once: linear)
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._open_reasoning: list[str] | None = None  # the block being streamed, for reasoning_dispatch
@@ -72,7 +74,23 @@ class ChatCompletionStream:
         self.finish_reason: str | None = None
         self.usage = Usage()
 
-    # ---- the stream ---------------------------------------------------------------
+    # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
+
+    def start(self) -> list[Frame]:
+        return []
+
+    def error(self, error: ApiError) -> list[Frame]:
+        """A mid-stream failure: the OpenAI SDK raises `APIError` on a chunk holding `error`."""
+        return [(None, ERRORS.body(error))]
+
+    def finish(self) -> list[Frame]:
+        return [(None, "[DONE]")]
+
+    def keepalive(self) -> Frame | None:
+        return None
+
+    def result(self) -> dict[str, Any]:
+        return self.completion()
 
     def feed(self, event: Event) -> list[WireEvent]:
         kind = type(event)
@@ -100,6 +118,7 @@ class ChatCompletionStream:
         elif kind is ToolCallStart:
             index = self._indices[event.index] = len(self._calls)  # type: ignore[union-attr]
             self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})  # type: ignore[union-attr]
+            self._arguments.append([])
             first = {
                 "index": index,
                 "id": event.id,
@@ -109,15 +128,13 @@ class ChatCompletionStream:
             out.extend(self._call_chunk(first))
         elif kind is ToolCallDelta:
             index = self._indices[event.index]  # type: ignore[union-attr]
-            self._calls[index]["function"]["arguments"] += event.arguments  # type: ignore[union-attr]
+            self._arguments[index].append(event.arguments)  # type: ignore[union-attr]
             out.extend(self._call_chunk({"index": index, "function": {"arguments": event.arguments}}))  # type: ignore[union-attr]
         elif kind is PromptProcessed:
             out.append(self._chunk({"role": "assistant", "content": ""}))
         elif kind is Finish:
             out.extend(self._finish(event))  # type: ignore[arg-type]
-        elif kind is StreamError:
-            out.append((None, error_chunk(event.kind, event.message)))  # type: ignore[union-attr]
-        # ToolCallIncomplete: the call keeps the arguments streamed so far and is not
+        # Failures go to error(). ToolCallIncomplete: the call keeps the arguments streamed so far and is not
         # dispatched.
         return out
 
@@ -130,6 +147,8 @@ class ChatCompletionStream:
             message["reasoning_content"] = reasoning
             message["reasoning"] = reasoning
         if self._calls:
+            for call, fragments in zip(self._calls, self._arguments, strict=True):
+                call["function"]["arguments"] = "".join(fragments)
             message["tool_calls"] = self._calls
         return {
             "id": self.completion_id,
@@ -194,8 +213,3 @@ class ChatCompletionStream:
         if self._include_usage:
             data["usage"] = None  # as OpenAI: present on every chunk, filled on the last
         return (None, data)
-
-
-def error_chunk(kind: str, message: str) -> dict[str, Any]:
-    """A mid-stream failure: the OpenAI SDK raises `APIError` on a chunk holding `error`."""
-    return openai_error_body(ApiError(500, kind, message))

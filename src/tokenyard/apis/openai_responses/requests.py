@@ -32,9 +32,8 @@ from ...conversation import (
     ToolResult,
     ToolSpec,
 )
-from ...sealing import ReasoningSeal
 from ..errors import invalid_request, validation_message
-from ..memory import ToolCallMemory
+from ..replay_state import ReplayState
 from ..tool_schemas import check_tool_schema
 from .schema import (
     ITEM_TYPES,
@@ -93,8 +92,7 @@ def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
 def to_conversation(
     request: ResponsesRequest,
     *,
-    seal: ReasoningSeal | None = None,
-    calls: ToolCallMemory | None = None,
+    replay: ReplayState | None = None,
     session_key: str | None = None,
     agent: str | None = None,
 ) -> Conversation:
@@ -118,15 +116,15 @@ def to_conversation(
         elif isinstance(item, FunctionCallItem):
             call_names[item.call_id] = item.name
             _assistant_turn(messages).parts.append(
-                ToolCall(id=item.call_id, name=item.name, arguments=_function_arguments(item, calls))
+                ToolCall(id=item.call_id, name=item.name, arguments=_function_arguments(item, replay))
             )
         elif isinstance(item, CustomToolCallItem):
             call_names[item.call_id] = item.name
             _assistant_turn(messages).parts.append(
-                ToolCall(id=item.call_id, name=item.name, arguments=_custom_arguments(item, calls), kind="custom")
+                ToolCall(id=item.call_id, name=item.name, arguments=_custom_arguments(item, replay), kind="custom")
             )
         elif isinstance(item, ReasoningItem):
-            part = _reasoning(item, seal)
+            part = _reasoning(item, replay)
             if part is not None:
                 _assistant_turn(messages).parts.append(part)
         elif isinstance(item, ToolOutputItem):
@@ -252,8 +250,8 @@ def _output(output: str | list[dict[str, Any]], where: str) -> list[Text | Image
     return [Text(text=output)] if isinstance(output, str) else _content(output, f"{where}.output")
 
 
-def _reasoning(item: ReasoningItem, seal: ReasoningSeal | None) -> Reasoning | None:
-    own = seal.open(item.encrypted_content, REASONING_SEAL_CONTEXT) if seal else None
+def _reasoning(item: ReasoningItem, replay: ReplayState | None) -> Reasoning | None:
+    own = replay.open_reasoning(item.encrypted_content, REASONING_SEAL_CONTEXT) if replay else None
     if own is not None:
         return Reasoning(text=own, signature=item.encrypted_content)
     # Not ours (or none): the raw reasoning it shows, else its summary.
@@ -265,25 +263,24 @@ def _reasoning(item: ReasoningItem, seal: ReasoningSeal | None) -> Reasoning | N
     return None
 
 
-def _function_arguments(item: FunctionCallItem, calls: ToolCallMemory | None) -> str:
+def _function_arguments(item: FunctionCallItem, replay: ReplayState | None) -> str:
     """The arguments as the model wrote them: clients may send them back re-serialised
     (OpenClaw compacts the JSON), which would change the replayed prompt."""
-    if calls is None:
+    if replay is None:
         return item.arguments
     try:
         echoed = json.loads(item.arguments) if item.arguments.strip() else {}
     except ValueError:
         return item.arguments
-    remembered = calls.recall(item.call_id, echoed)
-    return remembered if remembered is not None else item.arguments
+    return replay.restore_call(item.call_id, echoed, item.arguments)
 
 
-def _custom_arguments(item: CustomToolCallItem, calls: ToolCallMemory | None) -> str:
-    """The arguments as the model wrote them when we remember them and the input is
-    unchanged; else the canonical `{"input": …}`."""
+def _custom_arguments(item: CustomToolCallItem, replay: ReplayState | None) -> str:
+    """The arguments as the model wrote them when the input is unchanged; else the
+    canonical `{"input": …}`."""
     echoed = {CUSTOM_INPUT: item.input}
-    remembered = calls.recall(item.call_id, echoed) if calls else None
-    return remembered if remembered is not None else json.dumps(echoed, ensure_ascii=False)
+    canonical = json.dumps(echoed, ensure_ascii=False)
+    return replay.restore_call(item.call_id, echoed, canonical) if replay else canonical
 
 
 # ---- tools --------------------------------------------------------------------------
