@@ -230,7 +230,7 @@ def test_open_file_limit_is_raised_to_the_hard_limit():
     assert before == 256 and after == (hard if hard != resource.RLIM_INFINITY else after) and after > 256
 
 
-def test_requests_waiting_past_the_queue_wait_limit_are_refused(tmp_path):
+def test_requests_waiting_past_the_queue_wait_limit_are_refused_with_retry_after(tmp_path):
     config = ServerConfig(max_concurrency=1, max_queue_wait=0.2)
     with running_server("qwen3", config=config, token_delay=0.2, tmp_path=tmp_path) as (url, state):
         body = {
@@ -244,7 +244,13 @@ def test_requests_waiting_past_the_queue_wait_limit_are_refused(tmp_path):
         try:
             while state.slots is None or not state.slots.locked():
                 time.sleep(0.01)
-            assert_anthropic_error(post(url, "/v1/messages", body), 529, "overloaded_error")
+            refused = post(url, "/v1/messages", body)
+            assert_anthropic_error(refused, 529, "overloaded_error")
+            assert int(refused.headers["retry-after"]) >= 1
+            chat = {"model": "test/model", "max_tokens": 200, "messages": [{"role": "user", "content": "hi"}]}
+            refused = post(url, "/v1/chat/completions", chat)
+            assert_openai_error(refused, 429)
+            assert refused.json()["error"]["code"] == "overloaded" and int(refused.headers["retry-after"]) >= 1
         finally:
             thread.join()
         assert first[0].status_code == 200
