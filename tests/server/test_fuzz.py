@@ -233,7 +233,7 @@ def test_mutated_bodies_never_fail_the_server(server, path, valid, shape, data):
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
     path=st.sampled_from(["/v1/models", "/v1/models/test/model", "/health", "/v1/x", "/", "/v1/messages/batches"])
     | st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters="?#%"), max_size=20).map(
-        lambda p: "/" + p
+        lambda p: "/v1/" + p
     ),
     headers=st.dictionaries(header_names, header_values, max_size=3),
 )

@@ -5,6 +5,7 @@ the queue wait limit; against a real uvicorn on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import logging
 import resource
 import socket
 import subprocess
@@ -15,10 +16,12 @@ import time
 import httpx
 import pytest
 
+from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
+from tokenyard.engines.base import EngineError
 from tokenyard.server.app import ServerConfig
 from tokenyard.server.limits import HttpLimits, is_loopback_host, server_options
 
-from .serving import running_server
+from .serving import WrappedEngine, running_server
 
 JSON = {"content-type": "application/json"}
 COUNT = {"model": "test/model", "messages": [{"role": "user", "content": "hi"}]}
@@ -254,3 +257,46 @@ def test_requests_waiting_past_the_queue_wait_limit_are_refused_with_retry_after
         finally:
             thread.join()
         assert first[0].status_code == 200
+
+
+class _LeakyEngine(WrappedEngine):
+    """Fails the way a remote engine does: its message names its URL and quotes
+    the upstream error."""
+
+    async def generate(self, request):
+        raise EngineError("http://10.1.2.3:8001/v1/completions answered HTTP 500: CUDA out of memory at 0xdeadbeef")
+        yield  # pragma: no cover  (an async generator)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_engine_failures_never_show_clients_engine_urls_or_upstream_text(stream, caplog):
+    with running_server("qwen3") as (url, state):
+        state.pipeline.engine = _LeakyEngine(state.pipeline.engine)
+        bodies = {
+            "/v1/messages": {"model": "test/model", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]},
+            "/v1/chat/completions": {"model": "test/model", "messages": [{"role": "user", "content": "hi"}]},
+            "/v1/responses": {"model": "test/model", "input": "hi"},
+        }
+        with caplog.at_level(logging.WARNING, logger="tokenyard"):
+            for path, body in bodies.items():
+                response = post(url, path, {**body, "stream": stream})
+                assert response.status_code == (200 if stream else 502), response.text
+                assert ENGINE_FAILED_MESSAGE in response.text
+                assert "10.1.2.3" not in response.text and "CUDA" not in response.text
+        assert "http://10.1.2.3:8001" in caplog.text  # the operator still sees it
+
+
+def test_a_client_that_goes_away_is_an_info_line_not_a_traceback(tmp_path, caplog):
+    body = {"model": "test/model", "max_tokens": 64, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with running_server("qwen3", token_delay=0.05, tmp_path=tmp_path) as (url, state):
+        with caplog.at_level(logging.INFO):
+            for _ in range(5):
+                with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
+                    next(response.iter_bytes())  # the stream started; now hang up
+            while state.busy:
+                time.sleep(0.01)
+            assert post(url, "/v1/messages", {**body, "stream": False}).status_code == 200
+    problems = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert problems == [], [r.getMessage() for r in problems]
+    gone = [r for r in caplog.records if r.levelno == logging.INFO and "client went away" in r.getMessage()]
+    assert len(gone) == 5

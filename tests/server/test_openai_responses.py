@@ -10,6 +10,7 @@ import httpx
 import openai
 import pytest
 
+from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.apis.openai_responses.requests import to_conversation
 from tokenyard.apis.openai_responses.schema import ResponsesRequest
 from tokenyard.apis.openai_responses.stream import CustomInputDecoder, ResponseStream
@@ -329,7 +330,7 @@ def test_engine_failure_is_response_failed(tmp_path):
             events = list(s)
         last = events[-1]
         assert last.type == "response.failed" and last.response.status == "failed"
-        assert last.response.error.message == "the engine crashed" and last.response.error.code == "server_error"
+        assert last.response.error.message == ENGINE_FAILED_MESSAGE and last.response.error.code == "server_error"
         assert [e.sequence_number for e in events] == list(range(len(events)))
         # The item cut short is closed, not left dangling.
         assert events[-2].type == "response.output_item.done" and events[-2].item.status == "incomplete"

@@ -131,9 +131,15 @@ def fault_of(error: BaseException) -> ApiError:
         message = f"prompt is too long: {error.prompt_tokens} tokens > {error.max_model_len} maximum ({error})"
         return ApiError(400, "invalid_request_error", message, fault=Fault.CONTEXT_LENGTH_EXCEEDED)
     if isinstance(error, EngineError):
-        return engine_failed(str(error))
+        log.warning("engine failed: %s", error)
+        return engine_failed(ENGINE_FAILED_MESSAGE)
     log.error("unhandled error", exc_info=error)
     return ApiError(500, "api_error", "internal server error", fault=Fault.INTERNAL)
+
+
+# What a client is told when the engine fails: the engine's own message names its
+# URL and quotes upstream errors, which stay in the server log.
+ENGINE_FAILED_MESSAGE = "the model engine failed; the server log has the details"
 
 
 def engine_failed(message: str) -> ApiError:
