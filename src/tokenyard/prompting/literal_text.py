@@ -56,6 +56,7 @@ class LiteralShield:
     again in the rendered prompt."""
 
     _MIN_CACHED = 512  # characters; long texts (system prompts, tool lists) repeat every turn
+    _MAX_CACHED_LENGTH = 1024 * 1024  # longer ones are one-off: caching them only pins memory
     _MAX_CACHED = 4096  # entries
 
     def __init__(self, added_tokens: Iterable[str]):
@@ -76,7 +77,7 @@ class LiteralShield:
         """`text` with every added-token spelling replaced by its sentinel."""
         if self._sub is None or not text:
             return text
-        if len(text) < self._MIN_CACHED:
+        if not self._MIN_CACHED <= len(text) <= self._MAX_CACHED_LENGTH:
             return self._hide(text)
         hidden = self._hidden.get(text)
         if hidden is None:

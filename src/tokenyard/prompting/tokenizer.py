@@ -184,6 +184,8 @@ class _SegmentCache:
     """
 
     _MIN_CACHED = 512  # characters; shorter segments are cheap to encode
+    # Longer segments are one-off (a huge pasted file): caching them only pins memory.
+    _MAX_CACHED = 1024 * 1024
     _MAX_CHARS = 64 * 1024 * 1024
 
     def __init__(self, backend: HFTokenizer):
@@ -270,7 +272,7 @@ class _SegmentCache:
         return self._cached(self._backend, self._cache, text)
 
     def _cached(self, backend: HFTokenizer, cache: dict[str, list[int]], text: str) -> list[int]:
-        if len(text) < self._MIN_CACHED:
+        if not self._MIN_CACHED <= len(text) <= self._MAX_CACHED:
             return backend.encode(text, add_special_tokens=False).ids
         ids = cache.get(text)
         if ids is None:

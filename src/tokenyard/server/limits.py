@@ -18,6 +18,8 @@ real requests need.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import ipaddress
 import json
 import logging
@@ -74,6 +76,27 @@ async def send_error(send: Send, path: str, error: ApiError, headers: Iterable[t
     )
     await send({"type": "http.response.body", "body": body})
 
+
+# After a request body this large, freed memory is handed back to the OS (below).
+TRIM_AFTER_BYTES = 4 * 1024 * 1024
+
+
+def release_free_memory() -> None:
+    """glibc keeps freed heap in its arenas, so after one large request the process
+    stays near that request's peak RSS; malloc_trim returns the free pages."""
+    if _libc is not None:
+        _libc.malloc_trim(0)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None  # not glibc (musl, macOS): nothing to trim
+
+
+_libc = _load_libc()
 
 # Deeper JSON than any API body needs; bounds every recursive walk downstream.
 MAX_JSON_DEPTH = 64
@@ -174,16 +197,21 @@ class RequestGuard:
             error = ApiError(415, "invalid_request_error", message, fault=Fault.UNSUPPORTED_MEDIA_TYPE)
             await send_error(send, path, error, cors)
             return
-        if not cors:
-            await self.app(scope, receive, send)
-            return
+        try:
+            if not cors:
+                await self.app(scope, receive, send)
+                return
 
-        async def send_with_cors(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *cors]}
-            await send(message)
+            async def send_with_cors(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    message = {**message, "headers": [*message.get("headers", []), *cors]}
+                await send(message)
 
-        await self.app(scope, receive, send_with_cors)
+            await self.app(scope, receive, send_with_cors)
+        finally:
+            declared = headers.get("content-length", "")
+            if declared.isdigit() and int(declared) >= TRIM_AFTER_BYTES:
+                await asyncio.to_thread(release_free_memory)
 
     def _host_allowed(self, host: str) -> bool:
         allowed = self.config.allowed_hosts
