@@ -12,8 +12,9 @@ from typing import Any
 
 from .conversation import ToolSpec
 from .events import event_to_dict, merge_adjacent
-from .parsing.reasoning.parser import reasoning_parser_names
-from .parsing.registry import UnknownParserError, tool_parser_names
+from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
+from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
+from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
 
 
@@ -36,10 +37,83 @@ def load_tool_specs(data: Any) -> list[ToolSpec]:
     return specs
 
 
+def load_parser_plugins(args: argparse.Namespace) -> None:
+    """Register `--tool-parser-plugin` / `--reasoning-parser-plugin` formats."""
+    for spec in args.tool_parser_plugin or ():
+        load_tool_parser_plugin(spec)
+    for spec in args.reasoning_parser_plugin or ():
+        load_reasoning_parser_plugin(spec)
+
+
+def print_parser_names(out: Any) -> None:
+    """Ours, then every peer's name and what it maps to here (`-`: not parsed yet)."""
+    out.write("reasoning parsers: " + ", ".join(reasoning_parser_names()) + "\n")
+    out.write("tool-call parsers: " + ", ".join(tool_parser_names()) + "\n")
+    for kind, tables in (("reasoning", PEER_REASONING_NAMES), ("tool-call", PEER_TOOL_NAMES)):
+        for peer in PEERS:
+            pairs = [f"{name}={ours or '-'}" for name, ours in sorted(tables[peer].items())]
+            out.write(f"{peer} {kind} names: " + ", ".join(pairs) + "\n")
+
+
+def codex_binary() -> str:
+    """Codex on PATH, else the one scripts/install_clients.sh installs."""
+    import shutil
+
+    found = shutil.which("codex")
+    if found:
+        return found
+    return str(Path.home() / ".cache" / "tokenyard" / "clients" / "bin" / "codex")
+
+
+def load_codex_profile(name: str, models_file: str | None) -> dict[str, Any]:
+    """The catalog entry `name` from `models_file` (a Codex catalog JSON), or else
+    from the catalog bundled with the installed Codex (`codex debug models --bundled`)."""
+    import subprocess
+    import tempfile
+
+    from .apis.catalogs import find_profile
+
+    if models_file:
+        catalog = json.loads(Path(models_file).read_text(encoding="utf-8"))
+    else:
+        with tempfile.TemporaryDirectory() as home:  # a throwaway CODEX_HOME: reads nothing of the user's
+            done = subprocess.run(
+                [os.environ.get("TOKENYARD_CODEX") or codex_binary(), "debug", "models", "--bundled"],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, "CODEX_HOME": home},
+            )
+        if done.returncode != 0:
+            raise ValueError(f"`codex debug models --bundled` failed: {done.stderr.strip()[-500:]}")
+        catalog = json.loads(done.stdout)
+    return find_profile(catalog, name)
+
+
+def run_codex_catalog(args: argparse.Namespace) -> int:
+    from .apis.catalogs import codex_catalog
+
+    catalog = codex_catalog(
+        args.served_model_name,
+        load_codex_profile(args.codex_profile, args.codex_models),
+        context_window=args.context_window,
+        reasoning=not args.no_reasoning,
+    )
+    text = json.dumps(catalog, indent=2, ensure_ascii=False) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(
+            f"tokenyard: wrote a Codex catalog of {len(catalog['models'])} model(s) to {args.output}", file=sys.stderr
+        )
+    return 0
+
+
 def run_parse(args: argparse.Namespace) -> int:
+    load_parser_plugins(args)
     if args.list:
-        print("reasoning parsers:", ", ".join(reasoning_parser_names()))
-        print("tool-call parsers:", ", ".join(tool_parser_names()))
+        print_parser_names(sys.stdout)
         return 0
     tools = None
     if args.tools:
@@ -88,6 +162,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .server.pipeline import Pipeline
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    load_parser_plugins(args)
     settings = ModelSettings(
         model=args.model,
         engine=args.engine,
@@ -108,9 +183,10 @@ def run_serve(args: argparse.Namespace) -> int:
         engine_api_key=args.engine_api_key,
     )
     model, engine = load(settings)
+    codex_profile = load_codex_profile(args.codex_profile, args.codex_models) if args.codex_profile else None
     state = ServerState(
         Pipeline(model, engine, prefix_watch=PrefixWatch()),
-        ReasoningSeal(load_server_key(args.server_key)),
+        ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
             api_key=args.api_key,
             enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
@@ -119,6 +195,7 @@ def run_serve(args: argparse.Namespace) -> int:
             max_queue_wait=args.max_queue_wait,
             allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
             allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
+            codex_profile=codex_profile,
         ),
     )
     profile = model.profile
@@ -157,6 +234,20 @@ def run_serve(args: argparse.Namespace) -> int:
         **server_options(limits),
     )
     return 0
+
+
+def _add_plugin_flags(command: argparse.ArgumentParser, from_env: bool) -> None:
+    for kind, what in (("tool", "tokenyard.parsing.tools.base.ToolParser subclass"), ("reasoning", "ReasoningFormat")):
+        flag = f"{kind}_parser_plugin"
+        env = _env(flag) if from_env else None
+        command.add_argument(
+            f"--{kind}-parser-plugin",
+            action="append",
+            default=env.split(",") if env else None,
+            metavar="MODULE:CLASS",
+            help=f"load a {kind} parser from outside the tree (a {what}); repeatable; "
+            f"then name it with --{'tool-call' if kind == 'tool' else 'reasoning'}-parser",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -201,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="override the family's tool-call parser",
     )
+    _add_plugin_flags(serve, from_env=True)
     serve.add_argument(
         "--chat-template",
         default=_env("chat_template"),
@@ -224,8 +316,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--server-key",
-        default=_env("server_key"),
-        help="key that seals reasoning returned to clients (default: kept in the cache folder)",
+        default=_env("server_key") or _env("seal_key"),
+        help="key that seals reasoning returned to clients, also as TOKENYARD_SEAL_KEY "
+        "(default: kept in the cache folder); replicas behind one load balancer share it",
+    )
+    serve.add_argument(
+        "--seal-key-file",
+        type=Path,
+        default=_env("seal_key_file"),
+        help="file holding the sealing key (64 hex digits, or any text, hashed): what replicas share",
     )
     serve.add_argument("--host", default=_env("host", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
@@ -346,6 +445,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=int(_env("limit_concurrency", 4096)),
         help="open connections plus in-flight requests; beyond it the server answers 503",
     )
+    serve.add_argument(
+        "--codex-profile",
+        default=_env("codex_profile"),
+        metavar="SLUG",
+        help="serve Codex a model catalog (GET /v1/models?client_version=…, for model_catalog_url) whose "
+        "entries inherit this Codex catalog model's profile, e.g. gpt-5.5",
+    )
+    serve.add_argument(
+        "--codex-models",
+        default=_env("codex_models"),
+        metavar="FILE",
+        help="the Codex catalog JSON to take --codex-profile from (default: `codex debug models --bundled`)",
+    )
     serve.add_argument("--log-level", default=_env("log_level", "info"), choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=run_serve)
 
@@ -355,8 +467,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Feed a model's raw output on stdin through a reasoning parser and a "
         "tool-call parser, exactly as the server does, and print the events as JSON lines.",
     )
-    parse.add_argument("--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss")
-    parse.add_argument("--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony")
+    parse.add_argument(
+        "--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss (peer names work too)"
+    )
+    parse.add_argument(
+        "--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony (peer names work too)"
+    )
     parse.add_argument("--tools", metavar="FILE", help="JSON list of tools (OpenAI, Anthropic or flat shape)")
     parse.add_argument(
         "--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)"
@@ -366,8 +482,27 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--prompt-opened-reasoning", action="store_true", help="the rendered prompt already ends inside <think>"
     )
-    parse.add_argument("--list", action="store_true", help="list the known parser names and exit")
+    parse.add_argument(
+        "--list", action="store_true", help="list our parser names and which of vLLM's/SGLang's/Dynamo's map where"
+    )
+    _add_plugin_flags(parse, from_env=False)
     parse.set_defaults(run=run_parse)
+
+    catalog = commands.add_parser(
+        "codex-catalog",
+        help="write a Codex model catalog (for model_catalog_json) listing the served ids",
+        description="Write the catalog `tokenyard serve --codex-profile` serves to Codex, as a file for "
+        "Codex's `model_catalog_json`. It replaces Codex's bundled catalog, so list every id you serve.",
+    )
+    catalog.add_argument(
+        "--served-model-name", action="append", required=True, metavar="ID", help="a served id (repeatable)"
+    )
+    catalog.add_argument("--context-window", type=int, required=True, metavar="TOKENS", help="the real window")
+    catalog.add_argument("--codex-profile", default="gpt-5.5", metavar="SLUG", help="profile to inherit (gpt-5.5)")
+    catalog.add_argument("--codex-models", metavar="FILE", help="catalog to take it from (default: codex's bundled)")
+    catalog.add_argument("--no-reasoning", action="store_true", help="the model does not reason")
+    catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
+    catalog.set_defaults(run=run_codex_catalog)
     return parser
 
 

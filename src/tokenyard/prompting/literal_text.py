@@ -158,6 +158,8 @@ class LiteralShield:
 
     def _tool(self, tool: ToolSpec) -> ToolSpec:
         update: dict[str, Any] = {"name": self.hide_text(tool.name), "description": self.hide_text(tool.description)}
+        if tool.namespace is not None:
+            update["namespace"] = self.hide_text(tool.namespace)
         parameters = self.hide_value(tool.parameters)
         if parameters != tool.parameters:
             update["parameters"] = parameters

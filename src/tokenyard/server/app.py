@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
+from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
 from ..apis.errors import ApiError, Fault
 from ..apis.models import anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
@@ -30,6 +32,8 @@ from .limits import GuardConfig, RequestGuard, error_table, normalize_hosts, nor
 from .routes import guarded
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
+
+log = logging.getLogger("tokenyard.server.models")
 
 
 def _models_route(handler: Callable[[Request, ServerState, bool], Awaitable[Response]]) -> Callable[..., Any]:
@@ -46,7 +50,27 @@ def _models_route(handler: Callable[[Request, ServerState, bool], Awaitable[Resp
 
 async def list_models(request: Request, state: ServerState, anthropic: bool) -> Response:
     created = state.pipeline.model.created
-    return JSONResponse(model_list([(i, created) for i in state.model_ids()], anthropic))
+    body = model_list([(i, created) for i in state.model_ids()], anthropic)
+    profile = state.config.codex_profile
+    if anthropic or profile is None or "client_version" not in request.query_params:
+        return JSONResponse(body)
+    # Codex asking for its catalog (model_catalog_url): the same list plus `models`.
+    catalog = codex_catalog(
+        state.model_ids(),
+        profile,
+        context_window=state.pipeline.engine.info().max_model_len,
+        reasoning=state.pipeline.model.profile.reasoning_parser is not None,
+    )
+    body = with_codex_catalog(body, catalog)
+    etag = catalog_etag(body)
+    log.info(
+        "Codex catalog (%d models) for client_version %s",
+        len(catalog["models"]),
+        request.query_params["client_version"],
+    )
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers={"ETag": etag})
+    return JSONResponse(body, headers={"ETag": etag})
 
 
 async def get_model(request: Request, state: ServerState, anthropic: bool) -> Response:

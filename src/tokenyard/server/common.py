@@ -36,6 +36,8 @@ class ServerConfig:
     allowed_hosts: tuple[str, ...] = ()
     # Browser origins allowed to call the API cross-origin, with CORS ("*": any).
     allowed_origins: tuple[str, ...] = ()
+    # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
+    codex_profile: dict[str, Any] | None = None
 
 
 @dataclass
@@ -140,6 +142,7 @@ def log_prompt(state: ServerState, body: Any, generation: Generation) -> None:
         "prompt_tokens": len(generation.prompt.token_ids),
         "preamble_stripped": generation.prompt.preamble_stripped,
         "session": generation.conversation.session_key,
+        "request_kind": generation.conversation.request_kind,
         "prefix_matched_tokens": generation.prefix.matched_tokens if generation.prefix else None,
     }
     with path.open("a", encoding="utf-8") as handle:

@@ -5,6 +5,7 @@ assemble; any failure on the way is the API's own error from its one table."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
@@ -19,6 +20,8 @@ from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import RequestContext, Spoke
 from .common import ServerState, check_auth, log_prompt, read_json
 from .sse import event_stream, run_to_end
+
+log = logging.getLogger("tokenyard.server")
 
 Handler = Callable[[Request, ServerState], Awaitable[Response]]
 
@@ -58,6 +61,8 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         state.check_model(parsed.model)
         generation = state.pipeline.start(parsed.conversation, call_id_prefix=spoke.call_id_prefix)
         log_prompt(state, body, generation)
+        if parsed.conversation.request_kind is not None:
+            log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)
         encoder = spoke.encoder(parsed, ctx)
         if parsed.stream:
             return await event_stream(state, generation, encoder)

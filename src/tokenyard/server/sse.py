@@ -53,6 +53,8 @@ async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncGe
         except Exception as error:  # handed to the consumer, which raises it
             await queue.put((_END, error))
 
+    timer: asyncio.TimerHandle
+
     def check_silence() -> None:
         nonlocal last, timer
         now = loop.time()

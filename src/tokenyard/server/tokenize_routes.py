@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from ..apis.errors import invalid_request, validate
 from ..apis.openai_chat.errors import ERRORS
-from ..apis.openai_chat.requests import parse_request, to_conversation
+from ..apis.openai_chat.requests import supported, to_conversation
 from ..apis.openai_chat.schema import ChatCompletionRequest
 from .common import ServerState, read_json
 from .routes import guarded
@@ -55,7 +55,7 @@ async def tokenize(request: Request, state: ServerState) -> Response:
     body = await read_json(request, state.config.max_body_bytes)
     tokenizer = state.pipeline.model.tokenizer
     if isinstance(body, dict) and "messages" in body:
-        chat = parse_request(body, TokenizeChatRequest)
+        chat = supported(validate(TokenizeChatRequest, body))
         _check_model(state, chat.model)
         conversation = to_conversation(chat.model_copy(update={"model": chat.model or state.pipeline.model.name}))
         ids = state.pipeline.render(conversation, add_generation_prompt=chat.add_generation_prompt).token_ids

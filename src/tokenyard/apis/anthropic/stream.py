@@ -13,7 +13,6 @@ The same state machine assembles the non-streaming response (`message()`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...events import (
@@ -59,7 +58,6 @@ class MessageStream:
         self._thinking: list[str] = []
         self._text: list[str] = []  # the open text block's text (joined when it closes: linear)
         self._blocks: list[dict[str, Any]] = []  # the assembled content, for message()
-        self._tool_json: list[str] = []
         self._usage = {
             "input_tokens": 0,
             "cache_creation_input_tokens": 0,
@@ -89,24 +87,22 @@ class MessageStream:
         return self.message()
 
     def feed(self, event: Event) -> list[Frame]:
-        kind = type(event)
-        if kind is TextDelta:
+        if isinstance(event, TextDelta):
             out = self._ensure("text")
-            self._text.append(event.text)  # type: ignore[union-attr]
-            out.append(self._delta({"type": "text_delta", "text": event.text}))  # type: ignore[union-attr]
+            self._text.append(event.text)
+            out.append(self._delta({"type": "text_delta", "text": event.text}))
             return out
-        if kind is ReasoningDelta:
+        if isinstance(event, ReasoningDelta):
             out = self._ensure("thinking")
-            self._thinking.append(event.text)  # type: ignore[union-attr]
+            self._thinking.append(event.text)
             if self._show_thinking:
-                out.append(self._delta({"type": "thinking_delta", "thinking": event.text}))  # type: ignore[union-attr]
+                out.append(self._delta({"type": "thinking_delta", "thinking": event.text}))
             return out
-        if kind is ToolCallStart:
+        if isinstance(event, ToolCallStart):
             out = self._close()
             self._index += 1
             self._open = "tool_use"
-            self._tool_json = []
-            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}  # type: ignore[union-attr]
+            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
             self._blocks.append(block)
             out.append(
                 (
@@ -115,14 +111,13 @@ class MessageStream:
                 )
             )
             return out
-        if kind is ToolCallDelta:
-            self._tool_json.append(event.arguments)  # type: ignore[union-attr]
-            return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]  # type: ignore[union-attr]
-        if kind is ToolCallReady:
+        if isinstance(event, ToolCallDelta):
+            return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]
+        if isinstance(event, ToolCallReady):
             block = self._blocks[-1]
-            block["input"] = event.input()  # type: ignore[union-attr]
+            block["input"] = event.input()
             if self._replay is not None:
-                self._replay.remember_call(event.id, event.arguments)  # type: ignore[union-attr]
+                self._replay.remember_call(event.id, event.arguments)
             out = self._close()
             if self._dispatch:
                 out.append(
@@ -132,19 +127,22 @@ class MessageStream:
                             "type": "tool_call_dispatch",
                             "index": self._index,
                             "tool_call": {"id": event.id, "name": event.name, "input": block["input"]},
-                        },  # type: ignore[union-attr]
+                        },
                     )
                 )
             return out
-        if kind is ToolCallIncomplete:
-            # The block was announced and can not be taken back; it keeps the valid
-            # prefix of its arguments. Nothing is dispatched for it.
-            self._blocks[-1]["input"] = _partial_input("".join(self._tool_json))
-            return self._close()
-        if kind is PromptProcessed:
-            return [self._message_start(event.prompt_tokens, event.cached_tokens)]  # type: ignore[union-attr]
-        if kind is Finish:
-            return self._finish(event)  # type: ignore[arg-type]
+        if isinstance(event, ToolCallIncomplete):
+            # A stream announced the block and can not take it back (it keeps the
+            # valid prefix of its arguments, never dispatched). The whole message
+            # never holds a half call: the model's text for it is a text block, so
+            # no repaired `input` can be executed.
+            out = self._close()
+            self._blocks[-1] = {"type": "text", "text": event.raw}
+            return out
+        if isinstance(event, PromptProcessed):
+            return [self._message_start(event.prompt_tokens, event.cached_tokens)]
+        if isinstance(event, Finish):
+            return self._finish(event)
         return []  # Markers carry no content; failures go to error()
 
     def _message_start(self, prompt_tokens: int, cached_tokens: int) -> WireEvent:
@@ -246,35 +244,3 @@ class MessageStream:
 
 def error_event(kind: str, message: str) -> WireEvent:
     return ("error", {"type": "error", "error": {"type": kind, "message": message}})
-
-
-def _partial_input(prefix: str) -> dict[str, Any]:
-    """The object a valid JSON prefix describes so far (for the non-streaming view
-    of a call that was cut off): close what is open and parse once."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for c in prefix:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "{[":
-            stack.append("}" if c == "{" else "]")
-        elif c in "}]" and stack:
-            stack.pop()
-    text = prefix + ('"' if in_string else "")
-    text = text.rstrip()
-    if text.endswith(","):
-        text = text[:-1]
-    elif text.endswith(":"):
-        text += " null"
-    try:
-        value = json.loads(text + "".join(reversed(stack)))
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

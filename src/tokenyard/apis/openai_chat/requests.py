@@ -21,7 +21,7 @@ Mapping decisions where the API leaves room:
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -46,10 +46,17 @@ _PART_TYPES: dict[str, type[BaseModel]] = {"text": TextPart, "image_url": ImageP
 _DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
 
 
-def parse_request(body: Any, model: type[ChatCompletionRequest] = ChatCompletionRequest) -> ChatCompletionRequest:
+def parse_request(body: Any) -> ChatCompletionRequest:
     """The validated request; a validation error names the offending field in
     `param`, as OpenAI's errors do."""
-    request = validate(model, body)
+    return supported(validate(ChatCompletionRequest, body))
+
+
+Request = TypeVar("Request", bound=ChatCompletionRequest)
+
+
+def supported(request: Request) -> Request:
+    """`request`, refused where it asks for what this server does not do."""
     if request.n is not None and request.n != 1:
         raise invalid_request("n: only n=1 is supported; send one request per completion", "n")
     if request.logprobs:

@@ -15,7 +15,10 @@ byte when the client replays the item (requests.py).
 
 Custom (freeform) tools reach the model as a function with one string parameter,
 `input`; such calls come back as `custom_tool_call` items whose `input` is that
-string, decoded as it streams.
+string, decoded as it streams. A call to a namespaced tool (the model calls it
+`<namespace>__<name>`) streams under its bare `name` with its `namespace`; a call to
+a client-run `tool_search` streams as a `tool_search_call` item whose `arguments`
+is the JSON object, complete when the call is (no argument delta events).
 
 The same state machine assembles the non-streaming response (`response()`).
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +47,7 @@ from ..errors import ApiError
 from ..replay_state import ReplayState
 from ..spoke import Frame
 from .errors import failed_error
-from .requests import CUSTOM_INPUT, REASONING_SEAL_CONTEXT
+from .requests import CUSTOM_INPUT, REASONING_SEAL_CONTEXT, CallRoute
 
 WireEvent = dict[str, Any]
 
@@ -56,7 +60,7 @@ def new_id(prefix: str) -> str:
 class _Item:
     """The output item being streamed."""
 
-    kind: str  # "message" | "reasoning" | "function_call" | "custom_tool_call"
+    kind: str  # "message" | "reasoning" | "function_call" | "custom_tool_call" | "tool_search_call"
     output_index: int
     data: dict[str, Any]
     chunks: list[str] = field(default_factory=list)  # text, reasoning or arguments so far
@@ -65,7 +69,7 @@ class _Item:
 
     @property
     def id(self) -> str:
-        return self.data["id"]
+        return str(self.data["id"])
 
 
 class ResponseStream:
@@ -77,18 +81,24 @@ class ResponseStream:
         created_at: int,
         replay: ReplayState | None = None,
         custom_tools: frozenset[str] = frozenset(),
+        routes: Mapping[str, CallRoute] | None = None,
         summary: str | None = None,
         include_encrypted_reasoning: bool = False,
         dispatch: bool = False,
+        clock: Callable[[], int] | None = None,
     ):
         self.response_id = response_id
         self._echo = echo
         self._created_at = created_at
         self._replay = replay
         self._custom_tools = custom_tools
+        self._routes = routes or {}
         self._summary = summary
         self._encrypted = include_encrypted_reasoning
         self._dispatch = dispatch
+        # When the response completed is the server's to say (an injected clock keeps this sans-IO).
+        self._clock = clock
+        self._completed_at: int | None = None
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
         self._open: _Item | None = None
@@ -129,25 +139,24 @@ class ResponseStream:
         return self.response()
 
     def _feed(self, event: Event) -> list[WireEvent]:
-        kind = type(event)
-        if kind is TextDelta:
-            return self._text(event.text)  # type: ignore[union-attr]
-        if kind is ReasoningDelta:
-            return self._reasoning(event.text)  # type: ignore[union-attr]
-        if kind is ToolCallStart:
-            return self._call_start(event)  # type: ignore[arg-type]
-        if kind is ToolCallDelta:
-            return self._call_delta(event.arguments)  # type: ignore[union-attr]
-        if kind is ToolCallReady:
-            return self._call_done(event.arguments, "completed", event)  # type: ignore[union-attr,arg-type]
-        if kind is ToolCallIncomplete:
+        if isinstance(event, TextDelta):
+            return self._text(event.text)
+        if isinstance(event, ReasoningDelta):
+            return self._reasoning(event.text)
+        if isinstance(event, ToolCallStart):
+            return self._call_start(event)
+        if isinstance(event, ToolCallDelta):
+            return self._call_delta(event.arguments)
+        if isinstance(event, ToolCallReady):
+            return self._call_done(event.arguments, "completed", event)
+        if isinstance(event, ToolCallIncomplete):
             # Announced and not to be taken back: the item keeps what streamed and
-            # says it is incomplete. Nothing is dispatched for it.
-            return self._call_done(event.arguments, "incomplete", None)  # type: ignore[union-attr]
-        if kind is PromptProcessed:
+            # says it is incomplete in the response. Nothing is dispatched or done for it.
+            return self._call_done(event.arguments, "incomplete", None)
+        if isinstance(event, PromptProcessed):
             return []  # usage is reported once, with the final status
-        if kind is Finish:
-            return self._finish(event)  # type: ignore[arg-type]
+        if isinstance(event, Finish):
+            return self._finish(event)
         return []  # Markers carry no content; failures go to error()
 
     def response(self) -> dict[str, Any]:
@@ -157,6 +166,7 @@ class ResponseStream:
             "id": self.response_id,
             "object": "response",
             "created_at": self._created_at,
+            "completed_at": self._completed_at,
             "status": self.status,
             "background": False,
             "error": self._error,
@@ -186,14 +196,14 @@ class ResponseStream:
                     part=_output_text(""),
                 )
             )
-        item = self._open
-        assert item is not None
-        item.chunks.append(text)
+        current = self._open
+        assert current is not None
+        current.chunks.append(text)
         out.append(
             self._event(
                 "response.output_text.delta",
-                item_id=item.id,
-                output_index=item.output_index,
+                item_id=current.id,
+                output_index=current.output_index,
                 content_index=0,
                 delta=text,
                 logprobs=[],
@@ -227,17 +237,17 @@ class ResponseStream:
                     part={"type": "reasoning_text", "text": ""},
                 )
             )
-        item = self._open
-        assert item is not None
-        item.chunks.append(text)
-        if item.summary is not None:
-            delta = item.summary.feed(text)
+        current = self._open
+        assert current is not None
+        current.chunks.append(text)
+        if current.summary is not None:
+            delta = current.summary.feed(text)
             if delta:
                 out.append(
                     self._event(
                         "response.reasoning_summary_text.delta",
-                        item_id=item.id,
-                        output_index=item.output_index,
+                        item_id=current.id,
+                        output_index=current.output_index,
                         summary_index=0,
                         delta=delta,
                     )
@@ -245,8 +255,8 @@ class ResponseStream:
         out.append(
             self._event(
                 "response.reasoning_text.delta",
-                item_id=item.id,
-                output_index=item.output_index,
+                item_id=current.id,
+                output_index=current.output_index,
                 content_index=0,
                 delta=text,
             )
@@ -255,37 +265,38 @@ class ResponseStream:
 
     def _call_start(self, start: ToolCallStart) -> list[WireEvent]:
         out = self._close("completed")
-        if start.name in self._custom_tools:
-            item = self._add(
-                {
-                    "id": new_id("ctc"),
-                    "type": "custom_tool_call",
-                    "status": "in_progress",
-                    "call_id": start.id,
-                    "name": start.name,
-                    "input": "",
-                }
-            )
-            item.custom = CustomInputDecoder()
+        route = self._routes.get(start.name)
+        if route is None:
+            kind = "custom_tool_call" if start.name in self._custom_tools else "function_call"
+            route = CallRoute(kind, start.name)  # type: ignore[arg-type]
+        if route.item_type == "tool_search_call":
+            data: dict[str, Any] = {
+                "id": new_id("tsc"),
+                "type": "tool_search_call",
+                "status": "in_progress",
+                "call_id": start.id,
+                "execution": "client",
+                "arguments": {},
+            }
+        elif route.item_type == "custom_tool_call":
+            data = {"id": new_id("ctc"), "type": "custom_tool_call", "status": "in_progress", "call_id": start.id}
+            data.update(_call_name(route), input="")
         else:
-            item = self._add(
-                {
-                    "id": new_id("fc"),
-                    "type": "function_call",
-                    "status": "in_progress",
-                    "call_id": start.id,
-                    "name": start.name,
-                    "arguments": "",
-                }
-            )
+            data = {"id": new_id("fc"), "type": "function_call", "status": "in_progress", "call_id": start.id}
+            data.update(_call_name(route), arguments="")
+        item = self._add(data)
+        if route.item_type == "custom_tool_call":
+            item.custom = CustomInputDecoder()
         out.append(self._added(item))
         return out
 
     def _call_delta(self, fragment: str) -> list[WireEvent]:
         item = self._open
-        if item is None or item.kind not in ("function_call", "custom_tool_call"):
+        if item is None or item.kind not in _CALL_KINDS:
             return []
         item.chunks.append(fragment)
+        if item.kind == "tool_search_call":
+            return []  # its arguments are an object, sent whole when the call is complete
         if item.custom is None:
             return [
                 self._event(
@@ -306,11 +317,13 @@ class ResponseStream:
 
     def _call_done(self, arguments: str, status: str, ready: ToolCallReady | None) -> list[WireEvent]:
         item = self._open
-        if item is None or item.kind not in ("function_call", "custom_tool_call"):
+        if item is None or item.kind not in _CALL_KINDS:
             return []
         out: list[WireEvent] = []
         where = {"item_id": item.id, "output_index": item.output_index}
-        if item.custom is not None:
+        if item.kind == "tool_search_call":
+            item.data["arguments"] = _search_arguments(arguments)
+        elif item.custom is not None:
             streamed = item.custom.text
             value = custom_input(arguments) if ready is not None else streamed
             if value.startswith(streamed) and len(value) > len(streamed):
@@ -319,14 +332,19 @@ class ResponseStream:
         else:
             item.data["arguments"] = arguments
         item.data["status"] = status
-        if ready is not None:
-            if self._replay is not None:
-                self._replay.remember_call(ready.id, ready.arguments)
-            if self._dispatch:
-                out.append(
-                    self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data))
-                )
-        if item.custom is not None:
+        if ready is None:
+            # Cut off (the output limit, a failure): the response lists it as incomplete,
+            # but no `output_item.done` presents it as a call to run. Codex runs every
+            # call item it gets done, whatever its status, and half a patch is a patch.
+            self._open = None
+            return out
+        if self._replay is not None:
+            self._replay.remember_call(ready.id, ready.arguments)
+        if self._dispatch:
+            out.append(self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data)))
+        if item.kind == "tool_search_call":
+            pass
+        elif item.custom is not None:
             out.append(self._event("response.custom_tool_call_input.done", **where, input=item.data["input"]))
         else:
             out.append(
@@ -343,7 +361,8 @@ class ResponseStream:
         usage = finish.usage
         self._usage = {
             "input_tokens": usage.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+            # Open engines' prefix caches write as they go and bill nothing for it.
+            "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
             "output_tokens": usage.completion_tokens,
             "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
             "total_tokens": usage.prompt_tokens + usage.completion_tokens,
@@ -354,6 +373,7 @@ class ResponseStream:
             out.append(self._event("response.incomplete", response=self.response()))
         else:
             self.status = "completed"
+            self._completed_at = self._clock() if self._clock else self._created_at
             out.append(self._event("response.completed", response=self.response()))
         return out
 
@@ -362,7 +382,7 @@ class ResponseStream:
         item = self._open
         if item is None:
             return []
-        if item.kind in ("function_call", "custom_tool_call"):
+        if item.kind in _CALL_KINDS:
             return self._call_done("".join(item.chunks), "incomplete", None)  # the output ended inside the call
         where = {"item_id": item.id, "output_index": item.output_index}
         out: list[WireEvent] = []
@@ -412,6 +432,24 @@ class ResponseStream:
         event = {"type": kind, "sequence_number": self._sequence, **fields}
         self._sequence += 1
         return event
+
+
+_CALL_KINDS = ("function_call", "custom_tool_call", "tool_search_call")
+
+
+def _call_name(route: CallRoute) -> dict[str, str]:
+    """A call item's `name` (bare) and, for a namespaced tool, its `namespace`."""
+    return {"name": route.name, "namespace": route.namespace} if route.namespace else {"name": route.name}
+
+
+def _search_arguments(arguments: str) -> Any:
+    """A tool_search call's arguments as the object Codex requires; text that is not
+    a JSON object (a cut-off call) becomes `{}`."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _output_text(text: str) -> dict[str, Any]:
@@ -474,10 +512,12 @@ def custom_input(arguments: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        if isinstance(value.get(CUSTOM_INPUT), str):
-            return value[CUSTOM_INPUT]
-        if len(value) == 1 and isinstance(next(iter(value.values())), str):
-            return next(iter(value.values()))
+        named = value.get(CUSTOM_INPUT)
+        if isinstance(named, str):
+            return named
+        only = next(iter(value.values()), None)
+        if len(value) == 1 and isinstance(only, str):
+            return only
     return arguments
 
 
@@ -515,7 +555,9 @@ class CustomInputDecoder:
             self._opened = True
             fragment = self._head[_nth_quote(self._head, 3) + 1 :]
         self._pending += fragment
-        end = _STRING_BODY(self._pending).end()
+        body_match = _STRING_BODY(self._pending)
+        assert body_match is not None  # the pattern matches the empty string
+        end = body_match.end()
         if end < len(self._pending):
             self._closed = self._pending[end] == '"'
             self.live = self._closed or self._pending[end] == "\\"
