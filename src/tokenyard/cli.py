@@ -157,6 +157,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .prompting.prefix_watch import PrefixWatch
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
+    from .server.limits import HttpLimits, raise_open_file_limit, server_options
     from .server.loading import ModelSettings, load
     from .server.pipeline import Pipeline
 
@@ -191,6 +192,9 @@ def run_serve(args: argparse.Namespace) -> int:
             enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
             max_concurrency=args.max_concurrency,
             prompt_log=Path(args.prompt_log) if args.prompt_log else None,
+            max_queue_wait=args.max_queue_wait,
+            allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
+            allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
             codex_profile=codex_profile,
         ),
     )
@@ -208,8 +212,26 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
+    before, after = raise_open_file_limit()
+    logging.getLogger("tokenyard").info("open-file limit %d -> %d", before, after)
+    if after < 4096:
+        logging.getLogger("tokenyard").warning(
+            "open-file limit is %d (hard limit); many idle connections could exhaust it", after
+        )
+    limits = HttpLimits(
+        max_header_bytes=args.max_header_bytes,
+        header_timeout=args.header_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+        limit_concurrency=args.limit_concurrency,
+    )
     uvicorn.run(
-        create_app(state), host=args.host, port=args.port, loop=loop, log_level=args.log_level, access_log=False
+        create_app(state),
+        host=args.host,
+        port=args.port,
+        loop=loop,
+        log_level=args.log_level,
+        access_log=False,
+        **server_options(limits),
     )
     return 0
 
@@ -375,6 +397,53 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("prompt_log"),
         metavar="FILE",
         help="append each request and its rendered prompt as a JSON line",
+    )
+    serve.add_argument(
+        "--allowed-hosts",
+        default=_env("allowed_hosts", ""),
+        metavar="NAMES",
+        help="comma-separated Host names served without an API key besides loopback ones ('*': any); "
+        "guards a keyless local server against DNS rebinding",
+    )
+    serve.add_argument(
+        "--allowed-origins",
+        default=_env("allowed_origins", ""),
+        metavar="ORIGINS",
+        help="comma-separated browser origins (e.g. http://localhost:3000) allowed to call the API, "
+        "with CORS; other cross-origin browser requests are refused",
+    )
+    serve.add_argument(
+        "--max-queue-wait",
+        type=float,
+        default=float(_env("max_queue_wait", 60.0)),
+        metavar="SECONDS",
+        help="how long a request may wait for a generation slot before it is refused as overloaded",
+    )
+    serve.add_argument(
+        "--max-header-bytes",
+        type=int,
+        default=int(_env("max_header_bytes", 64 * 1024)),
+        help="largest request head (request line and headers) read; larger heads are refused unread",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=float(_env("header_timeout", 30.0)),
+        metavar="SECONDS",
+        help="a connection that has not sent a complete request head within this time is closed",
+    )
+    serve.add_argument(
+        "--keep-alive-timeout",
+        type=float,
+        default=float(_env("keep_alive_timeout", 5.0)),
+        metavar="SECONDS",
+        help="idle time before a kept-alive connection is closed",
+    )
+    serve.add_argument(
+        "--limit-concurrency",
+        type=int,
+        default=int(_env("limit_concurrency", 4096)),
+        help="open connections plus in-flight requests; beyond it the server answers 503",
     )
     serve.add_argument(
         "--codex-profile",

@@ -43,6 +43,7 @@ def running_server(
     tmp_path: Path | None = None,
     model_path: Path | None = None,
     engine: str = "scripted",
+    uvicorn_options: dict | None = None,
     wrap_app=None,
 ):
     script_path = None
@@ -73,6 +74,7 @@ def running_server(
             port=port,
             log_level="warning",
             lifespan="on",
+            **(uvicorn_options or {}),
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)

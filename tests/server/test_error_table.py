@@ -17,6 +17,7 @@ import httpx
 import openai
 import pytest
 
+from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.engines.base import EngineError
 from tokenyard.server.app import ServerConfig
 
@@ -237,7 +238,7 @@ def failing(server):
 def test_an_engine_failure_in_a_stream_ends_it_with_each_apis_own_error(server, failing, fail_after):
     url, _ = server
     failing(fail_after)
-    message = "the engine is down" if fail_after == 0 else "the engine crashed"
+    message = ENGINE_FAILED_MESSAGE  # the engine's own words stay in the log
 
     frames = _frames(url, "anthropic")
     assert frames[0][0] == "message_start" and frames[-1][0] == "error"

@@ -10,6 +10,7 @@ import httpx
 import openai
 import pytest
 
+from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.apis.openai_responses.requests import to_conversation
 from tokenyard.apis.openai_responses.schema import ResponsesRequest
 from tokenyard.apis.openai_responses.stream import CustomInputDecoder, ResponseStream
@@ -329,7 +330,7 @@ def test_engine_failure_is_response_failed(tmp_path):
             events = list(s)
         last = events[-1]
         assert last.type == "response.failed" and last.response.status == "failed"
-        assert last.response.error.message == "the engine crashed" and last.response.error.code == "server_error"
+        assert last.response.error.message == ENGINE_FAILED_MESSAGE and last.response.error.code == "server_error"
         assert [e.sequence_number for e in events] == list(range(len(events)))
         # The item cut short is closed, not left dangling.
         assert events[-2].type == "response.output_item.done" and events[-2].item.status == "incomplete"
@@ -370,7 +371,9 @@ def test_bad_requests_get_openai_errors(tmp_path):
         assert reply.status_code == 400 and "call_id" in reply.json()["error"]["message"]
         reply = post({"model": "other", "input": "hi"})
         assert reply.status_code == 404 and reply.json()["error"]["code"] == "model_not_found"
-        reply = httpx.post(f"{url}/v1/responses", content=b"{", timeout=30)
+        reply = httpx.post(
+            f"{url}/v1/responses", content=b"{", headers={"content-type": "application/json"}, timeout=30
+        )
         assert reply.status_code == 400 and reply.json()["error"]["type"] == "invalid_request_error"
 
 

@@ -30,6 +30,9 @@ class Fault(enum.StrEnum):
     AUTHENTICATION = "authentication"
     PERMISSION = "permission"
     NOT_FOUND = "not_found"  # an unknown model (or path)
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"  # a body not declared as JSON
+    HEADERS_TOO_LARGE = "headers_too_large"  # too many header lines
     REQUEST_TOO_LARGE = "request_too_large"
     TEMPLATE_REJECTED = "template_rejected"  # the model's chat template refused the conversation
     CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded"
@@ -128,9 +131,15 @@ def fault_of(error: BaseException) -> ApiError:
         message = f"prompt is too long: {error.prompt_tokens} tokens > {error.max_model_len} maximum ({error})"
         return ApiError(400, "invalid_request_error", message, fault=Fault.CONTEXT_LENGTH_EXCEEDED)
     if isinstance(error, EngineError):
-        return engine_failed(str(error))
+        log.warning("engine failed: %s", error)
+        return engine_failed(ENGINE_FAILED_MESSAGE)
     log.error("unhandled error", exc_info=error)
     return ApiError(500, "api_error", "internal server error", fault=Fault.INTERNAL)
+
+
+# What a client is told when the engine fails: the engine's own message names its
+# URL and quotes upstream errors, which stay in the server log.
+ENGINE_FAILED_MESSAGE = "the model engine failed; the server log has the details"
 
 
 def engine_failed(message: str) -> ApiError:
@@ -145,6 +154,10 @@ class WireFault:
     type: str
     code: str | None = None
     param: str | None = None  # the default; a field the error itself names wins
+
+
+# Seconds a client is told to wait before retrying an overloaded server.
+RETRY_AFTER_SECONDS = 1
 
 
 class ErrorTable:
@@ -172,6 +185,13 @@ class ErrorTable:
     def status(self, error: ApiError) -> int:
         return self.row(error).status
 
+    def headers(self, error: ApiError) -> dict[str, str]:
+        """Response headers the refusal carries: when to retry an overloaded or
+        rate-limited request (both SDKs honour `retry-after`)."""
+        if error.fault in (Fault.OVERLOADED, Fault.RATE_LIMITED):
+            return {"retry-after": str(RETRY_AFTER_SECONDS)}
+        return {}
+
 
 def openai_envelope(error: ApiError, row: WireFault) -> dict[str, Any]:
     """OpenAI's envelope, the same for Chat Completions, Responses and tokenize."""
@@ -187,6 +207,9 @@ def openai_rows(conversation_param: str) -> dict[Fault, WireFault]:
         Fault.AUTHENTICATION: WireFault(401, "invalid_request_error", "invalid_api_key"),
         Fault.PERMISSION: WireFault(403, "invalid_request_error", "permission_denied"),
         Fault.NOT_FOUND: WireFault(404, "invalid_request_error", "model_not_found"),
+        Fault.METHOD_NOT_ALLOWED: WireFault(405, "invalid_request_error", "method_not_allowed"),
+        Fault.UNSUPPORTED_MEDIA_TYPE: WireFault(415, "invalid_request_error", "unsupported_media_type"),
+        Fault.HEADERS_TOO_LARGE: WireFault(431, "invalid_request_error", "headers_too_large"),
         Fault.REQUEST_TOO_LARGE: WireFault(413, "invalid_request_error", "request_too_large"),
         Fault.TEMPLATE_REJECTED: WireFault(400, "invalid_request_error", "invalid_prompt", conversation_param),
         Fault.CONTEXT_LENGTH_EXCEEDED: WireFault(

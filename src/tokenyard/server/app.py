@@ -14,17 +14,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
 from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
+from ..apis.errors import ApiError, Fault
 from ..apis.models import anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
 from . import routes as generation_routes
 from . import tokenize_routes
 from .common import ServerConfig, ServerState
+from .limits import GuardConfig, RequestGuard, error_table, normalize_hosts, normalize_origins
 from .routes import guarded
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
@@ -80,6 +84,18 @@ async def health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+async def unknown_path(request: Request, exc: Exception) -> Response:
+    """404/405 in the envelope of the API the path belongs to, never an HTML page."""
+    path = request.url.path
+    if isinstance(exc, HTTPException) and exc.status_code == 405:
+        message = f"{request.method} is not allowed on {path}"
+        error = ApiError(405, "invalid_request_error", message, fault=Fault.METHOD_NOT_ALLOWED)
+    else:
+        error = ApiError(404, "not_found_error", f"no such endpoint: {request.method} {path}", param=None)
+    table = error_table(path)
+    return JSONResponse(table.body(error), status_code=table.status(error))
+
+
 def create_app(state: ServerState) -> Starlette:
     routes = [
         *generation_routes.routes(),
@@ -98,6 +114,17 @@ def create_app(state: ServerState) -> Starlette:
         finally:
             await state.pipeline.engine.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    config = state.config
+    guard = GuardConfig(
+        api_key_set=bool(config.api_key),
+        allowed_hosts=normalize_hosts(config.allowed_hosts),
+        allowed_origins=normalize_origins(config.allowed_origins),
+    )
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(RequestGuard, config=guard)],
+        exception_handlers={404: unknown_path, 405: unknown_path},
+    )
     app.state.tokenyard = state
     return app

@@ -13,9 +13,10 @@ from typing import Any
 
 from starlette.requests import Request
 
-from ..apis.errors import ApiError, Fault, not_found
+from ..apis.errors import ApiError, Fault, invalid_request, not_found
 from ..apis.replay_state import ReplayState
 from ..sealing import ReasoningSeal
+from .limits import MAX_JSON_DEPTH, check_json_depth
 from .pipeline import Generation, Pipeline
 
 
@@ -26,9 +27,15 @@ class ServerConfig:
     max_concurrency: int = 4
     # Requests waiting for a generation slot beyond this are refused (overloaded).
     max_queue: int = 64
+    # Seconds a request may wait for a generation slot before it is refused (overloaded).
+    max_queue_wait: float = 60.0
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
     prompt_log: Path | None = None
+    # Without an API key only loopback Host names are served; these are served too ("*": any).
+    allowed_hosts: tuple[str, ...] = ()
+    # Browser origins allowed to call the API cross-origin, with CORS ("*": any).
+    allowed_origins: tuple[str, ...] = ()
     # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
     codex_profile: dict[str, Any] | None = None
 
@@ -76,11 +83,15 @@ async def read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
     try:
-        return json.loads(body)
+        value = json.loads(body)
+    except RecursionError:
+        raise invalid_request(f"request body is nested more than {MAX_JSON_DEPTH} levels deep") from None
     except ValueError as error:
         raise ApiError(
             400, "invalid_request_error", f"request body is not valid JSON: {error}", fault=Fault.INVALID_JSON
         ) from error
+    check_json_depth(value, MAX_JSON_DEPTH)
+    return value
 
 
 class Slot:
@@ -103,13 +114,21 @@ class Slot:
 async def acquire_slot(state: ServerState) -> Slot:
     assert state.slots is not None
     if state.slots.locked() and state.waiting >= state.config.max_queue:
-        raise ApiError(529, "overloaded_error", "too many requests are waiting for the model; retry shortly")
+        raise overloaded("too many requests are waiting for the model; retry shortly")
     state.waiting += 1
     try:
-        await state.slots.acquire()
+        await asyncio.wait_for(state.slots.acquire(), state.config.max_queue_wait)
+    except TimeoutError:
+        raise overloaded(
+            f"no generation slot became free within {state.config.max_queue_wait:g} s; retry shortly"
+        ) from None
     finally:
         state.waiting -= 1
     return Slot(state)
+
+
+def overloaded(message: str) -> ApiError:
+    return ApiError(529, "overloaded_error", message, fault=Fault.OVERLOADED)
 
 
 def log_prompt(state: ServerState, body: Any, generation: Generation) -> None:

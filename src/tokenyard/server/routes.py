@@ -29,7 +29,7 @@ Handler = Callable[[Request, ServerState], Awaitable[Response]]
 def error_response(errors: ErrorTable, error: BaseException) -> JSONResponse:
     """Any exception as the API's envelope and status."""
     fault = fault_of(error)
-    return JSONResponse(errors.body(fault), status_code=errors.status(fault))
+    return JSONResponse(errors.body(fault), status_code=errors.status(fault), headers=errors.headers(fault))
 
 
 def guarded(errors: ErrorTable, handler: Handler) -> Callable[[Request], Awaitable[Response]]:

@@ -125,6 +125,9 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
         except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
             for frame in encoder.error(fault_of(error)):
                 yield frame_bytes(frame)
+        except (GeneratorExit, asyncio.CancelledError):
+            log.info("the client went away mid-stream; its generation was stopped")
+            raise
         finally:
             try:
                 await events.aclose()  # aborts the engine request if it is still running

@@ -19,6 +19,9 @@ ERRORS = ErrorTable(
         Fault.AUTHENTICATION: WireFault(401, "authentication_error"),
         Fault.PERMISSION: WireFault(403, "permission_error"),
         Fault.NOT_FOUND: WireFault(404, "not_found_error"),
+        Fault.METHOD_NOT_ALLOWED: WireFault(405, "invalid_request_error"),
+        Fault.UNSUPPORTED_MEDIA_TYPE: WireFault(415, "invalid_request_error"),
+        Fault.HEADERS_TOO_LARGE: WireFault(431, "invalid_request_error"),
         Fault.REQUEST_TOO_LARGE: WireFault(413, "request_too_large"),
         Fault.TEMPLATE_REJECTED: WireFault(400, "invalid_request_error"),
         # Claude Code compacts its history on a 400 whose message says "prompt is too long".

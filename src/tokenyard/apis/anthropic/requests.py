@@ -22,6 +22,7 @@ from ...conversation import (
 )
 from ..errors import invalid_request, validation_message
 from ..replay_state import ReplayState
+from ..tool_schemas import check_tool_schema
 from .schema import (
     BLOCK_TYPES,
     CountTokensRequest,
@@ -42,7 +43,10 @@ def _blocks(content: str | list[dict[str, Any]], where: str) -> list[BaseModel]:
         return [TextBlock(type="text", text=content)]
     out: list[BaseModel] = []
     for i, raw in enumerate(content):
-        model = BLOCK_TYPES.get(raw.get("type")) if isinstance(raw, dict) else None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and not isinstance(kind, str):
+            raise invalid_request(f"{where}.content.{i}.type: a content block needs a string type")
+        model = BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
         if model is None:
             continue  # a block type with no meaning for an open model (document, server tool…)
         try:
@@ -107,6 +111,9 @@ def to_conversation(
                 parts.append(ToolCall(id=block.id, name=block.name, arguments=_arguments(block, replay)))
         role = "system" if param.role == "system" else param.role
         messages.append(Message(role=role, parts=parts))
+    for n, t in enumerate(request.tools or []):
+        if t.input_schema is not None:
+            check_tool_schema(t.input_schema, f"tools.{n}.input_schema")
     tools = [
         ToolSpec(
             name=t.name,

@@ -39,6 +39,7 @@ from ...conversation import (
     ToolSpec,
 )
 from ..errors import invalid_request, validate, validation_message
+from ..tool_schemas import check_tool_schema
 from .schema import ChatCompletionRequest, ImagePart, MessageParam, NamedToolChoice, RefusalPart, TextPart
 
 _PART_TYPES: dict[str, type[BaseModel]] = {"text": TextPart, "image_url": ImagePart, "refusal": RefusalPart}
@@ -72,6 +73,9 @@ def to_conversation(request: ChatCompletionRequest, *, session_key: str | None =
     thinking = ThinkingControl(mode=_thinking_mode(request.chat_template_kwargs), effort=request.reasoning_effort)
     if session_key is None:
         session_key = request.prompt_cache_key or _metadata_session(request.metadata)
+    for n, t in enumerate(request.tools or []):
+        if t.function.parameters is not None:
+            check_tool_schema(t.function.parameters, f"tools.{n}.function.parameters")
     return Conversation(
         model=request.model,
         messages=messages,
@@ -168,7 +172,7 @@ def _parts(content: str | list[dict[str, Any]] | None, where: str, *, allow_imag
     for i, raw in enumerate(content):
         at = f"{where}.content.{i}"
         kind = raw.get("type") if isinstance(raw, dict) else None
-        model = _PART_TYPES.get(kind)  # type: ignore[arg-type]
+        model = _PART_TYPES.get(kind) if isinstance(kind, str) else None
         if model is None or (model is ImagePart and not allow_images):
             raise invalid_request(f"{at}: content part type {kind!r} is not supported here", at)
         try:

@@ -43,6 +43,7 @@ from ...conversation import (
 )
 from ..errors import invalid_request, validation_message
 from ..replay_state import ReplayState
+from ..tool_schemas import check_tool_schema
 from .schema import (
     ITEM_TYPES,
     PART_TYPES,
@@ -284,7 +285,9 @@ def _item(raw: Any, where: str) -> BaseModel | None:
         raise invalid_request(f"{where}: an input item must be an object", where)
     # Easy input messages may leave out their type.
     kind = raw.get("type") or ("message" if "role" in raw else None)
-    model = ITEM_TYPES.get(kind)  # type: ignore[arg-type]
+    if kind is not None and not isinstance(kind, str):
+        raise invalid_request(f"{where}.type: must be a string", f"{where}.type")
+    model = ITEM_TYPES.get(kind) if kind is not None else None
     if model is None:
         return None  # hosted tools' calls and outputs: nothing an open model can replay
     try:
@@ -464,7 +467,11 @@ def _is_tool_search(raw: Any) -> bool:
 
 def offered_tools(request: ResponsesRequest) -> list[dict[str, Any]]:
     """The request's function, custom, namespace and tool_search tools, as sent."""
-    return [t for t in _raw_tools(request) if isinstance(t, dict) and t.get("type") in TOOL_TYPES]
+    return [
+        t
+        for t in _raw_tools(request)
+        if isinstance(t, dict) and isinstance(t.get("type"), str) and t["type"] in TOOL_TYPES
+    ]
 
 
 def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
@@ -475,13 +482,18 @@ def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
 
 def _tool_model(raw: Any, where: str) -> BaseModel | None:
     kind = raw.get("type") if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and not isinstance(kind, str):
+        raise invalid_request(f"{where}.type: must be a string", f"{where}.type")
     model = TOOL_TYPES.get(kind) if isinstance(kind, str) else None
     if model is None:
         return None
     try:
-        return model.model_validate(raw)
+        tool = model.model_validate(raw)
     except ValidationError as error:
         raise invalid_request(f"{where}: {validation_message(error)}", where) from error
+    if isinstance(tool, (FunctionTool, ToolSearchTool)) and tool.parameters is not None:
+        check_tool_schema(tool.parameters, f"{where}.parameters")
+    return tool
 
 
 def _tools(request: ResponsesRequest, items: list[Any]) -> list[ToolSpec]:
