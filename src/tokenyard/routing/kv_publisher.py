@@ -71,7 +71,8 @@ class ZmqKvPublisher:
         self._router: zmq.asyncio.Socket | None = None
         self._replay_task: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
+    def bind(self) -> None:
+        """Bind the sockets (done by `start`; early when the bound addresses are needed first)."""
         if self._pub is not None:
             return
         self._pub = zmq.Context.instance().socket(zmq.PUB)
@@ -81,6 +82,13 @@ class ZmqKvPublisher:
             self._router = zmq.asyncio.Context.instance().socket(zmq.ROUTER)
             self._router.bind(self.replay_endpoint)
             self.replay_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    async def start(self) -> None:
+        self.bind()
+        self._serve()
+
+    def _serve(self) -> None:
+        if self._router is not None and self._replay_task is None:
             self._replay_task = asyncio.get_running_loop().create_task(self._serve_replay())
 
     async def close(self) -> None:
@@ -141,6 +149,7 @@ class ZmqKvPublisher:
         if not self._pending:
             with contextlib.suppress(RuntimeError):  # no running loop: flush() is called by hand
                 asyncio.get_running_loop().call_soon(self.flush)
+                self._serve()
         self._pending.append(event)
 
     async def _serve_replay(self) -> None:
