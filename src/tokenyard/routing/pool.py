@@ -20,7 +20,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -87,6 +87,8 @@ class EnginePool:
         self._info: EngineInfo | None = None
         self._health_task: asyncio.Task[None] | None = None
         self._session: aiohttp.ClientSession | None = None
+        # Told each worker's time from dispatch to first chunk (metrics).
+        self.on_first_chunk: Callable[[str, float], None] | None = None
 
     def info(self) -> EngineInfo:
         if self._info is None:
@@ -151,8 +153,11 @@ class EnginePool:
             self._dispatched(request, decision)
             stream = worker.engine.generate(request)
             started = False
+            dispatched = time.monotonic()
             try:
                 async for chunk in stream:
+                    if not started and self.on_first_chunk is not None:
+                        self.on_first_chunk(worker.name, time.monotonic() - dispatched)
                     started = True
                     yield chunk
                 return

@@ -15,6 +15,7 @@ from ..apis.anthropic.requests import to_conversation
 from ..apis.anthropic.schema import CountTokensRequest, MessagesRequest
 from ..apis.anthropic.stream import MessageStream, error_event
 from ..apis.errors import ApiError, invalid_request
+from ..apis.hints import read_agent_hints
 from ..prompting.template import TemplateError
 from .common import ServerState, check_auth, log_prompt, read_json, start_generation, validate
 from .sse import KEEPALIVE_COMMENT, event_stream, run_to_end, sse
@@ -54,6 +55,7 @@ async def messages(request: Request, state: ServerState) -> Response:
         session_key=request.headers.get("x-claude-code-session-id"),
         agent="claude-code" if request.headers.get("x-claude-code-session-id") else None,
     )
+    conversation.hints = read_agent_hints(body, request.headers)
     generation = start_generation(state, conversation, "toolu_")
     log_prompt(state, body, generation)
     encoder = MessageStream(

@@ -7,17 +7,19 @@ an engine directly.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.errors import ApiError, openai_error_body
 from ..apis.models import anthropic_model, model_list, openai_model
-from . import anthropic_routes, openai_chat_routes, responses_routes, tokenize_routes
+from ..routing.pool import EnginePool
+from . import anthropic_routes, metrics, openai_chat_routes, responses_routes, tokenize_routes
+from .admission import PriorityGate
 from .anthropic_routes import anthropic_error
 from .common import ServerConfig, ServerState, check_auth
 
@@ -67,17 +69,20 @@ def create_app(state: ServerState) -> Starlette:
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", get_model, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
+        Route("/metrics", metrics.metrics_endpoint, methods=["GET"]),
     ]
+    if isinstance(state.pipeline.engine, EnginePool):
+        metrics.watch_pool(state.pipeline.engine)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
-        state.slots = asyncio.Semaphore(state.config.max_concurrency)
+        state.slots = PriorityGate(state.config.max_concurrency)
         await state.pipeline.engine.start()
         try:
             yield
         finally:
             await state.pipeline.engine.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(metrics.MetricsMiddleware)])
     app.state.tokenyard = state
     return app

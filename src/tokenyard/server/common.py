@@ -3,7 +3,6 @@ limits, validation, generation slots, the prompt log."""
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import time
@@ -16,9 +15,12 @@ from starlette.requests import Request
 
 from ..apis.errors import ApiError, invalid_request, not_found, validation_message
 from ..apis.memory import ToolCallMemory
+from ..conversation import AgentHints
 from ..engines.base import PromptTooLong
 from ..prompting.template import TemplateError
 from ..sealing import ReasoningSeal
+from . import metrics
+from .admission import PriorityGate
 from .pipeline import Generation, Pipeline
 
 
@@ -40,7 +42,7 @@ class ServerState:
     seal: ReasoningSeal
     config: ServerConfig = field(default_factory=ServerConfig)
     calls: ToolCallMemory = field(default_factory=ToolCallMemory)
-    slots: asyncio.Semaphore | None = None
+    slots: PriorityGate | None = None
     waiting: int = 0
 
     def model_ids(self) -> tuple[str, ...]:
@@ -87,15 +89,18 @@ def validate(model: type, body: Any) -> Any:
         raise invalid_request(validation_message(error)) from error
 
 
-async def acquire_slot(state: ServerState) -> None:
+async def acquire_slot(state: ServerState, hints: AgentHints | None = None) -> None:
+    """A generation slot, in agent-hint priority order."""
     assert state.slots is not None
     if state.slots.locked() and state.waiting >= state.config.max_queue:
         raise ApiError(529, "overloaded_error", "too many requests are waiting for the model; retry shortly")
     state.waiting += 1
+    started = time.perf_counter()
     try:
-        await state.slots.acquire()
+        await state.slots.acquire(hints)
     finally:
         state.waiting -= 1
+    metrics.observe_queue_wait(time.perf_counter() - started)
 
 
 def log_prompt(state: ServerState, body: Any, generation) -> None:

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.errors import ApiError, invalid_request, openai_error_body
+from ..apis.hints import read_agent_hints
 from ..apis.openai_chat.requests import parse_request, to_conversation
 from ..apis.openai_chat.stream import ChatCompletionStream, error_chunk
 from ..conversation import Conversation
@@ -76,6 +77,7 @@ async def chat_completions(request: Request, state: ServerState) -> Response:
     wire = parse_request(body)
     state.check_model(wire.model)
     conversation = to_conversation(wire, session_key=request.headers.get(SESSION_HEADER))
+    conversation.hints = read_agent_hints(body, request.headers)
     generation = start(state, conversation)
     log_prompt(state, body, generation)
     encoder = ChatCompletionStream(

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.errors import ApiError, openai_error_body
+from ..apis.hints import read_agent_hints
 from ..apis.openai_responses.requests import (
     ENCRYPTED_REASONING,
     custom_tool_names,
@@ -59,6 +60,7 @@ async def _respond(request: Request, state: ServerState) -> Response:
         session_key=headers.get("session_id") or headers.get("session-id"),
         agent="codex" if originator.startswith("codex") else None,
     )
+    conversation.hints = read_agent_hints(body, request.headers)
     generation = start_generation(state, conversation, "call_")
     log_prompt(state, body, generation)
     encoder = ResponseStream(

@@ -15,6 +15,7 @@ from ..apis.errors import ApiError
 from ..engines.base import EngineError
 from ..events import Event, StreamError
 from ..prompting.template import TemplateError
+from . import metrics
 from .common import ServerState, acquire_slot
 from .pipeline import Generation
 
@@ -84,9 +85,9 @@ async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncIt
 async def run_to_end(state: ServerState, generation: Generation, feed: Callable[[Event], object]) -> None:
     """A non-streaming request: the whole generation, in a slot, into `feed`; an
     engine failure is an API error (500)."""
-    await acquire_slot(state)
+    await acquire_slot(state, generation.conversation.hints)
     try:
-        async for event in generation.events():
+        async for event in metrics.observed(generation, generation.events()):
             if isinstance(event, StreamError):
                 raise ApiError(500, event.kind, event.message)
             feed(event)
@@ -107,13 +108,15 @@ async def event_stream(
     """A streaming request: the generation's events encoded as SSE frames, in a slot,
     with keep-alives during silences. A failure mid-stream ends it with the API's own
     error frames (`fail`), never a truncated stream."""
-    await acquire_slot(state)
+    await acquire_slot(state, generation.conversation.hints)
 
     async def frames() -> AsyncIterator[bytes]:
         try:
             for frame in prologue():
                 yield frame
-            async for event in with_keepalive(generation.events(), state.config.keepalive_seconds):
+            async for event in with_keepalive(
+                metrics.observed(generation, generation.events()), state.config.keepalive_seconds
+            ):
                 if event is IDLE:
                     yield keepalive()
                     continue
