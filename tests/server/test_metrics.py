@@ -4,6 +4,10 @@ with their labels after a session's two turns; agent hints are read on the way."
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import anthropic
 import httpx
 import pytest
@@ -92,3 +96,15 @@ def test_bad_agent_hints_are_refused_in_the_apis_error_shape(pooled, tmp_path):
                 model="test/model", max_tokens=16, messages=[{"role": "user", "content": "hi"}],
                 extra_headers={"x-agent-priority": "urgent"},
             )  # fmt: skip
+
+
+def test_the_grafana_dashboard_only_uses_exported_series(pooled, tmp_path):
+    dashboard = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "tokenyard.json"
+    exprs = [t["expr"] for panel in json.loads(dashboard.read_text())["panels"] for t in panel["targets"]]
+    used = {name for expr in exprs for name in re.findall(r"tokenyard_\w+", expr)}
+    with serving.running_server("qwen3", tmp_path=tmp_path) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
+        client.messages.create(model="test/model", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+        exported = {name for name, _ in samples(url)}
+    # Series that have seen no observation yet still export (histograms, labelled after first use).
+    assert used <= exported | {"tokenyard_prefix_divergences_total", "tokenyard_engine_errors_total"}, used - exported
