@@ -157,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     saved = a - full
     for before, after in zip(rows, rows[1:], strict=False):
         share = (before["wall_s"] - after["wall_s"]) / saved if saved > 0 else 0.0
-        print(f"  {after['lever']:<22} saves {before['wall_s'] - after['wall_s']:6.2f} s ({share:.0%} of the total saving)")
+        print(
+            f"  {after['lever']:<22} saves {before['wall_s'] - after['wall_s']:6.2f} s ({share:.0%} of the total saving)"
+        )
     print(f"target >= 2x vs (a): {'met' if a / full >= 2 else 'NOT met'}; ahead of (b): {'yes' if full < b else 'no'}")
     plot = save_bar_plot(
         "agent_session",
