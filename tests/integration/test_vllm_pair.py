@@ -87,7 +87,7 @@ def test_a_new_session_lands_on_the_worker_holding_its_prefix(pair):
                 base_url=url, api_key="x", max_retries=0, default_headers={"x-claude-code-session-id": session}
             )
             return client.messages.create(
-                model=SERVED_NAME, max_tokens=8, temperature=0.0, system=RULES,
+                model=SERVED_NAME, max_tokens=8, system=RULES,
                 messages=[{"role": "user", "content": question}],
             )  # fmt: skip
 
