@@ -32,8 +32,8 @@ import random
 import statistics
 import sys
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -54,8 +54,7 @@ STOP = 0
 POLICIES = {"round-robin": "round-robin", "least-loaded": "least-loaded", "kv-aware": "kv"}
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(NamedTuple):
     sessions: int
     turns: int
     system_tokens: tuple[int, int]  # Claude Code-like, Codex-like
@@ -221,9 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shape = QUICK if args.quick else FULL
     if args.sessions:
-        shape = replace(shape, sessions=args.sessions)
+        shape = shape._replace(sessions=args.sessions)
     if args.time_scale:
-        shape = replace(shape, time_scale=args.time_scale)
+        shape = shape._replace(time_scale=args.time_scale)
     plans = session_plan(shape, args.seed)
     turns = shape.sessions * shape.turns
     print(
