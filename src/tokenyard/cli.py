@@ -178,7 +178,11 @@ def run_serve(args: argparse.Namespace) -> int:
         kv_block_size=args.kv_block_size,
         kv_blocks=args.kv_blocks,
         max_batched_tokens=args.max_batched_tokens,
-        engine_url=args.engine_url,
+        engine_urls=tuple(args.engine_url or ()),
+        kv_events=tuple(args.kv_events or ()),
+        router_policy=args.router_policy,
+        workers=args.workers,
+        forward_priority=args.forward_priority,
         engine_model=args.engine_model,
         engine_api_key=args.engine_api_key,
     )
@@ -355,9 +359,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--engine-url",
-        default=_env("engine_url"),
+        action="append",
+        default=[u for u in (_env("engine_url") or "").split(",") if u] or None,
         metavar="URL",
-        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001)",
+        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001); "
+        "repeat it for a pool of servers of the same model, routed by KV-cache overlap against load",
+    )
+    serve.add_argument(
+        "--kv-events",
+        action="append",
+        default=None,
+        metavar="ENDPOINT[,REPLAY]",
+        help="remote engine pool: a worker's KV-event stream (vLLM --kv-events-config endpoint, e.g. "
+        "tcp://127.0.0.1:5557, and its replay endpoint), one per --engine-url in the same order ('' for none)",
+    )
+    serve.add_argument(
+        "--router-policy",
+        default=_env("router_policy", "kv"),
+        choices=["kv", "least-loaded", "round-robin"],
+        help="engine pool: how a worker is chosen (default kv: cached prefix against load)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=int(_env("workers", 1)),
+        metavar="N",
+        help="simulated engine: N workers, each publishing vLLM-format KV events over loopback ZMQ",
+    )
+    serve.add_argument(
+        "--forward-priority",
+        action="store_true",
+        default=_env_flag("forward_priority"),
+        help="send agent-hint priorities to the engines (vLLM needs --scheduling-policy priority)",
     )
     serve.add_argument(
         "--engine-model",
