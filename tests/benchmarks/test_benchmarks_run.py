@@ -66,3 +66,17 @@ def test_loop_latency_quick(capsys):
     assert load("loop_latency").main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "offload" in out and "on-loop" in out and "p99 on-loop / offload" in out
+
+
+def test_kv_routing_quick(capsys):
+    assert load("kv_routing").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "kv-aware / round-robin TTFT p50 = " in out
+    for policy in ("round-robin", "least-loaded", "kv-aware"):
+        assert f"\n{policy} " in out
+
+
+def test_agent_session_quick(capsys):
+    assert load("agent_session").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "tokenyard vs (a) LiteLLM-style: " in out and "+ speculative prefill" in out

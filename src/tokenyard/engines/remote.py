@@ -97,6 +97,7 @@ class RemoteEngine:
         startup_timeout: float = 120.0,
         max_connections: int = 64,
         guided_decoding: bool = True,
+        forward_priority: bool = False,
     ):
         self.base_url = _api_root(base_url)
         self._model = model
@@ -107,6 +108,8 @@ class RemoteEngine:
         self._startup_timeout = startup_timeout
         self._max_connections = max_connections
         self._guided_decoding = guided_decoding
+        # vLLM refuses priorities unless started with --scheduling-policy priority.
+        self._forward_priority = forward_priority
         self._session: aiohttp.ClientSession | None = None
 
     def info(self) -> EngineInfo:
@@ -198,6 +201,9 @@ class RemoteEngine:
         tag = structural_tag(request.constraints)
         if tag is not None:
             body["structured_outputs"] = {"structural_tag": json.dumps(tag, ensure_ascii=False)}
+        hints = request.conversation.hints if request.conversation is not None else None
+        if self._forward_priority and hints is not None and hints.priority:
+            body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
         return body
 
     async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:

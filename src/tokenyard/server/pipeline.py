@@ -33,7 +33,8 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 
-from ..conversation import Conversation, InvalidToolChoice, ToolCall
+from ..apis.errors import ENGINE_FAILED_MESSAGE
+from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
 from ..engines.base import (
     DEFAULT_ENGINE_TIMEOUT,
     CallGuide,
@@ -56,6 +57,7 @@ from ..events import (
     PromptProcessed,
     ReasoningDelta,
     StreamError,
+    TextDelta,
     ToolCallReady,
     ToolCallStart,
     ToolChoiceViolation,
@@ -68,6 +70,7 @@ from ..parsing.tools.base import CallIds
 from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
+from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
 from .offload import Offload
@@ -139,6 +142,8 @@ class Pipeline:
         # Shared with the routes (body parsing of large requests): one pool per server.
         self.offload = offload if offload is not None else Offload()
         self.stop_ids = model.stop_token_ids()
+        # Speculative prefills in flight (held so they are not garbage-collected).
+        self._prefills: set[asyncio.Task[None]] = set()
         profile = model.profile
         self._tool_parser = _canonical_tool_parser(profile.tool_parser)
         self._syntax = call_syntax(self._tool_parser)
@@ -285,6 +290,35 @@ class Pipeline:
             inside=prompt.opened_reasoning or self._reasoning_forced,
         )
 
+    def prefill_next_turn(self, generation: Generation, answer: Message) -> None:
+        """The turn ended in tool calls: while they run, prefill the next turn's prefix
+        (this conversation and its answer, rendered as the next request will render
+        them, token for token) on the worker the session's next turn goes to, so that
+        turn only prefills the tool results."""
+        conversation = generation.conversation
+        following = conversation.model_copy(update={"messages": [*conversation.messages, answer]})
+
+        async def prefill() -> None:
+            try:
+                prompt = await self.offload.run(self.render, following, add_generation_prompt=False)
+                if len(prompt.token_ids) >= self.engine.info().max_model_len:
+                    return
+                request = EngineRequest(
+                    request_id=f"{generation.request_id}-prefill",
+                    prompt_token_ids=prompt.token_ids,
+                    max_tokens=1,
+                    stop_token_ids=self.stop_ids,
+                    conversation=conversation,
+                )
+                async for _ in self.engine.generate(request):
+                    pass
+            except (EngineError, TemplateError) as error:
+                log.info("speculative prefill failed: %s", error)
+
+        task = asyncio.get_running_loop().create_task(prefill())
+        self._prefills.add(task)
+        task.add_done_callback(self._prefills.discard)
+
 
 # ---------------------------------------------------------------------- one turn
 
@@ -309,6 +343,7 @@ class _Turn:
         self.text_only_output: list[str] = []
         self.reasoning: list[str] = []
         self.calls = 0
+        self.turn = _TurnParts()
         self.cached = 0
         self.engine_finish: EngineFinish = "stop"
         self.stop_sequence: str | None = None
@@ -343,7 +378,9 @@ class _Turn:
         except EngineError as error:
             if not announced:
                 yield PromptProcessed(self.prompt_tokens, 0)
-            yield StreamError(str(error), "api_error", error)
+            log.warning("engine failed: %s", error)  # its URL and upstream text stay here
+            message = str(error) if isinstance(error, EngineTimeout) else ENGINE_FAILED_MESSAGE
+            yield StreamError(message, "api_error", error)
             return
         finally:
             await chunks.aclose()
@@ -356,7 +393,10 @@ class _Turn:
         if self.violation is not None:
             yield StreamError(str(self.violation), "api_error", self.violation)
             return
-        yield Finish(self._finish_reason(), self.stop_sequence, self._usage())
+        reason = self._finish_reason()
+        if reason == "tool_calls" and self.generation.conversation.hints.speculative_prefill:
+            self.pipeline.prefill_next_turn(self.generation, self.turn.message())
+        yield Finish(reason, self.stop_sequence, self._usage())
 
     # ---- steps
 
@@ -425,11 +465,13 @@ class _Turn:
             elif kind is ToolCallReady:
                 self.calls += 1
                 if not constraints.parallel_tool_calls:
+                    self.turn.add(event)
                     out.append(event)
                     self.ended = True
                     return out
             elif kind is ReasoningDelta:
                 self.reasoning.append(event.text)  # type: ignore[union-attr]
+            self.turn.add(event)
             out.append(event)
         return out
 
@@ -472,6 +514,31 @@ class _Turn:
         if self.engine_finish == "length":
             return "length"
         return "stop"
+
+
+class _TurnParts:
+    """The answer as the next request will carry it: its parts in the order produced."""
+
+    def __init__(self) -> None:
+        self._parts: list[Reasoning | Text | ToolCall] = []
+
+    def add(self, event: ParseEvent) -> None:
+        last = self._parts[-1] if self._parts else None
+        if type(event) is ReasoningDelta:
+            if isinstance(last, Reasoning):
+                last.text += event.text
+            else:
+                self._parts.append(Reasoning(text=event.text))
+        elif type(event) is TextDelta:
+            if isinstance(last, Text):
+                last.text += event.text
+            else:
+                self._parts.append(Text(text=event.text))
+        elif type(event) is ToolCallReady:
+            self._parts.append(ToolCall(id=event.id, name=event.name, arguments=event.arguments))
+
+    def message(self) -> Message:
+        return Message(role="assistant", parts=list(self._parts))
 
 
 def _splitter(pipeline: Pipeline, generation: Generation) -> OutputSplitter:
