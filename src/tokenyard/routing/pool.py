@@ -20,7 +20,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -145,7 +145,7 @@ class EnginePool:
         osl = conversation.hints.osl if conversation is not None else None
         return self.router.choose(candidates, request.prompt_token_ids, session, osl)
 
-    async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:
+    async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         tried: set[str] = set()
         while True:
             decision = self.route(request, tried)
