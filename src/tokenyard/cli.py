@@ -299,11 +299,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--list", action="store_true", help="list the known parser names and exit")
     parse.set_defaults(run=run_parse)
+
+    from .launchers.common import LAUNCHER_FLAGS_HELP
+
+    for client, what in (("claude", "Claude Code"), ("codex", "Codex"), ("openclaw", "OpenClaw")):
+        commands.add_parser(
+            client,
+            help=f"run {what} against tokenyard (starting a server if none runs), everything set",
+            description=f"tokenyard {client} [launcher options] [{client} arguments…]\n\n{LAUNCHER_FLAGS_HELP}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
     return parser
 
 
+LAUNCHERS = ("claude", "codex", "openclaw")
+
+
+def run_launcher(client: str, argv: Sequence[str]) -> int:
+    """`tokenyard claude|codex|openclaw [launcher options] [client args…]`."""
+    from importlib import import_module
+
+    from .launchers.common import LaunchError
+
+    launcher = import_module(f"tokenyard.launchers.{client}")
+    try:
+        code: int = launcher.launch(argv)
+        return code
+    except LaunchError as error:
+        print(f"tokenyard {client}: {error}", file=sys.stderr)
+        return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    # The client's own arguments must reach it untouched, so argparse never sees them.
+    if arguments and arguments[0] in LAUNCHERS:
+        return run_launcher(arguments[0], arguments[1:])
+    args = build_parser().parse_args(arguments)
     try:
         return args.run(args)
     except (UnknownParserError, ValueError, OSError) as error:
