@@ -32,6 +32,8 @@ class ServerConfig:
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
     prompt_log: Path | None = None
+    # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
+    codex_profile: dict[str, Any] | None = None
 
 
 @dataclass
@@ -109,6 +111,7 @@ def log_prompt(state: ServerState, body: Any, generation) -> None:
         "prompt_tokens": len(generation.prompt.token_ids),
         "preamble_stripped": generation.prompt.preamble_stripped,
         "session": generation.conversation.session_key,
+        "request_kind": generation.conversation.request_kind,
         "prefix_matched_tokens": generation.prefix.matched_tokens if generation.prefix else None,
     }
     with path.open("a", encoding="utf-8") as handle:
