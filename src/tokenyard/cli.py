@@ -133,11 +133,10 @@ def _env_flag(name: str) -> bool:
 def run_serve(args: argparse.Namespace) -> int:
     import logging
 
-    import uvicorn
-
     from .prompting.prefix_watch import PrefixWatch
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
+    from .server.graceful import serve
     from .server.loading import ModelSettings, load
     from .server.pipeline import Pipeline
 
@@ -188,10 +187,15 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
-    uvicorn.run(
-        create_app(state), host=args.host, port=args.port, loop=loop, log_level=args.log_level, access_log=False
+    started = serve(
+        create_app(state),
+        host=args.host,
+        port=args.port,
+        loop=loop,
+        log_level=args.log_level,
+        on_shutdown=state.pipeline.drain,
     )
-    return 0
+    return 0 if started else 1
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -64,7 +64,7 @@ def test_tokenyard_openclaw(tmp_path):
     home = tmp_path / "home"
     (home / "tmp").mkdir(parents=True)
     result = launch(
-        tmp_path, "openclaw", "agent", "exec", "--code-mode", "direct", "--thinking", "off", "--timeout", "150", "--local-model-lean",
+        tmp_path, "openclaw", "agent", "exec", "--code-mode", "direct", "--thinking", "off", "--timeout", "150",
         "--cwd", str(home / "project"), PROMPT,
         timeout=240,
         # No helper-binary downloads or self-update in a namespace without a network.

@@ -41,6 +41,10 @@ QUIET = {
 }
 
 
+# The share of the window Claude Code may ask for per request (see window_settings).
+OUTPUT_SHARE = 12
+
+
 def prepare_config_dir(folder: Path) -> Path:
     """`.claude.json` in the tokenyard-owned config folder, onboarding marked done;
     any other state Claude Code keeps there is left as it is."""
@@ -58,10 +62,21 @@ def prepare_config_dir(folder: Path) -> Path:
 
 
 def window_settings(model: ServedModel) -> dict[str, str]:
-    """What tells Claude Code the served model's real window, so it compacts in time."""
+    """What tells Claude Code 2.1.330 the served model's real window (it does not read
+    it from the server: tests/e2e/CLAUDE_CODE_NOTES.md). CLAUDE_CODE_MAX_CONTEXT_TOKENS
+    is the window it compacts against. It keeps its per-request output budget plus
+    ~13K tokens free below that window, so the budget is held to about a twelfth of
+    the window (at its default 32000 a 32K window would compact on every turn).
+    CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is clamped to at least 100K."""
     if model.context_window is None:
         return {}
-    return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(model.context_window)}
+    budget = model.context_window // OUTPUT_SHARE
+    if model.max_output_tokens is not None:
+        budget = min(budget, model.max_output_tokens)
+    return {
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(model.context_window),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max(1, budget)),
+    }
 
 
 def claude_settings(url: str, main: ServedModel, small: ServedModel, config_dir: Path) -> dict[str, str]:
