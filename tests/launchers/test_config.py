@@ -112,3 +112,15 @@ def test_openclaw_config_carries_the_real_window_and_output_cap():
         (SMALL.id, 8192, 1024),
     ]
     assert config["agents"]["defaults"]["model"]["primary"] == f"tokenyard/{MAIN.id}"
+
+
+def test_a_server_the_codex_launcher_starts_offers_the_catalog():
+    assert codex.serve_arguments(["--engine", "scripted"]) == ["--engine", "scripted", "--codex-profile", "gpt-5.5"]
+    assert codex.serve_arguments(["--codex-profile=gpt-5.4"]) == ["--codex-profile=gpt-5.4"]
+
+
+def test_openclaw_assumes_a_small_window_only_when_the_server_states_none():
+    config = openclaw.openclaw_config("http://127.0.0.1:8000", ServedModel("m"), [ServedModel("m")])
+    entry = config["models"]["providers"]["tokenyard"]["models"][0]
+    assert (entry["contextWindow"], entry["maxTokens"]) == (openclaw.ASSUMED_WINDOW, openclaw.ASSUMED_MAX_TOKENS)
+    assert "allow" not in config["tools"], "the launcher offers OpenClaw's own tool set"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,6 +33,9 @@ from .common import (
 )
 
 PROVIDER = "tokenyard"
+# The Codex catalog entry a server the launcher starts serves its ids as (their
+# window, tool surface and reasoning levels); `tokenyard serve --codex-profile`.
+CODEX_PROFILE = "gpt-5.5"
 
 
 def offers_catalog(url: str) -> bool:
@@ -88,10 +92,19 @@ def client_arguments(args: Sequence[str], cwd: Path) -> list[str]:
     return out
 
 
+def serve_arguments(serve_args: Sequence[str]) -> list[str]:
+    """A server the launcher starts offers Codex its catalog, unless told otherwise."""
+    if any(a == "--codex-profile" or a.startswith("--codex-profile=") for a in serve_args):
+        return list(serve_args)
+    return [*serve_args, "--codex-profile", CODEX_PROFILE]
+
+
 def launch(argv: Sequence[str]) -> int:
     options = parse_launch_args(argv)
     binary = find_client("codex")
-    server: RunningServer = ensure_server(options)
+    options.serve_args = serve_arguments(options.serve_args)
+    # The server reads Codex's bundled catalog through the same binary.
+    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX": binary})
     try:
         main, _ = choose_models(served_models(options.url), options)
         codex_home = launcher_home("codex")
@@ -100,6 +113,12 @@ def launch(argv: Sequence[str]) -> int:
     except BaseException:
         server.stop()
         raise
+    if not catalog:
+        print(
+            f"tokenyard codex: {options.url} offers no Codex catalog (start it with `--codex-profile {CODEX_PROFILE}`); "
+            "Codex will use fallback metadata for the model",
+            file=sys.stderr,
+        )
     settings = {"CODEX_HOME": str(codex_home), CLIENT_KEY_ENV: client_key()}
     announce_settings("codex", {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"})
     env = {**os.environ, **settings}

@@ -202,9 +202,9 @@ class RunningServer:
             self.process.wait()
 
 
-def ensure_server(options: LaunchOptions) -> RunningServer:
+def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None = None) -> RunningServer:
     """The server at options.url, started here when none answers and the URL is on
-    this machine."""
+    this machine (with server_env added to its environment)."""
     if server_is_up(options.url):
         return RunningServer(options.url)
     parts = urlsplit(options.url)
@@ -220,7 +220,13 @@ def ensure_server(options: LaunchOptions) -> RunningServer:
         flush=True,
     )
     with log_path.open("ab") as log:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(server_env or {})},
+        )
     server = RunningServer(options.url, process, log_path)
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while not server_is_up(options.url):

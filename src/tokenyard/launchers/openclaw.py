@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,9 +29,10 @@ from .common import (
 )
 
 PROVIDER = "tokenyard"
-# What OpenClaw assumes when a server states no limits.
-FALLBACK_WINDOW = 262_144
-FALLBACK_MAX_TOKENS = 4096
+# Only for a server that states no limits (an older tokenyard): a window small
+# enough for any model tokenyard serves, said out loud when used.
+ASSUMED_WINDOW = 32_768
+ASSUMED_MAX_TOKENS = 4096
 
 
 def _model_entry(model: ServedModel) -> dict[str, Any]:
@@ -40,8 +42,8 @@ def _model_entry(model: ServedModel) -> dict[str, Any]:
         "reasoning": True,
         "input": ["text"],
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": model.context_window or FALLBACK_WINDOW,
-        "maxTokens": model.max_output_tokens or FALLBACK_MAX_TOKENS,
+        "contextWindow": model.context_window or ASSUMED_WINDOW,
+        "maxTokens": model.max_output_tokens or ASSUMED_MAX_TOKENS,
     }
 
 
@@ -78,6 +80,11 @@ def launch(argv: Sequence[str]) -> int:
     except BaseException:
         server.stop()
         raise
+    if main.context_window is None:
+        print(
+            f"tokenyard openclaw: {options.url} states no context window; assuming {ASSUMED_WINDOW} tokens",
+            file=sys.stderr,
+        )
     settings = {"OPENCLAW_CONFIG_PATH": str(path)}
     announce_settings("openclaw", {**settings, "model": f"{PROVIDER}/{main.id}"})
     return run_client([binary, *options.client_args], {**os.environ, **settings}, server)
