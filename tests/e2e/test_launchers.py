@@ -55,6 +55,7 @@ def test_tokenyard_codex(tmp_path):
     result = launch(tmp_path, "codex", "exec", PROMPT)  # outside a git repository: the launcher allows it
     assert result.returncode == 0, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
+    assert "Model metadata for" not in result.stderr, "Codex fell back to guessed metadata: no catalog"
     assert (tmp_path / "cache" / "launchers" / "codex" / "config.toml").exists()
     assert_untouched_home(tmp_path, ".codex")
 

@@ -1,7 +1,8 @@
 """`tokenyard openclaw [args…]`: OpenClaw against tokenyard.
 
-OpenClaw reads the config file named by OPENCLAW_CONFIG_PATH; the launcher writes a
-tokenyard-owned one with a single provider (tokenyard's Anthropic Messages API) whose
+OpenClaw reads the config file named by OPENCLAW_CONFIG_PATH and keeps its state in
+OPENCLAW_STATE_DIR; the launcher points both into a tokenyard-owned folder and writes
+a config there with a single provider (tokenyard's Anthropic Messages API) whose
 models carry the real `contextWindow` and `maxTokens`, so the user's own
 ~/.openclaw stays untouched.
 """
@@ -85,6 +86,8 @@ def launch(argv: Sequence[str]) -> int:
             f"tokenyard openclaw: {options.url} states no context window; assuming {ASSUMED_WINDOW} tokens",
             file=sys.stderr,
         )
-    settings = {"OPENCLAW_CONFIG_PATH": str(path)}
+    # OpenClaw keeps its state (a SQLite database, sessions) in OPENCLAW_STATE_DIR,
+    # ~/.openclaw otherwise, even when OPENCLAW_CONFIG_PATH names the config.
+    settings = {"OPENCLAW_CONFIG_PATH": str(path), "OPENCLAW_STATE_DIR": str(path.parent)}
     announce_settings("openclaw", {**settings, "model": f"{PROVIDER}/{main.id}"})
     return run_client([binary, *options.client_args], {**os.environ, **settings}, server)

@@ -42,6 +42,14 @@ DEFAULT_MAX_TOKENS = 4096
 SHUTTING_DOWN = "tokenyard is shutting down; the generation was stopped"
 
 
+def is_background(conversation: Conversation) -> bool:
+    """A request the user is not waiting on: an agent client (one that names its
+    session) sending no tools. Its turns always carry tools, compaction requests
+    included; what it sends without them is a title, a summary or a topic check
+    (Claude Code sends those to its small/fast model)."""
+    return conversation.session_key is not None and not conversation.tools
+
+
 @dataclass
 class ServedModel:
     """One model as the server offers it: its ids, profile, tokenizer and renderer."""
@@ -153,6 +161,7 @@ class Pipeline:
             stop_token_ids=self._stop_ids,
             prompt_text=prompt.text,
             conversation=conversation,
+            background=is_background(conversation),
         )
         detokenizer = self.model.tokenizer.detokenizer()
         stops = _StopScanner(sampling.stop)
