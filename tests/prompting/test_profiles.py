@@ -57,3 +57,23 @@ def test_every_profile_names_parsers_that_exist():
     for profile in PROFILES.values():
         assert profile.reasoning_parser is None or profile.reasoning_parser in reasoning_parser_names()
         assert profile.tool_parser is None or profile.tool_parser in tool_parser_names(), profile.tool_parser
+
+
+# The parts of Qwen2.5(-Coder)-Instruct's chat template that identify it.
+QWEN25_TEMPLATE = (
+    "{%- if tools %}{{- '<|im_start|>system\\n' }}{%- else %}"
+    "{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}"
+    "{%- endif %}For each function call, return a json object with function name and arguments within "
+    '<tool_call></tool_call> XML tags:\\n<tool_call>\\n{"name": <function-name>, "arguments": <args-json-object>}'
+    "\\n</tool_call><|im_end|>"
+)
+
+
+def test_qwen25_is_hermes_without_reasoning():
+    for profile in (
+        detect_profile(None, QWEN25_TEMPLATE, name="unnamed.gguf"),
+        detect_profile(None, None, name="Qwen2.5 Coder 1.5B Instruct"),  # a GGUF's general.name
+        detect_profile(None, None, name="Qwen/Qwen2.5-Coder-1.5B-Instruct"),
+    ):
+        assert (profile.family, profile.reasoning_parser, profile.tool_parser) == ("qwen2.5", None, "hermes")
+    assert detect_profile(None, None, name="Qwen/Qwen3-8B").family == "qwen3", "Qwen3 is not caught by qwen2"

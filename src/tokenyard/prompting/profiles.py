@@ -105,6 +105,8 @@ PROFILES: dict[str, ModelProfile] = {
             stop=("<end_of_turn>", "<turn|>"),
         ),
         ModelProfile("smollm2", None, "hermes", reasoning_markers=None, stop=("<|im_end|>",)),
+        # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
+        ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
     )
 }
 
@@ -138,6 +140,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),
+    (r"qwen2", "qwen2.5"),
     (r"nemotron.*nano", "nemotron-nano"),
     (r"nemotron", "nemotron"),
     (r"llama-?4", "llama-4"),
@@ -192,6 +195,8 @@ def detect_profile(
                 return PROFILES[family]
         if "<tool_call>" in template and "<think>" in template:
             return PROFILES["qwen3"]
+        if "<tool_call>" in template and "You are Qwen" in template:
+            return PROFILES["qwen2.5"]
     joined = " ".join(names).lower()
     for pattern, family in _NAME_SIGNS:
         if re.search(pattern, joined):
