@@ -88,6 +88,10 @@ def launch(argv: Sequence[str]) -> int:
         )
     # OpenClaw keeps its state (a SQLite database, sessions) in OPENCLAW_STATE_DIR,
     # ~/.openclaw otherwise, even when OPENCLAW_CONFIG_PATH names the config.
-    settings = {"OPENCLAW_CONFIG_PATH": str(path), "OPENCLAW_STATE_DIR": str(path.parent)}
+    settings = {
+        "OPENCLAW_CONFIG_PATH": str(path),
+        "OPENCLAW_STATE_DIR": str(path.parent),
+        "OPENCLAW_NO_AUTO_UPDATE": "1",  # no self-update checks against a local model
+    }
     announce_settings("openclaw", {**settings, "model": f"{PROVIDER}/{main.id}"})
     return run_client([binary, *options.client_args], {**os.environ, **settings}, server)
