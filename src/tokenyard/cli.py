@@ -12,8 +12,9 @@ from typing import Any
 
 from .conversation import ToolSpec
 from .events import event_to_dict, merge_adjacent
-from .parsing.reasoning.parser import reasoning_parser_names
-from .parsing.registry import UnknownParserError, tool_parser_names
+from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
+from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
+from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
 
 
@@ -34,6 +35,24 @@ def load_tool_specs(data: Any) -> list[ToolSpec]:
         parameters = body.get("parameters") or body.get("input_schema") or {"type": "object", "properties": {}}
         specs.append(ToolSpec(name=body["name"], description=body.get("description") or "", parameters=parameters))
     return specs
+
+
+def load_parser_plugins(args: argparse.Namespace) -> None:
+    """Register `--tool-parser-plugin` / `--reasoning-parser-plugin` formats."""
+    for spec in args.tool_parser_plugin or ():
+        load_tool_parser_plugin(spec)
+    for spec in args.reasoning_parser_plugin or ():
+        load_reasoning_parser_plugin(spec)
+
+
+def print_parser_names(out: Any) -> None:
+    """Ours, then every peer's name and what it maps to here (`-`: not parsed yet)."""
+    out.write("reasoning parsers: " + ", ".join(reasoning_parser_names()) + "\n")
+    out.write("tool-call parsers: " + ", ".join(tool_parser_names()) + "\n")
+    for kind, tables in (("reasoning", PEER_REASONING_NAMES), ("tool-call", PEER_TOOL_NAMES)):
+        for peer in PEERS:
+            pairs = [f"{name}={ours or '-'}" for name, ours in sorted(tables[peer].items())]
+            out.write(f"{peer} {kind} names: " + ", ".join(pairs) + "\n")
 
 
 def codex_binary() -> str:
@@ -92,9 +111,9 @@ def run_codex_catalog(args: argparse.Namespace) -> int:
 
 
 def run_parse(args: argparse.Namespace) -> int:
+    load_parser_plugins(args)
     if args.list:
-        print("reasoning parsers:", ", ".join(reasoning_parser_names()))
-        print("tool-call parsers:", ", ".join(tool_parser_names()))
+        print_parser_names(sys.stdout)
         return 0
     tools = None
     if args.tools:
@@ -160,6 +179,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.engine == "embedded" and (missing := missing_embedded_packages()):
         print(EMBEDDED_INSTALL_HINT.format(missing=", ".join(missing)), file=sys.stderr)
         return 2
+    load_parser_plugins(args)
     settings = ModelSettings(
         model=args.model,
         engine=args.engine,
@@ -217,6 +237,20 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0 if started else 1
 
 
+def _add_plugin_flags(command: argparse.ArgumentParser, from_env: bool) -> None:
+    for kind, what in (("tool", "tokenyard.parsing.tools.base.ToolParser subclass"), ("reasoning", "ReasoningFormat")):
+        flag = f"{kind}_parser_plugin"
+        env = _env(flag) if from_env else None
+        command.add_argument(
+            f"--{kind}-parser-plugin",
+            action="append",
+            default=env.split(",") if env else None,
+            metavar="MODULE:CLASS",
+            help=f"load a {kind} parser from outside the tree (a {what}); repeatable; "
+            f"then name it with --{'tool-call' if kind == 'tool' else 'reasoning'}-parser",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokenyard", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -259,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="override the family's tool-call parser",
     )
+    _add_plugin_flags(serve, from_env=True)
     serve.add_argument(
         "--chat-template",
         default=_env("chat_template"),
@@ -379,8 +414,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Feed a model's raw output on stdin through a reasoning parser and a "
         "tool-call parser, exactly as the server does, and print the events as JSON lines.",
     )
-    parse.add_argument("--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss")
-    parse.add_argument("--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony")
+    parse.add_argument(
+        "--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss (peer names work too)"
+    )
+    parse.add_argument(
+        "--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony (peer names work too)"
+    )
     parse.add_argument("--tools", metavar="FILE", help="JSON list of tools (OpenAI, Anthropic or flat shape)")
     parse.add_argument(
         "--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)"
@@ -390,7 +429,10 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--prompt-opened-reasoning", action="store_true", help="the rendered prompt already ends inside <think>"
     )
-    parse.add_argument("--list", action="store_true", help="list the known parser names and exit")
+    parse.add_argument(
+        "--list", action="store_true", help="list our parser names and which of vLLM's/SGLang's/Dynamo's map where"
+    )
+    _add_plugin_flags(parse, from_env=False)
     parse.set_defaults(run=run_parse)
 
     catalog = commands.add_parser(

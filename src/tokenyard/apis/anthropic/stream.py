@@ -13,7 +13,6 @@ The same state machine assembles the non-streaming response (`message()`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...events import (
@@ -59,7 +58,6 @@ class MessageStream:
         self._open: str | None = None  # "thinking" | "text" | "tool_use"
         self._thinking: list[str] = []
         self._blocks: list[dict[str, Any]] = []  # the assembled content, for message()
-        self._tool_json: list[str] = []
         self._usage = {
             "input_tokens": 0,
             "cache_creation_input_tokens": 0,
@@ -90,7 +88,6 @@ class MessageStream:
             out = self._close()
             self._index += 1
             self._open = "tool_use"
-            self._tool_json = []
             block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}  # type: ignore[union-attr]
             self._blocks.append(block)
             out.append(
@@ -101,7 +98,6 @@ class MessageStream:
             )
             return out
         if kind is ToolCallDelta:
-            self._tool_json.append(event.arguments)  # type: ignore[union-attr]
             return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]  # type: ignore[union-attr]
         if kind is ToolCallReady:
             block = self._blocks[-1]
@@ -122,10 +118,13 @@ class MessageStream:
                 )
             return out
         if kind is ToolCallIncomplete:
-            # The block was announced and can not be taken back; it keeps the valid
-            # prefix of its arguments. Nothing is dispatched for it.
-            self._blocks[-1]["input"] = _partial_input("".join(self._tool_json))
-            return self._close()
+            # A stream announced the block and can not take it back (it keeps the
+            # valid prefix of its arguments, never dispatched). The whole message
+            # never holds a half call: the model's text for it is a text block, so
+            # no repaired `input` can be executed.
+            out = self._close()
+            self._blocks[-1] = {"type": "text", "text": event.raw}  # type: ignore[union-attr]
+            return out
         if kind is PromptProcessed:
             return [self.start(event.prompt_tokens, event.cached_tokens)]  # type: ignore[union-attr]
         if kind is Finish:
@@ -228,35 +227,3 @@ class MessageStream:
 
 def error_event(kind: str, message: str) -> WireEvent:
     return ("error", {"type": "error", "error": {"type": kind, "message": message}})
-
-
-def _partial_input(prefix: str) -> dict[str, Any]:
-    """The object a valid JSON prefix describes so far (for the non-streaming view
-    of a call that was cut off): close what is open and parse once."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for c in prefix:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "{[":
-            stack.append("}" if c == "{" else "]")
-        elif c in "}]" and stack:
-            stack.pop()
-    text = prefix + ('"' if in_string else "")
-    text = text.rstrip()
-    if text.endswith(","):
-        text = text[:-1]
-    elif text.endswith(":"):
-        text += " null"
-    try:
-        value = json.loads(text + "".join(reversed(stack)))
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

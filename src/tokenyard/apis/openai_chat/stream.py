@@ -32,6 +32,7 @@ from ...events import (
     StreamError,
     TextDelta,
     ToolCallDelta,
+    ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
     Usage,
@@ -69,6 +70,10 @@ class ChatCompletionStream:
         self._reasoning: list[str] = []
         self._open_reasoning: list[str] | None = None  # the block being streamed, for reasoning_dispatch
         self._held: WireEvent | None = None  # the latest chunk of a call, until we know if it completed it
+        # Whitespace the parser reported as block-edge markers since the last text:
+        # content is one string here, so it goes back between two text runs.
+        self._gap = ""
+        self._undelivered: set[int] = set()  # tool_calls indices of calls that never completed
         self.finish_reason: str | None = None
         self.usage = Usage()
 
@@ -82,13 +87,17 @@ class ChatCompletionStream:
         if kind is ToolCallReady:
             return out + self._ready(event)  # type: ignore[arg-type]
         if kind is Marker:
+            if self._text and not event.text.strip():  # type: ignore[union-attr]
+                self._gap += event.text  # type: ignore[union-attr]
             return out  # no content; a call's closing markers come before its Ready
         if self._held is not None:
             out.append(self._held)
             self._held = None
         if kind is TextDelta:
-            self._text.append(event.text)  # type: ignore[union-attr]
-            out.append(self._chunk({"content": event.text}))  # type: ignore[union-attr]
+            text = self._gap + event.text  # type: ignore[union-attr]
+            self._gap = ""
+            self._text.append(text)
+            out.append(self._chunk({"content": text}))
         elif kind is ReasoningDelta:
             text = event.text  # type: ignore[union-attr]
             self._reasoning.append(text)
@@ -117,20 +126,26 @@ class ChatCompletionStream:
             out.extend(self._finish(event))  # type: ignore[arg-type]
         elif kind is StreamError:
             out.append((None, error_chunk(event.kind, event.message)))  # type: ignore[union-attr]
-        # ToolCallIncomplete: the call keeps the arguments streamed so far and is not
-        # dispatched.
+        elif kind is ToolCallIncomplete:
+            # Never a call: the whole response carries the model's text for it as
+            # content, as the peers do. A stream already announced it; it keeps the
+            # arguments streamed so far (not valid JSON) and is not dispatched.
+            self._undelivered.add(self._indices[event.index])  # type: ignore[union-attr]
+            self._text.append(self._gap + event.raw)  # type: ignore[union-attr]
+            self._gap = ""
         return out
 
     def completion(self) -> dict[str, Any]:
         """The whole response, for non-streaming requests."""
         text = "".join(self._text)
-        message: dict[str, Any] = {"role": "assistant", "content": text if text or not self._calls else None}
+        calls = [call for i, call in enumerate(self._calls) if i not in self._undelivered]
+        message: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
         if self._reasoning:
             reasoning = "".join(self._reasoning)
             message["reasoning_content"] = reasoning
             message["reasoning"] = reasoning
-        if self._calls:
-            message["tool_calls"] = self._calls
+        if calls:
+            message["tool_calls"] = calls
         return {
             "id": self.completion_id,
             "object": "chat.completion",
@@ -168,7 +183,9 @@ class ChatCompletionStream:
     def _close_reasoning(self) -> list[WireEvent]:
         block = "".join(self._open_reasoning or [])
         self._open_reasoning = None
-        return [("reasoning_dispatch", self._envelope({"choice_index": 0, "reasoning": block}))]
+        # `index` and `reasoning_content` are Dynamo's keys for the same event.
+        payload = {"choice_index": 0, "index": 0, "reasoning": block, "reasoning_content": block}
+        return [("reasoning_dispatch", self._envelope(payload))]
 
     def _finish(self, finish: Finish) -> list[WireEvent]:
         self.finish_reason = FINISH_REASONS.get(finish.reason, "stop")
