@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import time
 
 from tokenyard.engines.base import EngineRequest
@@ -51,22 +52,25 @@ async def main(turn_tokens: int) -> None:
     alone = await first_token_time(engine, request(turn, 1))
     print(f"turn of {len(turn)} tokens alone: TTFT (= its prefill) {alone:.2f} s")
 
-    async def generate(req: EngineRequest, running: asyncio.Event) -> int:
-        count = 0
+    produced: list[int] = []
+
+    async def generate(req: EngineRequest, running: asyncio.Event) -> None:
         async for chunk in engine.generate(req):
-            count += len(chunk.token_ids)
+            produced.append(len(chunk.token_ids))
             running.set()
-        return count
 
     for label, background in (("a background (title) request", True), ("another foreground turn", False)):
         running = asyncio.Event()
         task = asyncio.create_task(generate(request(prompt(tokenizer, 200, "o"), 2000, background), running))
         await running.wait()
+        produced.clear()
         ttft = await first_token_time(engine, request(turn, 1))
-        produced = await task
+        task.cancel()  # the other request is not what is measured
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
         print(
             f"with {label} generating: turn TTFT {ttft:.2f} s = {ttft / alone:.2f}x its own prefill "
-            f"(the other produced {produced} tokens)"
+            f"(meanwhile the other produced {sum(produced)} tokens)"
         )
     await engine.close()
 
