@@ -14,3 +14,8 @@ def test_an_agent_sessions_toolless_request_is_background():
 def test_turns_with_tools_and_plain_chat_are_not():
     assert not is_background(Conversation(model="m", messages=ASK, session_key="s1", tools=[BASH]))
     assert not is_background(Conversation(model="m", messages=ASK))
+
+
+def test_a_compaction_request_is_never_background():
+    compaction = Conversation(model="m", messages=ASK, session_key="s1", request_kind="compaction")
+    assert not is_background(compaction)

@@ -47,6 +47,8 @@ def is_background(conversation: Conversation) -> bool:
     session) sending no tools. Its turns always carry tools, compaction requests
     included; what it sends without them is a title, a summary or a topic check
     (Claude Code sends those to its small/fast model)."""
+    if conversation.request_kind == "compaction":  # a summary the next turn waits for
+        return False
     return conversation.session_key is not None and not conversation.tools
 
 
