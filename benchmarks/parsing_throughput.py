@@ -306,7 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-peers", action="store_true", help="tokenyard only (no vLLM subprocess)")
     parser.add_argument("--vllm-python", type=Path, default=VLLM_PYTHON, help="python of a venv with vllm")
     parser.add_argument(
-        "--peer-cap", type=float, default=60.0, help="CPU seconds a vLLM long run may take before it is cut short"
+        "--peer-cap",
+        type=float,
+        default=4.0,
+        help="CPU seconds a vLLM run may take before it is cut short (its time is then a lower bound)",
     )
     args = parser.parse_args(argv)
     formats = args.formats.split(",") if args.formats else list(FAMILY_REASONING)

@@ -5,7 +5,8 @@ imports vllm, never tokenyard). Reads one JSON document on stdin:
       "tools": [...], "runs": [{"key": K, "tokens": [str, ...], "repeat": N, "cap_s": S}]}]}
 
 and prints one JSON line per job: {"format": F, "ok": true, "results": {K: {"cpu_s":
-best, "capped": bool, "calls": n, "content": chars, "reasoning": chars}}} or {"format":
+best (when capped, a lower bound scaled
+to the whole input), "capped": bool, "calls": n, "content": chars, "reasoning": chars}}} or {"format":
 F, "ok": false, "error": "..."}. Each token goes to vLLM's own `Parser.parse_delta`
 (the unified reasoning + tool-call parser its OpenAI server drives), one token per
 call, as its streaming chat endpoint does. CPU time of this process.
@@ -53,7 +54,7 @@ def run_job(job: dict, tokenizer) -> dict:
     results = {}
     for run in job["runs"]:
         pieces = [(t, ids_of[t]) for t in run["tokens"]]
-        best, capped, seen = float("inf"), False, {}
+        best, capped, seen, fed = float("inf"), False, {}, len(pieces)
         for _ in range(run["repeat"]):
             parser = parser_cls(tokenizer, request.tools)
             deltas = []
@@ -63,7 +64,7 @@ def run_job(job: dict, tokenizer) -> dict:
             for i, (text, ids) in enumerate(pieces):
                 deltas.append(parser.parse_delta(text, list(ids), request, prompt_ids, finished=False))
                 if i % 256 == 0 and time.process_time() > deadline:
-                    capped = True
+                    capped, fed = True, i + 1
                     break
             else:
                 deltas.append(parser.parse_delta("", [], request, prompt_ids, finished=True))
@@ -73,7 +74,10 @@ def run_job(job: dict, tokenizer) -> dict:
             seen = summarise(deltas)
             if capped:
                 break
-        results[run["key"]] = {"cpu_s": best, "capped": capped, **seen}
+        # Cut short: the time the whole input would take is at least the time so far
+        # scaled by what was left (a token never gets cheaper as the text grows).
+        estimate = best * len(pieces) / fed if capped else best
+        results[run["key"]] = {"cpu_s": estimate, "capped": capped, **seen}
     return results
 
 

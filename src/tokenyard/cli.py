@@ -172,6 +172,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
     from .server.graceful import serve
+    from .server.limits import HttpLimits, raise_open_file_limit, server_options
     from .server.loading import ModelSettings, load
     from .server.pipeline import Pipeline
 
@@ -195,7 +196,11 @@ def run_serve(args: argparse.Namespace) -> int:
         kv_block_size=args.kv_block_size,
         kv_blocks=args.kv_blocks,
         max_batched_tokens=args.max_batched_tokens,
-        engine_url=args.engine_url,
+        engine_urls=tuple(args.engine_url or ()),
+        kv_events=tuple(args.kv_events or ()),
+        router_policy=args.router_policy,
+        workers=args.workers,
+        forward_priority=args.forward_priority,
         engine_model=args.engine_model,
         engine_api_key=args.engine_api_key,
     )
@@ -203,12 +208,15 @@ def run_serve(args: argparse.Namespace) -> int:
     codex_profile = load_codex_profile(args.codex_profile, args.codex_models) if args.codex_profile else None
     state = ServerState(
         Pipeline(model, engine, prefix_watch=PrefixWatch()),
-        ReasoningSeal(load_server_key(args.server_key)),
+        ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
             api_key=args.api_key,
             enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
             max_concurrency=args.max_concurrency,
             prompt_log=Path(args.prompt_log) if args.prompt_log else None,
+            max_queue_wait=args.max_queue_wait,
+            allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
+            allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
             codex_profile=codex_profile,
         ),
     )
@@ -226,6 +234,18 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
+    before, after = raise_open_file_limit()
+    logging.getLogger("tokenyard").info("open-file limit %d -> %d", before, after)
+    if after < 4096:
+        logging.getLogger("tokenyard").warning(
+            "open-file limit is %d (hard limit); many idle connections could exhaust it", after
+        )
+    limits = HttpLimits(
+        max_header_bytes=args.max_header_bytes,
+        header_timeout=args.header_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+        limit_concurrency=args.limit_concurrency,
+    )
     started = serve(
         create_app(state),
         host=args.host,
@@ -233,6 +253,7 @@ def run_serve(args: argparse.Namespace) -> int:
         loop=loop,
         log_level=args.log_level,
         on_shutdown=state.pipeline.drain,
+        **server_options(limits),
     )
     return 0 if started else 1
 
@@ -317,8 +338,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--server-key",
-        default=_env("server_key"),
-        help="key that seals reasoning returned to clients (default: kept in the cache folder)",
+        default=_env("server_key") or _env("seal_key"),
+        help="key that seals reasoning returned to clients, also as TOKENYARD_SEAL_KEY "
+        "(default: kept in the cache folder); replicas behind one load balancer share it",
+    )
+    serve.add_argument(
+        "--seal-key-file",
+        type=Path,
+        default=_env("seal_key_file"),
+        help="file holding the sealing key (64 hex digits, or any text, hashed): what replicas share",
     )
     serve.add_argument("--host", default=_env("host", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
@@ -349,9 +377,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--engine-url",
-        default=_env("engine_url"),
+        action="append",
+        default=[u for u in (_env("engine_url") or "").split(",") if u] or None,
         metavar="URL",
-        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001)",
+        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001); "
+        "repeat it for a pool of servers of the same model, routed by KV-cache overlap against load",
+    )
+    serve.add_argument(
+        "--kv-events",
+        action="append",
+        default=None,
+        metavar="ENDPOINT[,REPLAY]",
+        help="remote engine pool: a worker's KV-event stream (vLLM --kv-events-config endpoint, e.g. "
+        "tcp://127.0.0.1:5557, and its replay endpoint), one per --engine-url in the same order ('' for none)",
+    )
+    serve.add_argument(
+        "--router-policy",
+        default=_env("router_policy", "kv"),
+        choices=["kv", "least-loaded", "round-robin"],
+        help="engine pool: how a worker is chosen (default kv: cached prefix against load)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=int(_env("workers", 1)),
+        metavar="N",
+        help="simulated engine: N workers, each publishing vLLM-format KV events over loopback ZMQ",
+    )
+    serve.add_argument(
+        "--forward-priority",
+        action="store_true",
+        default=_env_flag("forward_priority"),
+        help="send agent-hint priorities to the engines (vLLM needs --scheduling-policy priority)",
     )
     serve.add_argument(
         "--engine-model",
@@ -391,6 +448,53 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("prompt_log"),
         metavar="FILE",
         help="append each request and its rendered prompt as a JSON line",
+    )
+    serve.add_argument(
+        "--allowed-hosts",
+        default=_env("allowed_hosts", ""),
+        metavar="NAMES",
+        help="comma-separated Host names served without an API key besides loopback ones ('*': any); "
+        "guards a keyless local server against DNS rebinding",
+    )
+    serve.add_argument(
+        "--allowed-origins",
+        default=_env("allowed_origins", ""),
+        metavar="ORIGINS",
+        help="comma-separated browser origins (e.g. http://localhost:3000) allowed to call the API, "
+        "with CORS; other cross-origin browser requests are refused",
+    )
+    serve.add_argument(
+        "--max-queue-wait",
+        type=float,
+        default=float(_env("max_queue_wait", 60.0)),
+        metavar="SECONDS",
+        help="how long a request may wait for a generation slot before it is refused as overloaded",
+    )
+    serve.add_argument(
+        "--max-header-bytes",
+        type=int,
+        default=int(_env("max_header_bytes", 64 * 1024)),
+        help="largest request head (request line and headers) read; larger heads are refused unread",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=float(_env("header_timeout", 30.0)),
+        metavar="SECONDS",
+        help="a connection that has not sent a complete request head within this time is closed",
+    )
+    serve.add_argument(
+        "--keep-alive-timeout",
+        type=float,
+        default=float(_env("keep_alive_timeout", 5.0)),
+        metavar="SECONDS",
+        help="idle time before a kept-alive connection is closed",
+    )
+    serve.add_argument(
+        "--limit-concurrency",
+        type=int,
+        default=int(_env("limit_concurrency", 4096)),
+        help="open connections plus in-flight requests; beyond it the server answers 503",
     )
     serve.add_argument(
         "--codex-profile",

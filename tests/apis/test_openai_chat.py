@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokenyard.apis.errors import ApiError
+from tokenyard.apis.errors import ApiError, engine_failed
 from tokenyard.apis.openai_chat.requests import parse_request, to_conversation
 from tokenyard.apis.openai_chat.stream import ChatCompletionStream
 from tokenyard.conversation import Image, Reasoning, Text, ToolCall, ToolResult
@@ -14,7 +14,6 @@ from tokenyard.events import (
     Marker,
     PromptProcessed,
     ReasoningDelta,
-    StreamError,
     TextDelta,
     ToolCallDelta,
     ToolCallIncomplete,
@@ -204,5 +203,6 @@ def test_without_dispatch_nothing_is_held_and_errors_end_the_stream():
         _feed(encoder, [ToolCallStart(0, "call_1", "Bash")])[0][1]["choices"][0]["delta"]["tool_calls"][0]["id"]
         == "call_1"
     )
-    [(name, data)] = encoder.feed(StreamError("boom"))
+    [(name, data)] = encoder.error(engine_failed("boom"))
     assert name is None and data == {"error": {"message": "boom", "type": "server_error", "param": None, "code": None}}
+    assert encoder.finish() == [(None, "[DONE]")]

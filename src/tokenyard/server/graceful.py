@@ -13,6 +13,7 @@ import asyncio
 import socket
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 import uvicorn
 
@@ -40,8 +41,18 @@ class GracefulServer(uvicorn.Server):
             self._loop.call_soon_threadsafe(self._on_shutdown)
 
 
-def serve(app: object, *, host: str, port: int, loop: str, log_level: str, on_shutdown: Callable[[], None]) -> bool:
-    """Run until a signal; False when the server never started (e.g. the port is taken)."""
+def serve(
+    app: object,
+    *,
+    host: str,
+    port: int,
+    loop: str,
+    log_level: str,
+    on_shutdown: Callable[[], None],
+    **options: Any,
+) -> bool:
+    """Run until a signal; False when the server never started (e.g. the port is taken).
+    `options` are further uvicorn.Config arguments (server/limits.py's)."""
     config = uvicorn.Config(
         app,  # type: ignore[arg-type]  # a Starlette app is an ASGI application
         host=host,
@@ -50,6 +61,7 @@ def serve(app: object, *, host: str, port: int, loop: str, log_level: str, on_sh
         log_level=log_level,
         access_log=False,
         timeout_graceful_shutdown=int(GRACE_SECONDS),
+        **options,
     )
     server = GracefulServer(config, on_shutdown)
     server.run()

@@ -18,7 +18,8 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from ..conversation import Conversation, ToolCall
+from ..apis.errors import ENGINE_FAILED_MESSAGE
+from ..conversation import Conversation, Message, Reasoning, Text, ToolCall
 from ..engines.base import Engine, EngineError, EngineRequest, PromptTooLong
 from ..events import (
     Event,
@@ -26,6 +27,7 @@ from ..events import (
     PromptProcessed,
     ReasoningDelta,
     StreamError,
+    TextDelta,
     ToolCallReady,
     Usage,
 )
@@ -34,6 +36,7 @@ from ..parsing.tools.base import CallIds
 from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import PromptRenderer, RenderedPrompt
+from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 
 log = logging.getLogger("tokenyard.pipeline")
@@ -106,6 +109,8 @@ class Pipeline:
         # StreamError; those waiting on the engine are woken by cancelling their task.
         self._draining = False
         self._awaiting_engine: set[asyncio.Task[object]] = set()
+        # Speculative prefills in flight (held so they are not garbage-collected).
+        self._prefills: set[asyncio.Task[None]] = set()
 
     def drain(self) -> None:
         """The server is stopping: end every running stream with the API's error
@@ -168,6 +173,7 @@ class Pipeline:
         detokenizer = self.model.tokenizer.detokenizer()
         stops = _StopScanner(sampling.stop)
         completion_tokens = 0
+        turn = _TurnParts()
         text_only_output: list[str] = []
         reasoning: list[str] = []
         calls = 0
@@ -217,13 +223,15 @@ class Pipeline:
                         reasoning.append(event.text)
                     elif type(event) is ToolCallReady:
                         calls += 1
+                    turn.add(event)
                     yield event
                 if stop_sequence is not None or chunk.finish_reason is not None:
                     break
         except EngineError as error:
             if not announced:
                 yield PromptProcessed(len(prompt.token_ids), 0)
-            yield StreamError(str(error), "api_error")
+            log.warning("engine failed: %s", error)  # its URL and upstream text stay here
+            yield StreamError(ENGINE_FAILED_MESSAGE, "api_error")
             return
         finally:
             await stream.aclose()
@@ -232,6 +240,7 @@ class Pipeline:
                 reasoning.append(event.text)
             elif type(event) is ToolCallReady:
                 calls += 1
+            turn.add(event)
             yield event
         if text_only_output:
             completion_tokens += len(self.model.tokenizer.encode("".join(text_only_output)))
@@ -243,6 +252,8 @@ class Pipeline:
         )
         if calls:
             reason = "tool_calls"
+            if conversation.hints.speculative_prefill:
+                self._prefill_next_turn(generation, turn.message())
         elif stop_sequence is not None:
             reason = "stop_sequence"
         elif engine_finish == "length":
@@ -250,6 +261,60 @@ class Pipeline:
         else:
             reason = "stop"
         yield Finish(reason, stop_sequence, usage)  # type: ignore[arg-type]
+
+    def _prefill_next_turn(self, generation: Generation, answer: Message) -> None:
+        """The turn ended in tool calls: while they run, prefill the next turn's prefix
+        (this conversation and its answer, rendered as the next request will render
+        them, token for token) on the worker the session's next turn goes to, so that
+        turn only prefills the tool results."""
+        conversation = generation.conversation
+        following = conversation.model_copy(update={"messages": [*conversation.messages, answer]})
+
+        async def prefill() -> None:
+            try:
+                prompt = await asyncio.to_thread(self.render, following, add_generation_prompt=False)
+                if len(prompt.token_ids) >= self.engine.info().max_model_len:
+                    return
+                request = EngineRequest(
+                    request_id=f"{generation.request_id}-prefill",
+                    prompt_token_ids=prompt.token_ids,
+                    max_tokens=1,
+                    stop_token_ids=self._stop_ids,
+                    conversation=conversation,
+                )
+                async for _ in self.engine.generate(request):
+                    pass
+            except (EngineError, TemplateError) as error:
+                log.info("speculative prefill failed: %s", error)
+
+        task = asyncio.get_running_loop().create_task(prefill())
+        self._prefills.add(task)
+        task.add_done_callback(self._prefills.discard)
+
+
+class _TurnParts:
+    """The answer as the next request will carry it: its parts in the order produced."""
+
+    def __init__(self) -> None:
+        self._parts: list[Reasoning | Text | ToolCall] = []
+
+    def add(self, event: Event) -> None:
+        last = self._parts[-1] if self._parts else None
+        if type(event) is ReasoningDelta:
+            if isinstance(last, Reasoning):
+                last.text += event.text
+            else:
+                self._parts.append(Reasoning(text=event.text))
+        elif type(event) is TextDelta:
+            if isinstance(last, Text):
+                last.text += event.text
+            else:
+                self._parts.append(Text(text=event.text))
+        elif type(event) is ToolCallReady:
+            self._parts.append(ToolCall(id=event.id, name=event.name, arguments=event.arguments))
+
+    def message(self) -> Message:
+        return Message(role="assistant", parts=list(self._parts))
 
 
 class _StopScanner:
