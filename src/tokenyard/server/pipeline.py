@@ -42,6 +42,17 @@ from ..prompting.tokenizer import Tokenizer
 log = logging.getLogger("tokenyard.pipeline")
 
 DEFAULT_MAX_TOKENS = 4096
+SHUTTING_DOWN = "tokenyard is shutting down; the generation was stopped"
+
+
+def is_background(conversation: Conversation) -> bool:
+    """A request the user is not waiting on: an agent client (one that names its
+    session) sending no tools. Its turns always carry tools, compaction requests
+    included; what it sends without them is a title, a summary or a topic check
+    (Claude Code sends those to its small/fast model)."""
+    if conversation.request_kind == "compaction":  # a summary the next turn waits for
+        return False
+    return conversation.session_key is not None and not conversation.tools
 
 
 @dataclass
@@ -94,8 +105,19 @@ class Pipeline:
         self.prefix_watch = prefix_watch if prefix_watch is not None else PrefixWatch()
         self.default_max_tokens = default_max_tokens
         self._stop_ids = model.stop_token_ids()
+        # Graceful shutdown: once draining, every running generation ends with a
+        # StreamError; those waiting on the engine are woken by cancelling their task.
+        self._draining = False
+        self._awaiting_engine: set[asyncio.Task[object]] = set()
         # Speculative prefills in flight (held so they are not garbage-collected).
         self._prefills: set[asyncio.Task[None]] = set()
+
+    def drain(self) -> None:
+        """The server is stopping: end every running stream with the API's error
+        event now (its engine work is aborted when its stream closes)."""
+        self._draining = True
+        for task in list(self._awaiting_engine):
+            task.cancel(SHUTTING_DOWN)
 
     def render(self, conversation: Conversation, *, add_generation_prompt: bool = True) -> RenderedPrompt:
         """The exact prompt generation would use (count_tokens and tokenize use it)."""
@@ -146,6 +168,7 @@ class Pipeline:
             stop_token_ids=self._stop_ids,
             prompt_text=prompt.text,
             conversation=conversation,
+            background=is_background(conversation),
         )
         detokenizer = self.model.tokenizer.detokenizer()
         stops = _StopScanner(sampling.stop)
@@ -159,8 +182,25 @@ class Pipeline:
         engine_finish = "stop"
         stop_sequence: str | None = None
         stream = self.engine.generate(request)
+        task = asyncio.current_task()
         try:
-            async for chunk in stream:
+            while True:
+                if self._draining:
+                    raise EngineError(SHUTTING_DOWN)
+                if task is not None:
+                    self._awaiting_engine.add(task)
+                try:
+                    chunk = await anext(stream)
+                except StopAsyncIteration:
+                    raise EngineError("the engine ended the stream without a finish reason") from None
+                except asyncio.CancelledError:
+                    if not self._draining or task is None:
+                        raise
+                    task.uncancel()
+                    raise EngineError(SHUTTING_DOWN) from None
+                finally:
+                    if task is not None:
+                        self._awaiting_engine.discard(task)
                 if not announced:
                     announced = True
                     cached = chunk.cached_tokens or 0
@@ -187,8 +227,6 @@ class Pipeline:
                     yield event
                 if stop_sequence is not None or chunk.finish_reason is not None:
                     break
-            else:
-                raise EngineError("the engine ended the stream without a finish reason")
         except EngineError as error:
             if not announced:
                 yield PromptProcessed(len(prompt.token_ids), 0)
