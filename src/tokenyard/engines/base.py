@@ -139,6 +139,9 @@ class EngineRequest:
     prompt_text: str = ""
     conversation: Conversation | None = None
     constraints: Constraints = field(default_factory=Constraints)
+    # A request the user is not waiting on (an agent's title or summary request):
+    # engines that schedule may run it after the others and cap its output.
+    background: bool = False
 
 
 @dataclass

@@ -80,6 +80,17 @@ log = logging.getLogger("tokenyard.pipeline")
 DEFAULT_MAX_TOKENS = 4096
 # What follows an injected reasoning end marker (the templates' own separator).
 REASONING_END_SEPARATOR = "\n\n"
+SHUTTING_DOWN = "tokenyard is shutting down; the generation was stopped"
+
+
+def is_background(conversation: Conversation) -> bool:
+    """A request the user is not waiting on: an agent client (one that names its
+    session) sending no tools. Its turns always carry tools, compaction requests
+    included; what it sends without them is a title, a summary or a topic check
+    (Claude Code sends those to its small/fast model)."""
+    if conversation.request_kind == "compaction":  # a summary the next turn waits for
+        return False
+    return conversation.session_key is not None and not conversation.tools
 
 
 @dataclass
@@ -142,6 +153,10 @@ class Pipeline:
         # Shared with the routes (body parsing of large requests): one pool per server.
         self.offload = offload if offload is not None else Offload()
         self.stop_ids = model.stop_token_ids()
+        # Graceful shutdown: once draining, every running generation ends with a
+        # StreamError; those waiting on the engine are woken by cancelling their task.
+        self._draining = False
+        self._awaiting_engine: set[asyncio.Task[object]] = set()
         # Speculative prefills in flight (held so they are not garbage-collected).
         self._prefills: set[asyncio.Task[None]] = set()
         profile = model.profile
@@ -151,6 +166,26 @@ class Pipeline:
         self._reasoning_forced = bool(
             reasoning and reasoning not in HARMONY_REASONING_NAMES and reasoning_format(reasoning).force
         )
+
+    def drain(self) -> None:
+        """The server is stopping: end every running stream with the API's error
+        event now (its engine work is aborted when its stream closes)."""
+        self._draining = True
+        for task in list(self._awaiting_engine):
+            task.cancel(SHUTTING_DOWN)
+
+    def awaiting_engine(self, task: asyncio.Task[object] | None, waiting: bool) -> None:
+        """`task` is (or is no longer) waiting on the engine: `drain` wakes it."""
+        if task is None:
+            return
+        if waiting:
+            self._awaiting_engine.add(task)
+        else:
+            self._awaiting_engine.discard(task)
+
+    @property
+    def draining(self) -> bool:
+        return self._draining
 
     # ------------------------------------------------------------------ rendering
 
@@ -379,7 +414,8 @@ class _Turn:
             if not announced:
                 yield PromptProcessed(self.prompt_tokens, 0)
             log.warning("engine failed: %s", error)  # its URL and upstream text stay here
-            message = str(error) if isinstance(error, EngineTimeout) else ENGINE_FAILED_MESSAGE
+            shown = isinstance(error, EngineTimeout) or str(error) == SHUTTING_DOWN
+            message = str(error) if shown else ENGINE_FAILED_MESSAGE
             yield StreamError(message, "api_error", error)
             return
         finally:
@@ -415,14 +451,20 @@ class _Turn:
             prompt_text=generation.prompt.text,
             conversation=generation.conversation,
             constraints=self.constraints,
+            background=is_background(generation.conversation),
         )
 
     async def _chunks(self, stream: AsyncGenerator[EngineChunk, None]) -> AsyncGenerator[EngineChunk, None]:
         """The engine's chunks, heartbeats dropped; `EngineTimeout` after
         `engine_timeout` seconds of silence (the engine's stream is then closed by
         the caller, which aborts the request there)."""
-        timeout = self.pipeline.engine_timeout
+        pipeline = self.pipeline
+        timeout = pipeline.engine_timeout
+        task = asyncio.current_task()
         while True:
+            if pipeline.draining:
+                raise EngineError(SHUTTING_DOWN)
+            pipeline.awaiting_engine(task, True)
             try:
                 async with asyncio.timeout(timeout):
                     chunk = await anext(stream)
@@ -430,6 +472,13 @@ class _Turn:
                 return
             except TimeoutError:
                 raise EngineTimeout(timeout or 0) from None
+            except asyncio.CancelledError:
+                if not pipeline.draining or task is None:
+                    raise
+                task.uncancel()
+                raise EngineError(SHUTTING_DOWN) from None
+            finally:
+                pipeline.awaiting_engine(task, False)
             if chunk.token_ids or chunk.text is not None or chunk.finish_reason or chunk.cached_tokens is not None:
                 yield chunk
 
