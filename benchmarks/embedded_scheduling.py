@@ -19,7 +19,8 @@ import contextlib
 import time
 
 from tokenyard.engines.base import EngineRequest
-from tokenyard.engines.embedded import EmbeddedEngine, resolve_embedded_model
+from tokenyard.engines.embedded import EmbeddedEngine
+from tokenyard.models.resolve import resolve_model_dir
 from tokenyard.prompting.tokenizer import Tokenizer
 
 
@@ -39,7 +40,7 @@ async def first_token_time(engine: EmbeddedEngine, request: EngineRequest) -> fl
 
 
 async def main(turn_tokens: int) -> None:
-    folder = resolve_embedded_model("smollm2")
+    folder = resolve_model_dir("smollm2")
     tokenizer = Tokenizer.from_model_dir(folder)
     stop = [tokenizer.token_to_id("<|im_end|>")]
     engine = EmbeddedEngine(folder, max_cache_tokens=0)  # no prefix reuse: every prefill is cold

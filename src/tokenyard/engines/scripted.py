@@ -163,8 +163,9 @@ class ScriptedEngine:
         return out
 
     def _rule_answer(
-        self, conversation: Conversation | None, thinking: bool, constraints: Constraints
+        self, conversation: Conversation | None, thinking: bool, constraints: Constraints | None = None
     ) -> list[Segment | str]:
+        constraints = constraints or Constraints()
         messages = conversation.messages if conversation else []
         last = messages[-1] if messages else None
         # The results answer the model's last turn even when the client appends a

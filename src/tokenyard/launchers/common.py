@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..engines.embedded import cache_root
+from ..models.cache import cache_root
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 # The key handed to clients. It is deliberately not TOKENYARD_API_KEY: that variable
