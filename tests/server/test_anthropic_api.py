@@ -406,13 +406,23 @@ def test_ping_keepalives_during_a_slow_turn(tmp_path):
 
 
 def test_models_in_both_shapes(tmp_path):
-    with running_server("qwen3", names=("Qwen/Qwen3-8B", "claude-sonnet-4-6"), tmp_path=tmp_path) as (url, _):
+    names = ("Qwen/Qwen3-8B", "claude-sonnet-4-6")
+    with running_server("qwen3", names=names, max_model_len=40_960, tmp_path=tmp_path) as (url, _):
         listed = client(url).models.list()
         assert [m.id for m in listed.data] == ["Qwen/Qwen3-8B", "claude-sonnet-4-6"]
         assert client(url).models.retrieve("Qwen/Qwen3-8B").id == "Qwen/Qwen3-8B"
         openai_shape = httpx.get(f"{url}/v1/models").json()
         assert openai_shape["object"] == "list" and openai_shape["data"][0]["object"] == "model"
         assert httpx.get(f"{url}/v1/models/Qwen/Qwen3-8B").json()["id"] == "Qwen/Qwen3-8B"
+        # The SDK's ModelInfo validates: lifecycle, the real window and output cap, capabilities.
+        info = client(url).models.retrieve("claude-sonnet-4-6")
+        assert info.lifecycle == "active"
+        assert info.max_input_tokens == 40_960 and info.max_tokens == 40_960
+        assert info.capabilities is not None
+        assert info.capabilities.thinking.supported and info.capabilities.thinking.types.disabled.supported
+        assert not info.capabilities.effort.supported  # qwen3's template reads no reasoning_effort
+        assert listed.data[0].max_input_tokens == 40_960
+        assert openai_shape["data"][0]["max_model_len"] == 40_960
         missing = httpx.get(f"{url}/v1/models/nope", headers={"anthropic-version": "2023-06-01"})
         assert missing.status_code == 404 and missing.json()["error"]["type"] == "not_found_error"
         # An alias serves the same model.
@@ -420,6 +430,13 @@ def test_models_in_both_shapes(tmp_path):
             model="claude-sonnet-4-6", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
         )
         assert reply.model == "claude-sonnet-4-6" and reply.content
+
+
+def test_model_effort_levels_follow_the_template(tmp_path):
+    with running_server("gpt-oss", tmp_path=tmp_path) as (url, _):
+        effort = client(url).models.retrieve("test/model").capabilities.effort
+    assert effort.supported and effort.low.supported and effort.high.supported
+    assert not effort.max.supported
 
 
 def test_client_disconnect_aborts_the_engine_request(tmp_path):

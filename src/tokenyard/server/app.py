@@ -16,12 +16,30 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.errors import ApiError, openai_error_body
-from ..apis.models import anthropic_model, model_list, openai_model
+from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from . import anthropic_routes, openai_chat_routes, responses_routes, tokenize_routes
 from .anthropic_routes import anthropic_error
 from .common import ServerConfig, ServerState, check_auth
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
+
+
+def model_card(state: ServerState, model_id: str) -> ModelCard:
+    """The served model's real limits: the engine's window; a request may ask for up
+    to the whole window as output (generation stops where the window ends)."""
+    model = state.pipeline.model
+    window = state.pipeline.engine.info().max_model_len
+    reads = model.renderer.template.traits.reads_kwargs
+    thinking = model.profile.reasoning_parser is not None
+    return ModelCard(
+        id=model_id,
+        created=model.created,
+        max_input_tokens=window,
+        max_tokens=window,
+        thinking=thinking,
+        thinking_switch=model.profile.thinking_kwarg is not None or "enable_thinking" in reads,
+        effort=thinking and "reasoning_effort" in reads,
+    )
 
 
 async def list_models(request: Request) -> Response:
@@ -31,8 +49,7 @@ async def list_models(request: Request) -> Response:
         check_auth(request, state)
     except ApiError as error:
         return _models_error(error, anthropic)
-    created = state.pipeline.model.created
-    return JSONResponse(model_list([(i, created) for i in state.model_ids()], anthropic))
+    return JSONResponse(model_list([model_card(state, i) for i in state.model_ids()], anthropic))
 
 
 async def get_model(request: Request) -> Response:
@@ -44,8 +61,8 @@ async def get_model(request: Request) -> Response:
         state.check_model(model_id)
     except ApiError as error:
         return _models_error(error, anthropic)
-    created = state.pipeline.model.created
-    return JSONResponse(anthropic_model(model_id, created) if anthropic else openai_model(model_id, created))
+    card = model_card(state, model_id)
+    return JSONResponse(anthropic_model(card) if anthropic else openai_model(card))
 
 
 def _models_error(error: ApiError, anthropic: bool) -> JSONResponse:
