@@ -58,15 +58,26 @@ class Image(_Part):
     url: str | None = None
 
 
+class ToolReference(_Part):
+    """A tool search's answer names a deferred tool: its full definition enters the
+    prompt here, and the model may call it from now on."""
+
+    type: Literal["tool_reference"] = "tool_reference"
+    tool_name: str
+
+
 class ToolResult(_Part):
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
-    content: list[Text | Image] = Field(default_factory=list)
+    content: list[Text | Image | ToolReference] = Field(default_factory=list)
     is_error: bool = False
     name: str | None = None
 
     def text(self) -> str:
         return "".join(p.text for p in self.content if isinstance(p, Text))
+
+    def references(self) -> list[str]:
+        return [p.tool_name for p in self.content if isinstance(p, ToolReference)]
 
 
 Part = Annotated[Text | Reasoning | ToolCall | ToolResult | Image, Field(discriminator="type")]
@@ -90,6 +101,9 @@ class ToolSpec(BaseModel):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     kind: Literal["function", "custom"] = "function"
+    # Deferred (Anthropic `defer_loading`): only its name and description are shown
+    # up front; its definition is rendered where a tool search references it.
+    deferred: bool = False
 
 
 class ToolChoice(BaseModel):
