@@ -245,6 +245,46 @@ def test_non_streaming_and_count_tokens_agree(tmp_path):
         assert counted.input_tokens == prompt_log(state)[0]["prompt_tokens"]
 
 
+def test_tool_search_references_render_where_they_appear_and_count_the_same(tmp_path):
+    deferred = {**READ, "name": "mcp__fs__read_file", "defer_loading": True}
+    search = {
+        "name": "ToolSearch",
+        "description": "Find deferred tools",
+        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    }
+    messages = [
+        {"role": "user", "content": "Read the README."},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {"query": "read"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "tool_reference", "tool_name": "mcp__fs__read_file"}],
+                }
+            ],
+        },
+    ]
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        params = {"model": "test/model", "system": SYSTEM, "messages": messages, "thinking": {"type": "disabled"}}
+        deferred_count = c.messages.count_tokens(tools=[BASH, search, deferred], **params).input_tokens
+        eager_count = c.messages.count_tokens(tools=[BASH, search, READ], **params).input_tokens
+        reply = c.messages.create(max_tokens=50, tools=[BASH, search, deferred], **params)
+        [record] = prompt_log(state)
+    assert reply.usage.input_tokens + reply.usage.cache_read_input_tokens == deferred_count
+    assert deferred_count != eager_count
+    text = record["prompt_text"]
+    # Declared tools first, then the conversation; the deferred one is defined only in the tool result.
+    assert text.index('"name": "mcp__fs__read_file"') > text.index("Read the README.")
+    assert '<function>{"description": "Read a file", "name": "mcp__fs__read_file"' in text
+    assert reply.content[0].type == "text"
+
+
 def test_requests_as_claude_code_sends_them(tmp_path):
     body = {
         "model": "test/model",
