@@ -108,7 +108,7 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     model, engine = load(settings)
     state = ServerState(
-        Pipeline(model, engine, prefix_watch=PrefixWatch()),
+        Pipeline(model, engine, prefix_watch=PrefixWatch(), log_prompt_excerpts=args.log_prompt_excerpts),
         ReasoningSeal(load_server_key(args.server_key)),
         ServerConfig(
             api_key=args.api_key,
@@ -276,6 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("prompt_log"),
         metavar="FILE",
         help="append each request and its rendered prompt as a JSON line",
+    )
+    serve.add_argument(
+        "--log-prompt-excerpts",
+        action="store_true",
+        default=_env_flag("log_prompt_excerpts"),
+        help="quote prompt text around a prefix divergence in the log (off: positions, token counts and causes only)",
     )
     serve.add_argument("--log-level", default=_env("log_level", "info"), choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=run_serve)

@@ -147,5 +147,9 @@ class Conversation(BaseModel):
     template_kwargs: dict[str, Any] = Field(default_factory=dict)
     # Identifies the agent session for prefix-stability tracking.
     session_key: str | None = None
+    # Within a session: the agent that sent this (a subagent's id) and the agent
+    # that started it (Claude Code's x-claude-code-agent-id / -parent-agent-id).
+    agent_id: str | None = None
+    parent_agent_id: str | None = None
     # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
     agent: str | None = None

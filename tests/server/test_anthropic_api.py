@@ -5,6 +5,7 @@ families' wire formats."""
 from __future__ import annotations
 
 import json
+import logging
 
 import anthropic
 import httpx
@@ -570,3 +571,37 @@ def test_rewritten_tool_ids_still_replay_the_exact_arguments(tmp_path):
         ]
         ask(c, history, thinking={"type": "disabled"})
         assert '{"command":"ls  -la"}' in prompt_log(state)[1]["prompt_text"]
+
+
+def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
+    """A divergence, a subagent and a compaction are all diagnosed in the log, with
+    positions, counts and causes, and no text of the prompt."""
+    marker = "MARKER-7f3a-prompt-text"
+    session = {"x-claude-code-session-id": "sess-1"}
+    caplog.set_level(logging.DEBUG, logger="tokenyard")
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+
+        def send(text, headers=session, extra=()):
+            messages = [{"role": "user", "content": f"{text} {marker}"}, *extra]
+            c.messages.create(
+                model="test/model", max_tokens=20, system=SYSTEM, messages=messages, extra_headers=headers
+            )
+
+        send("first question")
+        send("edited first question")  # edits the history: a divergence
+        send("sub task", headers={**session, "x-claude-code-agent-id": "a1", "x-claude-code-parent-agent-id": "main"})
+        compaction = [
+            {"role": "assistant", "content": "An answer."},
+            {"role": "user", "content": "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. Summarise."},
+        ]
+        send("edited first question", extra=compaction)
+        records = prompt_log(state)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("tokenyard")]
+    assert any("prompt diverged at token" in line and "changed conversation history" in line for line in lines)
+    assert any("new stream, started by agent main" in line for line in lines)
+    assert any("compaction request" in line for line in lines)
+    assert not [line for line in lines if marker in line or "first question" in line]
+    assert [r["stream_kind"] for r in records] == ["turn", "turn", "turn", "compaction"]
+    assert records[2]["stream"] == "sess-1/a1/test/model" and records[2]["parent_agent_id"] == "main"
+    assert records[3]["prefix_stable"] is True

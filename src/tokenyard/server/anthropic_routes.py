@@ -53,6 +53,8 @@ async def messages(request: Request, state: ServerState) -> Response:
         calls=state.calls,
         session_key=request.headers.get("x-claude-code-session-id"),
         agent="claude-code" if request.headers.get("x-claude-code-session-id") else None,
+        agent_id=request.headers.get("x-claude-code-agent-id"),
+        parent_agent_id=request.headers.get("x-claude-code-parent-agent-id"),
     )
     generation = start_generation(state, conversation, "toolu_")
     log_prompt(state, body, generation)

@@ -33,6 +33,7 @@ from ..parsing.tools.base import CallIds
 from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import PromptRenderer, RenderedPrompt
+from ..prompting.streams import prompt_stream
 from ..prompting.tokenizer import Tokenizer
 
 log = logging.getLogger("tokenyard.pipeline")
@@ -84,11 +85,14 @@ class Pipeline:
         *,
         prefix_watch: PrefixWatch | None = None,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        log_prompt_excerpts: bool = False,
     ):
         self.model = model
         self.engine = engine
         self.prefix_watch = prefix_watch if prefix_watch is not None else PrefixWatch()
         self.default_max_tokens = default_max_tokens
+        # Diagnostics quote prompt text only when the operator asks (--log-prompt-excerpts).
+        self.log_prompt_excerpts = log_prompt_excerpts
         self._stop_ids = model.stop_token_ids()
 
     def render(self, conversation: Conversation, *, add_generation_prompt: bool = True) -> RenderedPrompt:
@@ -107,12 +111,18 @@ class Pipeline:
         # asks for 32000); generation stops at the window instead of failing.
         max_tokens = max(1, min(wanted, window - len(prompt.token_ids)))
         prefix = None
-        if conversation.session_key:
+        stream = prompt_stream(conversation)
+        if stream is not None:
             prefix = self.prefix_watch.observe(
-                conversation.session_key, prompt.token_ids, self.model.tokenizer.decode, prompt.facts
+                stream.key,
+                prompt.token_ids,
+                self.model.tokenizer.decode,
+                prompt.facts,
+                kind=stream.kind,
+                parent=stream.parent,
             )
-            if prefix.divergence is not None:
-                log.warning("session %s: %s", conversation.session_key, prefix.divergence.describe())
+            for level, line in prefix.diagnostics(excerpts=self.log_prompt_excerpts):
+                log.log(level, "%s", line)
         call_ids = CallIds(prefix=call_id_prefix)
         call_ids.reserve(p.id for m in conversation.messages for p in m.parts if isinstance(p, ToolCall))
         return Generation(self, conversation, prompt, request_id or uuid.uuid4().hex, max_tokens, prefix, call_ids)

@@ -88,6 +88,8 @@ def to_conversation(
     calls: ToolCallMemory | None = None,
     session_key: str | None = None,
     agent: str | None = None,
+    agent_id: str | None = None,
+    parent_agent_id: str | None = None,
 ) -> Conversation:
     messages: list[Message] = []
     for n, param in enumerate(request.messages):
@@ -156,6 +158,8 @@ def to_conversation(
         thinking=thinking,
         session_key=session_key,
         agent=agent,
+        agent_id=agent_id,
+        parent_agent_id=parent_agent_id,
     )
 
 
