@@ -73,7 +73,11 @@ def mcp_tools(server: str, package: str, workdir: Path) -> list[ToolSpec]:
             "jsonrpc": "2.0",
             "id": 1,
             "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
@@ -92,7 +96,11 @@ def mcp_tools(server: str, package: str, workdir: Path) -> list[ToolSpec]:
         message = json.loads(line)
         if message.get("id") == 2:
             return [
-                ToolSpec(name=f"mcp__{server}__{t['name']}", description=t.get("description", ""), parameters=t["inputSchema"])
+                ToolSpec(
+                    name=f"mcp__{server}__{t['name']}",
+                    description=t.get("description", ""),
+                    parameters=t["inputSchema"],
+                )
                 for t in message["result"]["tools"]
             ]
     raise RuntimeError(f"{package}: no tools/list answer\n{done.stderr}")
@@ -131,7 +139,11 @@ def main() -> None:
     for family in args.families.split(","):
         model, _ = load(ModelSettings(model=str(fixture_model(family)), engine="scripted"))
         counts = {name: len(model.renderer.render(c).token_ids) for name, c in conversations(tools).items()}
-        baseline = len(model.renderer.render(core.model_copy(update={"messages": conversations(tools)["eager"].messages})).token_ids)
+        baseline = len(
+            model.renderer.render(
+                core.model_copy(update={"messages": conversations(tools)["eager"].messages})
+            ).token_ids
+        )
         mcp_eager, mcp_deferred = counts["eager"] - baseline, counts["deferred"] - baseline
         print(
             f"{family:<16}{counts['eager']:>10}{counts['deferred']:>10}{counts['after a search']:>16}"

@@ -347,7 +347,11 @@ def mcp_config(home: Path, allowed_dir: Path) -> Path:
     config = {
         "mcpServers": {
             "fs": {"command": str(node), "args": [str(filesystem), str(allowed_dir)]},
-            "memory": {"command": str(node), "args": [str(memory)], "env": {"MEMORY_FILE_PATH": str(home / "memory.jsonl")}},
+            "memory": {
+                "command": str(node),
+                "args": [str(memory)],
+                "env": {"MEMORY_FILE_PATH": str(home / "memory.jsonl")},
+            },
         }
     }
     path = home / "mcp.json"

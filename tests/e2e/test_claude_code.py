@@ -206,7 +206,9 @@ def test_a_long_session_compacts_before_the_window(tmp_path):
     server_cm, prompt_log = qwen3_server(tmp_path, "--max-model-len", "49152", "--script", script)
     with server_cm as server:
         env = claude_code_window_env(fetch_model_info(server, model_name, home=home))
-        result = run_claude(server, "Print some numbers.", model=model_name, home=home, cwd=home / "project", extra_env=env)
+        result = run_claude(
+            server, "Print some numbers.", model=model_name, home=home, cwd=home / "project", extra_env=env
+        )
     entries = read_prompt_log(prompt_log)
     print("\n".join(f"{e['stream_kind']}: {e['prompt_tokens']} tokens" for e in entries))
     assert result.returncode == 0, result.report() + "\nserver log:\n" + server.log_text()
@@ -303,7 +305,9 @@ def test_a_subagent_round_trip_is_its_own_stream(tmp_path):
         )
     entries = read_prompt_log(prompt_log)
     log_text = server.log_text()
-    print("\n".join(f"{e['stream']} parent={e['parent_agent_id']} matched={e['prefix_matched_tokens']}" for e in entries))
+    print(
+        "\n".join(f"{e['stream']} parent={e['parent_agent_id']} matched={e['prefix_matched_tokens']}" for e in entries)
+    )
     assert result.returncode == 0, result.report() + "\nserver log:\n" + log_text
     assert "The subagent finished its task." in result.stdout
     main_stream = entries[0]["stream"]
@@ -335,18 +339,24 @@ def test_inline_system_messages_across_turns_keep_the_prefix(tmp_path, family, t
     home = tmp_path / "home"
     call = {"call": {"name": "Bash", "arguments": {"command": SCRIPTED_COMMAND, "description": "echo"}}}
     think = {"reasoning": "Run it."}
-    script = write_script(tmp_path, [[think, call], [think, call], [think, call], [think, {"text": "Done three times."}]])
-    server_cm, prompt_log = qwen3_server(tmp_path, "--script", script, model_name=model_name, family=family, tools=tools)
+    script = write_script(
+        tmp_path, [[think, call], [think, call], [think, call], [think, {"text": "Done three times."}]]
+    )
+    server_cm, prompt_log = qwen3_server(
+        tmp_path, "--script", script, model_name=model_name, family=family, tools=tools
+    )
     with server_cm as server:
         env = claude_code_window_env(fetch_model_info(server, model_name, home=home))
-        result = run_claude(server, "Run the command three times.", model=model_name, home=home, cwd=home / "project", extra_env=env)
+        result = run_claude(
+            server, "Run the command three times.", model=model_name, home=home, cwd=home / "project", extra_env=env
+        )
     entries = [e for e in read_prompt_log(prompt_log) if e["stream"] == read_prompt_log(prompt_log)[0]["stream"]]
     assert result.returncode == 0, result.report() + "\nserver log:\n" + server.log_text()
     assert len(entries) == 4 and "Done three times." in result.stdout
     for entry in entries:
         roles = [m["role"] for m in entry["request"]["messages"]]
         assert "system" in roles[1:], roles  # an inline system message in every request
-    for previous, current in zip(entries, entries[1:]):
+    for previous, current in zip(entries, entries[1:], strict=False):
         assert current["prefix_stable"]
         assert current["prefix_matched_tokens"] == previous["prompt_tokens"]
     assert "WARNING" not in server.log_text()

@@ -1,8 +1,8 @@
 """prefix_watch on character-level token ids (ord), so positions are readable."""
 
-from tokenyard.prompting import prefix_watch as pw
 import logging
 
+from tokenyard.prompting import prefix_watch as pw
 from tokenyard.prompting.prefix_watch import PrefixWatch, PromptFacts
 from tokenyard.prompting.streams import StreamKind
 

@@ -93,9 +93,13 @@ class PrefixReport:
         if self.new_stream:
             origin = f", started by agent {self.parent}" if self.parent else ""
             restarted = " after a compaction" if self.kind == StreamKind.RESUMED.value else ""
-            return [(logging.INFO, f"stream {self.session}: new stream{restarted}{origin} ({self.prompt_tokens} tokens)")]
+            return [
+                (logging.INFO, f"stream {self.session}: new stream{restarted}{origin} ({self.prompt_tokens} tokens)")
+            ]
         if self.divergence is not None:
-            return [(logging.WARNING, f"stream {self.session}: {self.divergence.describe(excerpts=excerpts)} ({counts})")]
+            return [
+                (logging.WARNING, f"stream {self.session}: {self.divergence.describe(excerpts=excerpts)} ({counts})")
+            ]
         return [(logging.DEBUG, f"stream {self.session}: {counts}")]
 
 

@@ -34,6 +34,7 @@ tool-calling turns keep their reasoning.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -119,8 +120,10 @@ def _arguments(call: ToolCall, traits: TemplateTraits) -> Any:
     return value
 
 
-def _content_text(parts: list[Text | Image | ToolReference]) -> str:
-    return "\n".join(p.text if isinstance(p, Text) else IMAGE_PLACEHOLDER for p in parts if not isinstance(p, ToolReference))
+def _content_text(parts: Sequence[Text | Image | ToolReference]) -> str:
+    return "\n".join(
+        p.text if isinstance(p, Text) else IMAGE_PLACEHOLDER for p in parts if not isinstance(p, ToolReference)
+    )
 
 
 def _system_text(conversation: Conversation) -> tuple[str, list[Message]]:
