@@ -65,3 +65,18 @@ def test_unknown_parser_is_a_clear_error_listing_known_names():
 def test_list():
     done = run(["parse", "--list"], "")
     assert "deepseek_r1" in done.stdout and "qwen3_coder" in done.stdout
+
+
+def test_codex_catalog_writes_an_entry_per_served_id(tmp_path):
+    from tests.apis.test_catalogs import PROFILE
+
+    models, out = tmp_path / "bundled.json", tmp_path / "catalog.json"
+    models.write_text(json.dumps({"models": [PROFILE]}))
+    args = ["codex-catalog", "--served-model-name", "own/model", "--served-model-name", "alias"]
+    done = run([*args, "--context-window", "65536", "--codex-models", str(models), "-o", str(out)], "")
+    assert done.returncode == 0, done.stderr
+    catalog = json.loads(out.read_text())
+    assert [(m["slug"], m["context_window"]) for m in catalog["models"]] == [("own/model", 65536), ("alias", 65536)]
+    assert catalog["models"][0]["model_messages"] == PROFILE["model_messages"]
+    unknown = run([*args, "--context-window", "1", "--codex-models", str(models), "--codex-profile", "gpt-9"], "")
+    assert unknown.returncode == 2 and "no model 'gpt-9' in the Codex catalog" in unknown.stderr

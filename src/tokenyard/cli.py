@@ -36,6 +36,61 @@ def load_tool_specs(data: Any) -> list[ToolSpec]:
     return specs
 
 
+def codex_binary() -> str:
+    """Codex on PATH, else the one scripts/install_clients.sh installs."""
+    import shutil
+
+    found = shutil.which("codex")
+    if found:
+        return found
+    return str(Path.home() / ".cache" / "tokenyard" / "clients" / "bin" / "codex")
+
+
+def load_codex_profile(name: str, models_file: str | None) -> dict[str, Any]:
+    """The catalog entry `name` from `models_file` (a Codex catalog JSON), or else
+    from the catalog bundled with the installed Codex (`codex debug models --bundled`)."""
+    import subprocess
+    import tempfile
+
+    from .apis.catalogs import find_profile
+
+    if models_file:
+        catalog = json.loads(Path(models_file).read_text(encoding="utf-8"))
+    else:
+        with tempfile.TemporaryDirectory() as home:  # a throwaway CODEX_HOME: reads nothing of the user's
+            done = subprocess.run(
+                [os.environ.get("TOKENYARD_CODEX") or codex_binary(), "debug", "models", "--bundled"],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, "CODEX_HOME": home},
+            )
+        if done.returncode != 0:
+            raise ValueError(f"`codex debug models --bundled` failed: {done.stderr.strip()[-500:]}")
+        catalog = json.loads(done.stdout)
+    return find_profile(catalog, name)
+
+
+def run_codex_catalog(args: argparse.Namespace) -> int:
+    from .apis.catalogs import codex_catalog
+
+    catalog = codex_catalog(
+        args.served_model_name,
+        load_codex_profile(args.codex_profile, args.codex_models),
+        context_window=args.context_window,
+        reasoning=not args.no_reasoning,
+    )
+    text = json.dumps(catalog, indent=2, ensure_ascii=False) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(
+            f"tokenyard: wrote a Codex catalog of {len(catalog['models'])} model(s) to {args.output}", file=sys.stderr
+        )
+    return 0
+
+
 def run_parse(args: argparse.Namespace) -> int:
     if args.list:
         print("reasoning parsers:", ", ".join(reasoning_parser_names()))
@@ -107,6 +162,7 @@ def run_serve(args: argparse.Namespace) -> int:
         engine_api_key=args.engine_api_key,
     )
     model, engine = load(settings)
+    codex_profile = load_codex_profile(args.codex_profile, args.codex_models) if args.codex_profile else None
     state = ServerState(
         Pipeline(model, engine, prefix_watch=PrefixWatch(), log_prompt_excerpts=args.log_prompt_excerpts),
         ReasoningSeal(load_server_key(args.server_key)),
@@ -115,6 +171,7 @@ def run_serve(args: argparse.Namespace) -> int:
             enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
             max_concurrency=args.max_concurrency,
             prompt_log=Path(args.prompt_log) if args.prompt_log else None,
+            codex_profile=codex_profile,
         ),
     )
     profile = model.profile
@@ -283,6 +340,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env_flag("log_prompt_excerpts"),
         help="quote prompt text around a prefix divergence in the log (off: positions, token counts and causes only)",
     )
+    serve.add_argument(
+        "--codex-profile",
+        default=_env("codex_profile"),
+        metavar="SLUG",
+        help="serve Codex a model catalog (GET /v1/models?client_version=…, for model_catalog_url) whose "
+        "entries inherit this Codex catalog model's profile, e.g. gpt-5.5",
+    )
+    serve.add_argument(
+        "--codex-models",
+        default=_env("codex_models"),
+        metavar="FILE",
+        help="the Codex catalog JSON to take --codex-profile from (default: `codex debug models --bundled`)",
+    )
     serve.add_argument("--log-level", default=_env("log_level", "info"), choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=run_serve)
 
@@ -305,6 +375,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--list", action="store_true", help="list the known parser names and exit")
     parse.set_defaults(run=run_parse)
+
+    catalog = commands.add_parser(
+        "codex-catalog",
+        help="write a Codex model catalog (for model_catalog_json) listing the served ids",
+        description="Write the catalog `tokenyard serve --codex-profile` serves to Codex, as a file for "
+        "Codex's `model_catalog_json`. It replaces Codex's bundled catalog, so list every id you serve.",
+    )
+    catalog.add_argument(
+        "--served-model-name", action="append", required=True, metavar="ID", help="a served id (repeatable)"
+    )
+    catalog.add_argument("--context-window", type=int, required=True, metavar="TOKENS", help="the real window")
+    catalog.add_argument("--codex-profile", default="gpt-5.5", metavar="SLUG", help="profile to inherit (gpt-5.5)")
+    catalog.add_argument("--codex-models", metavar="FILE", help="catalog to take it from (default: codex's bundled)")
+    catalog.add_argument("--no-reasoning", action="store_true", help="the model does not reason")
+    catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
+    catalog.set_defaults(run=run_codex_catalog)
     return parser
 
 

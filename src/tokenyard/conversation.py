@@ -43,6 +43,12 @@ class ToolCall(_Part):
     name: str
     arguments: str = "{}"
     kind: Literal["function", "custom"] = "function"
+    # The namespace of a namespaced tool (Codex's `multi_agent_v1`); `name` is bare.
+    namespace: str | None = None
+
+    @property
+    def model_name(self) -> str:
+        return model_facing_name(self.name, self.namespace)
 
     def input(self) -> Any:
         try:
@@ -72,6 +78,9 @@ class ToolResult(_Part):
     content: list[Text | Image | ToolReference] = Field(default_factory=list)
     is_error: bool = False
     name: str | None = None
+    # Tools this result made available (a Codex `tool_search_output`): the prompt lists
+    # them here, in the result, and they are declared from this point on.
+    loaded_tools: list[ToolSpec] = Field(default_factory=list)
 
     def text(self) -> str:
         return "".join(p.text for p in self.content if isinstance(p, Text))
@@ -93,14 +102,29 @@ class Message(BaseModel):
         return "".join(p.text for p in self.parts if isinstance(p, Text))
 
 
+NAMESPACE_SEPARATOR = "__"
+
+
+def model_facing_name(name: str, namespace: str | None) -> str:
+    """The one name the model sees for a tool: `<namespace>__<name>` inside a
+    namespace (the convention Codex-compatible adapters use), else the name."""
+    return f"{namespace}{NAMESPACE_SEPARATOR}{name}" if namespace else name
+
+
 class ToolSpec(BaseModel):
     """A tool offered to the model. Custom (freeform) tools are presented to open
-    models as a function with one string parameter."""
+    models as a function with one string parameter. A namespaced tool keeps its bare
+    `name` and its `namespace`; the model knows it by `model_name`."""
 
     name: str
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     kind: Literal["function", "custom"] = "function"
+    namespace: str | None = None
+
+    @property
+    def model_name(self) -> str:
+        return model_facing_name(self.name, self.namespace)
     # Deferred (Anthropic `defer_loading`): only its name and description are shown
     # up front; its definition is rendered where a tool search references it.
     deferred: bool = False
@@ -153,3 +177,14 @@ class Conversation(BaseModel):
     parent_agent_id: str | None = None
     # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
     agent: str | None = None
+    # What kind of request this is when it is not an ordinary turn ("compaction").
+    request_kind: str | None = None
+
+    def model_tools(self) -> list[ToolSpec]:
+        """Every tool the model may call, under the names it sees: the offered tools,
+        then those loaded by tool results in the conversation (first one wins)."""
+        seen: dict[str, ToolSpec] = {}
+        loaded = (t for m in self.messages for p in m.parts if isinstance(p, ToolResult) for t in p.loaded_tools)
+        for tool in (*self.tools, *loaded):
+            seen.setdefault(tool.model_name, tool.model_copy(update={"name": tool.model_name, "namespace": None}))
+        return list(seen.values())

@@ -226,7 +226,7 @@ def serve_in_namespace(
     with log_path.open("w") as log:
         process = subprocess.Popen(
             _namespaced(argv),
-            # The server runs this checkout's code, whatever the installed package points at.
+            # This checkout's sources, not whatever an editable install points at.
             env=minimal_env(workdir / "server-home", {"PYTHONPATH": str(REPO_ROOT / "src")}),
             cwd=REPO_ROOT,
             stdin=subprocess.DEVNULL,
@@ -293,7 +293,7 @@ def tokenyard_server_argv(
         "--host", "127.0.0.1",
         "--port", str(port),
         "--prompt-log", str(prompt_log),
-        *map(str, extra_args),
+        *extra_args,
     ]  # fmt: skip
 
 
@@ -418,18 +418,22 @@ def codex_binary() -> Path:
     return path
 
 
-def codex_config(server: NamespacedServer, model: str) -> str:
+def codex_config(
+    server: NamespacedServer, model: str, *, sandbox: str = "read-only", model_catalog_url: str | None = None
+) -> str:
     """A config.toml that points Codex at the server and keeps it offline and quiet.
 
     `codex exec` already runs with approval "never"; the read-only sandbox (Codex's
     bundled bubblewrap) still lets it run `echo`. Retries are off so that a server
-    error fails the run at once instead of after backoff.
+    error fails the run at once instead of after backoff. `model_catalog_url` makes
+    Codex fetch its model catalog from there (with the provider's key).
     """
+    catalog = f'model_catalog_url = "{model_catalog_url}"\n' if model_catalog_url else ""
     return f"""\
 model = "{model}"
 model_provider = "tokenyard"
 approval_policy = "never"
-sandbox_mode = "read-only"
+sandbox_mode = "{sandbox}"
 web_search = "disabled"
 check_for_update_on_startup = false
 
@@ -440,7 +444,7 @@ wire_api = "responses"
 env_key = "{CODEX_KEY_ENV}"
 request_max_retries = 0
 stream_max_retries = 0
-
+{catalog}
 [features]
 plugins = false
 
@@ -459,12 +463,15 @@ def run_codex(
     resume: bool = False,
     trace_file: Path | None = None,
     timeout: float = 60,
+    sandbox: str = "read-only",
+    model_catalog_url: str | None = None,
 ) -> Completed:
     """`codex exec` against the server, in its namespace, with CODEX_HOME=home/.codex;
     `resume` continues the latest session of that home, trace_file records connect() calls."""
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
-    (codex_home / "config.toml").write_text(codex_config(server, model))
+    config = codex_config(server, model, sandbox=sandbox, model_catalog_url=model_catalog_url)
+    (codex_home / "config.toml").write_text(config)
     # --strict-config: an unknown key fails the run instead of being ignored.
     argv = [str(codex_binary()), "exec", "--skip-git-repo-check", "--strict-config"]
     argv += ["resume", "--last", prompt] if resume else [prompt]

@@ -1,5 +1,12 @@
 """Real Codex against `tokenyard serve` (scripted engine) over the Responses API.
 
+Codex's native profile (served as `gpt-5.5`, or as our own id with tokenyard's
+catalog as `model_catalog_url`): request 0 carries `apply_patch` and `tool_search`;
+the scripted model searches for tools, Codex answers with a `tool_search_output`,
+the model calls the loaded namespaced `multi_agent_v1__close_agent`, and Codex's own
+handler answers it. `apply_patch` writes a file under `workspace-write`; a call cut
+off by the output limit is never run.
+
 Two user turns in one session (`codex exec`, then `codex exec resume --last`), each
 an `exec_command` loop: the scripted model reasons, calls exec_command, Codex runs
 it, returns a `function_call_output`, and the model quotes it. The server seals each
@@ -159,3 +166,204 @@ def test_codex_against_standin_responses(tmp_path):
     assert output["call_id"] == "call_standin_0001" and output["id"].startswith("fco_")
     assert output["output"].endswith("Output:\nhello-from-shell\n")
     assert inet_connect_addresses(trace_file) == {"127.0.0.1"}
+
+
+# ---- Codex's native profile: tool_search, namespaces, apply_patch, its catalog --------
+
+CODEX_PROFILE = "gpt-5.5"
+OWN_ID = "tokenyard/qwen3"
+# What Codex prints when a model (or a tool call) is not understood.
+CODEX_COMPLAINTS = ("Model metadata for", "unsupported payload", "unsupported call:")
+SEARCH_ARGUMENTS = {"query": "close agent", "limit": 4}
+TOOL_SEARCH_SCRIPT = [
+    [{"reasoning": "I should look for a tool that closes agents."}, {"call": {"name": "tool_search", "arguments": SEARCH_ARGUMENTS}}],
+    [{"call": {"name": "multi_agent_v1__close_agent", "arguments": {"target": "no-such-agent"}}}],
+    [{"text": "Closing the agent failed as expected."}],
+]  # fmt: skip
+PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from tokenyard\n*** End Patch\n"
+CUT_OFF_MARKER = "cut-off-call-ran"
+
+
+def bundled_catalog(path):
+    """Codex's own bundled catalog, written to `path` (where --codex-profile reads it)."""
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        [str(codex_binary()), "debug", "models", "--bundled"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "CODEX_HOME": str(path.parent)},
+    )
+    path.write_text(done.stdout)
+    return path
+
+
+def run_native_codex(
+    tmp_path, script, *, catalog: bool, sandbox="read-only", family="qwen3", tool_call_parser="hermes", model=None
+):
+    """Codex against tokenyard running `script`: served as gpt-5.5, or (catalog) as our
+    own id with tokenyard's catalog as model_catalog_url (`model` overrides the id).
+    Returns (result, prompt log entries, server log)."""
+    codex_binary()
+    script_file, prompt_log = tmp_path / "script.json", tmp_path / "prompts.jsonl"
+    script_file.write_text(json.dumps(script))
+    extra = ["--script", str(script_file)]
+    if catalog:
+        extra += ["--codex-profile", CODEX_PROFILE, "--codex-models", str(bundled_catalog(tmp_path / "bundled.json"))]
+    model = model or (OWN_ID if catalog else CODEX_PROFILE)
+    argv = tokenyard_server_argv(
+        model_dir(family),
+        served_model_name=model,
+        tool_call_parser=tool_call_parser,
+        reasoning_parser="qwen3",
+        prompt_log=prompt_log,
+        extra_args=extra,
+    )
+    home = tmp_path / "home"
+    with serve_in_namespace(argv, workdir=tmp_path / "server") as server:
+        url = server.base_url + "/v1/models" if catalog else None
+        result = run_codex(
+            server, PROMPT, model=model, home=home, cwd=home / "project", sandbox=sandbox, model_catalog_url=url
+        )
+        log = server.log_text()
+    return result, prompt_log_entries(prompt_log), log
+
+
+def assert_native_request(entry: dict, stderr: str) -> None:
+    """Request 0 of Codex's native profile, and the prompt it renders to."""
+    request, prompt = entry["request"], entry["prompt_text"]
+    tools = {t.get("name", t["type"]): t for t in request["tools"]}
+    assert tools["apply_patch"]["type"] == "custom"
+    search = tools["tool_search"]
+    assert (search["type"], search["execution"]) == ("tool_search", "client")
+    assert search["parameters"]["properties"]["limit"]["type"] == "number"
+    # Declared with Codex's own description and schema, in whatever form the template writes tools.
+    assert all(line in prompt for line in search["description"].splitlines()), "tool_search description"
+    for name, spec in search["parameters"]["properties"].items():
+        assert name in prompt and spec["description"] in prompt, name
+    assert "tool_search" in prompt and "apply_patch" in prompt and tools["apply_patch"]["description"] in prompt
+    assert request["reasoning"]["effort"] and request["text"]["verbosity"]
+    for complaint in CODEX_COMPLAINTS:
+        assert complaint not in stderr, complaint
+
+
+@pytest.mark.parametrize(
+    ("catalog", "family", "tool_call_parser"),
+    [
+        pytest.param(False, "qwen3", "hermes", id="gpt-5.5-hermes"),
+        pytest.param(True, "qwen3", "hermes", id="own-id-catalog-hermes"),
+        # XML parameters: `limit` is typed a number only by the tool's schema.
+        pytest.param(False, "qwen3-coder", "qwen3_coder", id="gpt-5.5-qwen3-coder"),
+    ],
+)
+def test_codex_tool_search_then_namespaced_call(tmp_path, catalog, family, tool_call_parser):
+    result, entries, server_log = run_native_codex(
+        tmp_path, TOOL_SEARCH_SCRIPT, catalog=catalog, family=family, tool_call_parser=tool_call_parser
+    )
+    print(f"\n--- codex exec (tool_search → namespaced call) ---\n{result.stderr}\n[stdout]\n{result.stdout}")
+    assert result.returncode == 0, result.report() + "\nserver log:\n" + server_log
+    assert len(entries) == 3, [e["request"]["input"][-1] for e in entries]
+    if catalog:
+        assert "Codex catalog (1 models) for client_version " + CODEX_VERSION in server_log
+    assert_native_request(entries[0], result.stderr)
+
+    # Request 1: our tool_search_call (arguments an object, typed), Codex's search result.
+    call, output = entries[1]["request"]["input"][-2:]
+    assert call["type"] == "tool_search_call" and call["execution"] == "client" and call["status"] == "completed"
+    assert call["arguments"] == SEARCH_ARGUMENTS and isinstance(call["arguments"]["limit"], int)
+    assert output["type"] == "tool_search_output" and output["call_id"] == call["call_id"]
+    assert "multi_agent_v1" in [t["name"] for t in output["tools"] if t["type"] == "namespace"]
+    assert entries[1]["prompt_text"].startswith(entries[0]["prompt_text"])
+    assert entries[1]["prefix_matched_tokens"] == entries[0]["prompt_tokens"], "prompt 1 extends prompt 0"
+    assert "multi_agent_v1__close_agent" in entries[1]["prompt_text"][len(entries[0]["prompt_text"]) :]
+
+    # Request 2: the namespaced call as Codex dispatches it, and its own handler's answer.
+    call, output = entries[2]["request"]["input"][-2:]
+    assert (call["type"], call["name"], call["namespace"]) == ("function_call", "close_agent", "multi_agent_v1")
+    assert json.loads(call["arguments"]) == {"target": "no-such-agent"}
+    assert output["call_id"] == call["call_id"] and "invalid agent id" in str(output["output"])
+    assert entries[2]["prompt_text"].startswith(entries[1]["prompt_text"])
+    assert entries[2]["prefix_matched_tokens"] == entries[1]["prompt_tokens"], "prompt 2 extends prompt 1"
+    assert result.stdout.strip() == "Closing the agent failed as expected."
+
+
+def test_codex_fallback_profile_namespace_tools_are_callable(tmp_path):
+    """An id Codex has no metadata for: `multi_agent_v1` arrives inline in `tools`, the
+    model sees `multi_agent_v1__close_agent`, and Codex's own handler answers the call."""
+    script = [TOOL_SEARCH_SCRIPT[1], TOOL_SEARCH_SCRIPT[2]]
+    result, entries, server_log = run_native_codex(tmp_path, script, catalog=False, model=OWN_ID)
+    assert result.returncode == 0, result.report() + "\nserver log:\n" + server_log
+    assert "unsupported call:" not in result.stderr
+    [namespace] = [t for t in entries[0]["request"]["tools"] if t["type"] == "namespace"]
+    assert namespace["name"] == "multi_agent_v1"
+    assert '"name": "multi_agent_v1__close_agent"' in entries[0]["prompt_text"]
+    call, output = entries[1]["request"]["input"][-2:]
+    assert (call["name"], call["namespace"]) == ("close_agent", "multi_agent_v1")
+    assert "invalid agent id" in str(output["output"])
+    assert entries[1]["prefix_matched_tokens"] == entries[0]["prompt_tokens"]
+
+
+def test_codex_apply_patch_creates_the_file(tmp_path):
+    script = [
+        [{"call": {"name": "apply_patch", "arguments": {"input": PATCH}}}],
+        [{"text": "Patched."}],
+    ]
+    result, entries, server_log = run_native_codex(tmp_path, script, catalog=False, sandbox="workspace-write")
+    assert result.returncode == 0, result.report() + "\nserver log:\n" + server_log
+    call = entries[1]["request"]["input"][-2]
+    assert (call["type"], call["name"], call["input"]) == ("custom_tool_call", "apply_patch", PATCH)
+    assert (tmp_path / "home" / "project" / "hello.txt").read_text() == "hello from tokenyard\n"
+
+
+def test_codex_does_not_run_a_call_cut_off_by_the_output_limit(tmp_path):
+    """The default output limit (4096 tokens) ends the call inside its arguments: Codex
+    must not run it (the command would create a file in the workspace)."""
+    padding = " ".join(f"word{n}" for n in range(6000))
+    command = f"touch {CUT_OFF_MARKER} # {padding}"
+    script = [[{"call": {"name": "exec_command", "arguments": {"cmd": command}}}]]
+    result, entries, server_log = run_native_codex(tmp_path, script, catalog=False, sandbox="workspace-write")
+    assert len(entries) == 1, "Codex answered a call that was never complete"
+    assert not (tmp_path / "home" / "project" / CUT_OFF_MARKER).exists()
+    assert "max_output_tokens" in result.stderr, result.report()
+
+
+CODE_MODE_ID = "gpt-6-sol"  # a catalog id in Codex's code-mode family: tools only in `additional_tools`
+CODE_MODE_JS = "const r = await tools.exec_command({cmd: 'echo code-mode-' + (6*7)}); text(JSON.stringify(r));"
+
+
+def test_codex_code_mode_additional_tools(tmp_path):
+    """Codex's code-mode profile sends no `tools`: namespaces arrive in an
+    `additional_tools` input item. The model calls `clock__sleep`, then the custom
+    `functions__exec` with JavaScript that runs exec_command; Codex dispatches both
+    under their namespaces and answers exec with an array-shaped output, kept whole."""
+    script = [
+        [{"call": {"name": "clock__sleep", "arguments": {"duration_ms": 1}}}],
+        [{"call": {"name": "functions__exec", "arguments": {"input": CODE_MODE_JS}}}],
+        [{"text": "Done."}],
+    ]
+    result, entries, server_log = run_native_codex(tmp_path, script, catalog=False, model=CODE_MODE_ID)
+    assert result.returncode == 0, result.report() + "\nserver log:\n" + server_log
+    first = entries[0]["request"]
+    assert "tools" not in first
+    [declared] = [item for item in first["input"] if item["type"] == "additional_tools"]
+    assert {"functions", "clock"} <= {t["name"] for t in declared["tools"]}
+    assert "functions__exec" in entries[0]["prompt_text"] and "clock__sleep" in entries[0]["prompt_text"]
+
+    call, output = entries[1]["request"]["input"][-2:]
+    assert (call["type"], call["name"], call["namespace"]) == ("function_call", "sleep", "clock")
+    assert "Sleep completed" in output["output"]
+    call, output = entries[2]["request"]["input"][-2:]
+    assert (call["type"], call["name"], call["namespace"], call["input"]) == (
+        "custom_tool_call",
+        "exec",
+        "functions",
+        CODE_MODE_JS,
+    )
+    texts = [part["text"] for part in output["output"]]
+    assert any("code-mode-42" in text for text in texts)
+    written = entries[2]["prompt_text"][len(entries[1]["prompt_text"]) :]
+    assert all(text.split("\n")[0] in written for text in texts), "every part of the array output reaches the prompt"
+    for before, after in zip(entries[:-1], entries[1:], strict=True):
+        assert after["prefix_matched_tokens"] == before["prompt_tokens"]

@@ -524,3 +524,15 @@ def test_recompacted_function_arguments_replay_as_the_model_wrote_them(tmp_path)
         output = {"type": "function_call_output", "call_id": call.call_id, "output": "x"}
         stream(c, codex_body([user("go"), echoed, output]))
         assert '{"cmd": "ls  -la", "n": 1}' in prompt_log(state)[1]["prompt_text"]
+
+
+def test_the_response_object_carries_every_field_openai_always_sends(tmp_path):
+    tool = {"type": "function", "name": "f", "parameters": {"type": "object", "properties": {}}}
+    with running_server("qwen3", tmp_path=tmp_path) as (url, _):
+        raw = httpx.post(f"{url}/v1/responses", json={"model": "test/model", "input": "hi", "tools": [tool]}).json()
+    assert raw["completed_at"] >= raw["created_at"] and raw["status"] == "completed"
+    assert (raw["temperature"], raw["top_p"], raw["presence_penalty"], raw["frequency_penalty"]) == (1.0, 1.0, 0.0, 0.0)
+    assert raw["top_logprobs"] == 0 and raw["max_tool_calls"] is None and raw["service_tier"] == "default"
+    assert raw["tools"] == [{**tool, "description": None, "strict": True}]
+    assert raw["usage"]["input_tokens_details"] == {"cached_tokens": 0, "cache_write_tokens": 0}
+    openai.types.responses.Response.model_validate(raw)

@@ -150,10 +150,10 @@ class ScriptedEngine:
             question = last.text().strip() if last else ""
             segments.append(TextSegment(f"You said: {question[:200]}" if question else "Hello from tokenyard."))
             return segments
-        tool = next((t for t in tools if t.name in SHELL_TOOLS), tools[0])
+        tool = next((t for t in tools if t.namespace is None and t.name in SHELL_TOOLS), tools[0])
         if thinking:
-            segments.append(Reasoning(f"I should call {tool.name} first to see what it reports."))
-        segments.append(Call(tool.name, example_arguments(tool)))
+            segments.append(Reasoning(f"I should call {tool.model_name} first to see what it reports."))
+        segments.append(Call(tool.model_name, example_arguments(tool)))
         return segments
 
 

@@ -83,7 +83,7 @@ class PromptRenderer:
             prepared.messages[0]["content"] if prepared.messages and prepared.messages[0]["role"] == "system" else ""
         )
         facts = PromptFacts(
-            tool_names=tuple(t.name for t in declared_tools(conversation.tools)),
+            tool_names=tuple(t.model_name for t in declared_tools(conversation.tools)),
             system_digest=hashlib.blake2b(system.encode(), digest_size=8).hexdigest(),
             reasoning_markers=markers or ("<think>", "</think>"),
         )

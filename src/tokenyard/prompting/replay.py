@@ -102,7 +102,7 @@ def tool_dicts(tools: list[ToolSpec]) -> list[dict[str, Any]] | None:
     return [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            "function": {"name": t.model_name, "description": t.description, "parameters": t.parameters},
         }
         for t in tools
     ]
@@ -172,7 +172,7 @@ def _assistant_dicts(message: Message, profile: ModelProfile, traits: TemplateTr
                 entry["content"] = f"{start}\n{reasoning}\n{end}\n\n{content}"
         if calls:
             entry["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c, traits)}}
+                {"id": c.id, "type": "function", "function": {"name": c.model_name, "arguments": _arguments(c, traits)}}
                 for c in calls
             ]
         out.append(entry)
@@ -185,6 +185,8 @@ def _user_dicts(message: Message, tools: list[ToolSpec]) -> list[dict[str, Any]]
     for part in message.parts:
         if isinstance(part, ToolResult):
             text = _content_text(part.content)
+            if part.loaded_tools:
+                text = (text + "\n" if text else "") + loaded_tools_text(part.loaded_tools)
             if part.is_error and not text.startswith("Error"):
                 text = f"Error: {text}"
             references = part.references()
@@ -251,6 +253,24 @@ def template_input(
         template_kwargs(conversation, profile, traits),
         thinking_enabled(conversation, profile),
     )
+
+
+LOADED_TOOLS_HEADING = "Tools loaded; from now on they can be called like the others:"
+NO_TOOLS_LOADED = "No tools matched; none were loaded."
+
+
+def loaded_tools_text(tools: list[ToolSpec]) -> str:
+    """A tool-search result as the model reads it: one JSON line per loaded tool
+    (model-facing name, description, parameter schema), in the order the client
+    listed them. It sits where the result sits in the conversation, never in the
+    system tool list, so the prompt before it stays byte-identical."""
+    if not tools:
+        return NO_TOOLS_LOADED
+    lines = (
+        json.dumps({"name": t.model_name, "description": t.description, "parameters": t.parameters}, ensure_ascii=False)
+        for t in tools
+    )
+    return LOADED_TOOLS_HEADING + "\n" + "\n".join(lines)
 
 
 def hermes_tools_prompt(tools: list[ToolSpec]) -> str:

@@ -52,7 +52,7 @@ def prompt_stream(conversation: Conversation) -> PromptStream | None:
 
 def _kind(conversation: Conversation) -> StreamKind:
     users = [m for m in conversation.messages if m.role == "user"]
-    if users and _contains(users[-1], COMPACTION_MARKERS):
+    if conversation.request_kind == "compaction" or (users and _contains(users[-1], COMPACTION_MARKERS)):
         return StreamKind.COMPACTION
     if users and _starts_with(users[0], CONTINUATION_MARKERS):
         return StreamKind.RESUMED

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
 from ..apis.errors import ApiError, openai_error_body
 from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from . import anthropic_routes, openai_chat_routes, responses_routes, tokenize_routes
@@ -22,6 +24,8 @@ from .anthropic_routes import anthropic_error
 from .common import ServerConfig, ServerState, check_auth
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
+
+log = logging.getLogger("tokenyard.server.models")
 
 
 def model_card(state: ServerState, model_id: str) -> ModelCard:
@@ -49,7 +53,27 @@ async def list_models(request: Request) -> Response:
         check_auth(request, state)
     except ApiError as error:
         return _models_error(error, anthropic)
-    return JSONResponse(model_list([model_card(state, i) for i in state.model_ids()], anthropic))
+    body = model_list([model_card(state, i) for i in state.model_ids()], anthropic)
+    profile = state.config.codex_profile
+    if anthropic or profile is None or "client_version" not in request.query_params:
+        return JSONResponse(body)
+    # Codex asking for its catalog (model_catalog_url): the same list plus `models`.
+    catalog = codex_catalog(
+        state.model_ids(),
+        profile,
+        context_window=state.pipeline.engine.info().max_model_len,
+        reasoning=state.pipeline.model.profile.reasoning_parser is not None,
+    )
+    body = with_codex_catalog(body, catalog)
+    etag = catalog_etag(body)
+    log.info(
+        "Codex catalog (%d models) for client_version %s",
+        len(catalog["models"]),
+        request.query_params["client_version"],
+    )
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers={"ETag": etag})
+    return JSONResponse(body, headers={"ETag": etag})
 
 
 async def get_model(request: Request) -> Response:

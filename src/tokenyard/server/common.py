@@ -32,6 +32,8 @@ class ServerConfig:
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
     prompt_log: Path | None = None
+    # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
+    codex_profile: dict[str, Any] | None = None
 
 
 @dataclass
@@ -113,6 +115,7 @@ def log_prompt(state: ServerState, body: Any, generation) -> None:
         "parent_agent_id": generation.conversation.parent_agent_id,
         "stream": generation.prefix.session if generation.prefix else None,
         "stream_kind": generation.prefix.kind if generation.prefix else None,
+        "request_kind": generation.conversation.request_kind,
         "prefix_matched_tokens": generation.prefix.matched_tokens if generation.prefix else None,
         "prefix_stable": generation.prefix.stable if generation.prefix else None,
     }

@@ -133,7 +133,7 @@ class Pipeline:
         splitter = OutputSplitter(
             profile.reasoning_parser,
             profile.tool_parser,
-            tools=conversation.tools,
+            tools=conversation.model_tools(),
             thinking_enabled=prompt.thinking_enabled,
             prompt_opened_reasoning=prompt.opened_reasoning,
             call_ids=generation.call_ids,

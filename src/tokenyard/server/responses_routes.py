@@ -16,6 +16,8 @@ from starlette.routing import Route
 from ..apis.errors import ApiError, openai_error_body
 from ..apis.openai_responses.requests import (
     ENCRYPTED_REASONING,
+    call_routes,
+    codex_thread_key,
     custom_tool_names,
     response_echo,
     summary_mode,
@@ -57,10 +59,13 @@ async def _respond(request: Request, state: ServerState) -> Response:
         seal=state.seal,
         calls=state.calls,
         session_key=headers.get("session_id") or headers.get("session-id"),
+        thread_key=codex_thread_key(headers),
         agent="codex" if originator.startswith("codex") else None,
     )
     generation = start_generation(state, conversation, "call_")
     log_prompt(state, body, generation)
+    if conversation.request_kind is not None:
+        log.info("session %s: a %s request", conversation.session_key, conversation.request_kind)
     encoder = ResponseStream(
         new_id("resp"),
         response_echo(wire),
@@ -68,9 +73,11 @@ async def _respond(request: Request, state: ServerState) -> Response:
         seal=state.seal,
         calls=state.calls,
         custom_tools=custom_tool_names(wire),
+        routes=call_routes(wire, conversation),
         summary=summary_mode(wire),
         include_encrypted_reasoning=ENCRYPTED_REASONING in (wire.include or []),
         dispatch=state.config.enable_streaming_tool_dispatch and wire.stream,
+        clock=lambda: int(time.time()),
     )
     if not wire.stream:
         await run_to_end(state, generation, encoder.feed)

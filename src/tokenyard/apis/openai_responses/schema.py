@@ -61,6 +61,7 @@ class FunctionCallItem(_Wire):
     name: str
     arguments: str = ""
     id: str | None = None
+    namespace: str | None = None
 
 
 class CustomToolCallItem(_Wire):
@@ -68,6 +69,50 @@ class CustomToolCallItem(_Wire):
     call_id: str
     name: str
     input: str = ""
+    id: str | None = None
+    namespace: str | None = None
+
+
+class ToolSearchCallItem(_Wire):
+    """The model's call to a `tool_search` tool; `execution: "client"` means the
+    client (Codex) runs the search. `arguments` is a JSON object, not a string."""
+
+    type: Literal["tool_search_call"]
+    call_id: str | None = None
+    arguments: Any = None
+    execution: str | None = None
+    status: str | None = None
+    id: str | None = None
+
+
+class ToolSearchOutputItem(_Wire):
+    """What a client-run tool search loaded: tools (namespaces of functions,
+    usually) that are never repeated in `tools`."""
+
+    type: Literal["tool_search_output"]
+    call_id: str | None = None
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    execution: str | None = None
+    status: str | None = None
+    id: str | None = None
+
+
+class AdditionalToolsItem(_Wire):
+    """Tools declared in the input instead of `tools` (Codex's code-mode profiles)."""
+
+    type: Literal["additional_tools"]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    role: str | None = None
+    id: str | None = None
+
+
+class AgentMessageItem(_Wire):
+    """A message between agents of one Codex session (multi-agent)."""
+
+    type: Literal["agent_message"]
+    content: str | list[dict[str, Any]] = Field(default_factory=list)
+    author: str | None = None
+    recipient: str | None = None
     id: str | None = None
 
 
@@ -106,6 +151,10 @@ ITEM_TYPES: dict[str, type[_Wire]] = {
     "custom_tool_call_output": ToolOutputItem,
     "reasoning": ReasoningItem,
     "item_reference": ItemReference,
+    "tool_search_call": ToolSearchCallItem,
+    "tool_search_output": ToolSearchOutputItem,
+    "additional_tools": AdditionalToolsItem,
+    "agent_message": AgentMessageItem,
 }
 
 
@@ -133,7 +182,31 @@ class CustomTool(_Wire):
     format: CustomToolFormat | None = None
 
 
-TOOL_TYPES: dict[str, type[_Wire]] = {"function": FunctionTool, "custom": CustomTool}
+class NamespaceTool(_Wire):
+    """A group of tools under one name; the model calls `<name>__<tool>`."""
+
+    type: Literal["namespace"]
+    name: str
+    description: str | None = None
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ToolSearchTool(_Wire):
+    """A tool search the client runs itself (`execution: "client"`): offered to the
+    model as a function with this description and parameters."""
+
+    type: Literal["tool_search"]
+    execution: str | None = None
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+TOOL_TYPES: dict[str, type[_Wire]] = {
+    "function": FunctionTool,
+    "custom": CustomTool,
+    "namespace": NamespaceTool,
+    "tool_search": ToolSearchTool,
+}
 
 
 class ReasoningParam(_Wire):
@@ -169,3 +242,5 @@ class ResponsesRequest(_Wire):
     background: bool | None = None
     conversation: str | dict[str, Any] | None = None
     prompt: dict[str, Any] | None = None
+    # Codex: turn metadata (ids, request kind); never model input.
+    client_metadata: dict[str, Any] | None = None

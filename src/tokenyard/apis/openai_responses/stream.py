@@ -15,7 +15,10 @@ byte when the client replays the item (requests.py).
 
 Custom (freeform) tools reach the model as a function with one string parameter,
 `input`; such calls come back as `custom_tool_call` items whose `input` is that
-string, decoded as it streams.
+string, decoded as it streams. A call to a namespaced tool (the model calls it
+`<namespace>__<name>`) streams under its bare `name` with its `namespace`; a call to
+a client-run `tool_search` streams as a `tool_search_call` item whose `arguments`
+is the JSON object, complete when the call is (no argument delta events).
 
 The same state machine assembles the non-streaming response (`response()`).
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +46,7 @@ from ...events import (
 )
 from ...sealing import ReasoningSeal
 from ..memory import ToolCallMemory
-from .requests import CUSTOM_INPUT, REASONING_SEAL_CONTEXT
+from .requests import CUSTOM_INPUT, REASONING_SEAL_CONTEXT, CallRoute
 
 WireEvent = dict[str, Any]
 
@@ -55,7 +59,7 @@ def new_id(prefix: str) -> str:
 class _Item:
     """The output item being streamed."""
 
-    kind: str  # "message" | "reasoning" | "function_call" | "custom_tool_call"
+    kind: str  # "message" | "reasoning" | "function_call" | "custom_tool_call" | "tool_search_call"
     output_index: int
     data: dict[str, Any]
     chunks: list[str] = field(default_factory=list)  # text, reasoning or arguments so far
@@ -77,9 +81,11 @@ class ResponseStream:
         seal: ReasoningSeal | None = None,
         calls: ToolCallMemory | None = None,
         custom_tools: frozenset[str] = frozenset(),
+        routes: Mapping[str, CallRoute] | None = None,
         summary: str | None = None,
         include_encrypted_reasoning: bool = False,
         dispatch: bool = False,
+        clock: Callable[[], int] | None = None,
     ):
         self.response_id = response_id
         self._echo = echo
@@ -87,9 +93,13 @@ class ResponseStream:
         self._seal = seal
         self._calls = calls
         self._custom_tools = custom_tools
+        self._routes = routes or {}
         self._summary = summary
         self._encrypted = include_encrypted_reasoning
         self._dispatch = dispatch
+        # When the response completed is the server's to say (an injected clock keeps this sans-IO).
+        self._clock = clock
+        self._completed_at: int | None = None
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
         self._open: _Item | None = None
@@ -121,7 +131,7 @@ class ResponseStream:
             return self._call_done(event.arguments, "completed", event)  # type: ignore[union-attr,arg-type]
         if kind is ToolCallIncomplete:
             # Announced and not to be taken back: the item keeps what streamed and
-            # says it is incomplete. Nothing is dispatched for it.
+            # says it is incomplete in the response. Nothing is dispatched or done for it.
             return self._call_done(event.arguments, "incomplete", None)  # type: ignore[union-attr]
         if kind is PromptProcessed:
             return []  # usage is reported once, with the final status
@@ -142,6 +152,7 @@ class ResponseStream:
             "id": self.response_id,
             "object": "response",
             "created_at": self._created_at,
+            "completed_at": self._completed_at,
             "status": self.status,
             "background": False,
             "error": self._error,
@@ -240,37 +251,38 @@ class ResponseStream:
 
     def _call_start(self, start: ToolCallStart) -> list[WireEvent]:
         out = self._close("completed")
-        if start.name in self._custom_tools:
-            item = self._add(
-                {
-                    "id": new_id("ctc"),
-                    "type": "custom_tool_call",
-                    "status": "in_progress",
-                    "call_id": start.id,
-                    "name": start.name,
-                    "input": "",
-                }
-            )
-            item.custom = CustomInputDecoder()
+        route = self._routes.get(start.name)
+        if route is None:
+            kind = "custom_tool_call" if start.name in self._custom_tools else "function_call"
+            route = CallRoute(kind, start.name)  # type: ignore[arg-type]
+        if route.item_type == "tool_search_call":
+            data: dict[str, Any] = {
+                "id": new_id("tsc"),
+                "type": "tool_search_call",
+                "status": "in_progress",
+                "call_id": start.id,
+                "execution": "client",
+                "arguments": {},
+            }
+        elif route.item_type == "custom_tool_call":
+            data = {"id": new_id("ctc"), "type": "custom_tool_call", "status": "in_progress", "call_id": start.id}
+            data.update(_call_name(route), input="")
         else:
-            item = self._add(
-                {
-                    "id": new_id("fc"),
-                    "type": "function_call",
-                    "status": "in_progress",
-                    "call_id": start.id,
-                    "name": start.name,
-                    "arguments": "",
-                }
-            )
+            data = {"id": new_id("fc"), "type": "function_call", "status": "in_progress", "call_id": start.id}
+            data.update(_call_name(route), arguments="")
+        item = self._add(data)
+        if route.item_type == "custom_tool_call":
+            item.custom = CustomInputDecoder()
         out.append(self._added(item))
         return out
 
     def _call_delta(self, fragment: str) -> list[WireEvent]:
         item = self._open
-        if item is None or item.kind not in ("function_call", "custom_tool_call"):
+        if item is None or item.kind not in _CALL_KINDS:
             return []
         item.chunks.append(fragment)
+        if item.kind == "tool_search_call":
+            return []  # its arguments are an object, sent whole when the call is complete
         if item.custom is None:
             return [
                 self._event(
@@ -291,11 +303,13 @@ class ResponseStream:
 
     def _call_done(self, arguments: str, status: str, ready: ToolCallReady | None) -> list[WireEvent]:
         item = self._open
-        if item is None or item.kind not in ("function_call", "custom_tool_call"):
+        if item is None or item.kind not in _CALL_KINDS:
             return []
         out: list[WireEvent] = []
         where = {"item_id": item.id, "output_index": item.output_index}
-        if item.custom is not None:
+        if item.kind == "tool_search_call":
+            item.data["arguments"] = _search_arguments(arguments)
+        elif item.custom is not None:
             streamed = item.custom.text
             value = custom_input(arguments) if ready is not None else streamed
             if value.startswith(streamed) and len(value) > len(streamed):
@@ -304,14 +318,19 @@ class ResponseStream:
         else:
             item.data["arguments"] = arguments
         item.data["status"] = status
-        if ready is not None:
-            if self._calls is not None:
-                self._calls.remember(ready.id, ready.arguments)
-            if self._dispatch:
-                out.append(
-                    self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data))
-                )
-        if item.custom is not None:
+        if ready is None:
+            # Cut off (the output limit, a failure): the response lists it as incomplete,
+            # but no `output_item.done` presents it as a call to run. Codex runs every
+            # call item it gets done, whatever its status, and half a patch is a patch.
+            self._open = None
+            return out
+        if self._calls is not None:
+            self._calls.remember(ready.id, ready.arguments)
+        if self._dispatch:
+            out.append(self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data)))
+        if item.kind == "tool_search_call":
+            pass
+        elif item.custom is not None:
             out.append(self._event("response.custom_tool_call_input.done", **where, input=item.data["input"]))
         else:
             out.append(
@@ -328,7 +347,8 @@ class ResponseStream:
         usage = finish.usage
         self._usage = {
             "input_tokens": usage.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+            # Open engines' prefix caches write as they go and bill nothing for it.
+            "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
             "output_tokens": usage.completion_tokens,
             "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
             "total_tokens": usage.prompt_tokens + usage.completion_tokens,
@@ -339,6 +359,7 @@ class ResponseStream:
             out.append(self._event("response.incomplete", response=self.response()))
         else:
             self.status = "completed"
+            self._completed_at = self._clock() if self._clock else self._created_at
             out.append(self._event("response.completed", response=self.response()))
         return out
 
@@ -347,7 +368,7 @@ class ResponseStream:
         item = self._open
         if item is None:
             return []
-        if item.kind in ("function_call", "custom_tool_call"):
+        if item.kind in _CALL_KINDS:
             return self._call_done("".join(item.chunks), "incomplete", None)  # the output ended inside the call
         where = {"item_id": item.id, "output_index": item.output_index}
         out: list[WireEvent] = []
@@ -401,6 +422,24 @@ class ResponseStream:
         event = {"type": kind, "sequence_number": self._sequence, **fields}
         self._sequence += 1
         return event
+
+
+_CALL_KINDS = ("function_call", "custom_tool_call", "tool_search_call")
+
+
+def _call_name(route: CallRoute) -> dict[str, str]:
+    """A call item's `name` (bare) and, for a namespaced tool, its `namespace`."""
+    return {"name": route.name, "namespace": route.namespace} if route.namespace else {"name": route.name}
+
+
+def _search_arguments(arguments: str) -> Any:
+    """A tool_search call's arguments as the object Codex requires; text that is not
+    a JSON object (a cut-off call) becomes `{}`."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _output_text(text: str) -> dict[str, Any]:
