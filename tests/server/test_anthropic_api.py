@@ -605,3 +605,28 @@ def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
     assert [r["stream_kind"] for r in records] == ["turn", "turn", "turn", "compaction"]
     assert records[2]["stream"] == "sess-1/a1/test/model" and records[2]["parent_agent_id"] == "main"
     assert records[3]["prefix_stable"] is True
+
+
+def test_cache_creation_reports_what_the_engine_newly_cached(tmp_path):
+    """The simulated engine caches full KV blocks: the first request writes them
+    (cache_creation_input_tokens), the next reads them; message_start and the final
+    usage agree, and the three parts add up to the prompt."""
+    with running_server("qwen3", engine="simulated", tmp_path=tmp_path) as (url, _):
+        c = client(url)
+        messages = [{"role": "user", "content": "List the files in the repository, please."}]
+        usages = []
+        for _ in range(2):
+            final, events = ask(c, messages, thinking={"type": "disabled"}, max_tokens=30)
+            start = next(e for e in events if e.type == "message_start").message.usage
+            counted = c.messages.count_tokens(
+                model="test/model", system=SYSTEM, messages=messages, tools=[BASH], thinking={"type": "disabled"}
+            ).input_tokens
+            for usage in (start, final.usage):
+                total = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+                assert total == counted
+            assert start.cache_creation_input_tokens == final.usage.cache_creation_input_tokens
+            usages.append(final.usage)
+    first, second = usages
+    assert first.cache_read_input_tokens == 0 and first.cache_creation_input_tokens > 0
+    assert second.cache_read_input_tokens >= first.cache_creation_input_tokens
+    assert second.cache_creation_input_tokens == 0

@@ -416,10 +416,19 @@ class EmbeddedEngine:
         budget = min(request.max_tokens, self._info.max_model_len - len(prompt))
         sampler = _Sampler(request)
         first = True
+        # The prompt's KV goes into the prefix store after this request (put, below).
+        written = len(prompt) - cached_tokens if len(prompt) <= self.prefix_store.max_tokens else 0
 
         def send(token_ids: list[int], finish: EngineFinish | None = None) -> None:
             nonlocal first
-            emit(EngineChunk(token_ids=token_ids, finish_reason=finish, cached_tokens=cached_tokens if first else None))
+            emit(
+                EngineChunk(
+                    token_ids=token_ids,
+                    finish_reason=finish,
+                    cached_tokens=cached_tokens if first else None,
+                    cache_written_tokens=written if first else None,
+                )
+            )
             first = False
 
         with torch.inference_mode():

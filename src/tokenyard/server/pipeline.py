@@ -158,7 +158,7 @@ class Pipeline:
         reasoning: list[str] = []
         calls = 0
         announced = False
-        cached = 0
+        cached = written = 0
         engine_finish = "stop"
         stop_sequence: str | None = None
         stream = self.engine.generate(request)
@@ -167,7 +167,8 @@ class Pipeline:
                 if not announced:
                     announced = True
                     cached = chunk.cached_tokens or 0
-                    yield PromptProcessed(len(prompt.token_ids), cached)
+                    written = chunk.cache_written_tokens or 0
+                    yield PromptProcessed(len(prompt.token_ids), cached, written)
                 elif chunk.cached_tokens is not None:
                     # Remote engines (vLLM, SGLang) count the cache hit only at the end.
                     cached = chunk.cached_tokens
@@ -209,6 +210,7 @@ class Pipeline:
         usage = Usage(
             prompt_tokens=len(prompt.token_ids),
             cached_tokens=cached,
+            cache_written_tokens=written,
             completion_tokens=completion_tokens,
             reasoning_tokens=len(self.model.tokenizer.encode("".join(reasoning))) if reasoning else 0,
         )
