@@ -416,6 +416,32 @@ KIMI_MARKERS = [
     "</think>",
 ]
 
+# Marker strings of the 2026 families whose templates ship in the llama.cpp sdist;
+# stand-in tokenizers give each a single id, as for GLM and Kimi above.
+MINIMAX_M3_MARKERS = [
+    "]~!b[",
+    "]~b]",
+    "[e~[",
+    "]<]minimax[>[",
+    "<mm:think>",
+    "</mm:think>",
+    "]<]image[>[",
+    "]<]video[>[",
+]
+SEED_OSS_MARKERS = [
+    "<seed:bos>",
+    "<seed:eos>",
+    "<seed:pad>",
+    "<seed:think>",
+    "</seed:think>",
+    "<seed:tool_call>",
+    "</seed:tool_call>",
+    "<seed:cot_budget_reflect>",
+    "</seed:cot_budget_reflect>",
+]
+STEP35_MARKERS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
+GRANITE4_MARKERS = ["<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>", "<tool_call>", "</tool_call>"]
+
 
 class Builder:
     def __init__(self, sources: Sources):
@@ -636,6 +662,10 @@ FAMILIES = {
         "this template calls list.append/pop, which the HF (immutable) sandbox rejects: conversations with tool "
         "calls fail to render in transformers and in tokenyard alike",
     ),
+    "minimax-m3": lambda b: b.stand_in("MiniMax-M3.jinja", MINIMAX_M3_MARKERS, "]~b]", "[e~["),
+    "seed-oss": lambda b: b.stand_in("ByteDance-Seed-OSS.jinja", SEED_OSS_MARKERS, "<seed:bos>", "<seed:eos>"),
+    "step3.5": lambda b: b.stand_in("StepFun3.5-Flash.jinja", STEP35_MARKERS, "<|im_start|>", "<|im_end|>"),
+    "granite-4": lambda b: b.stand_in("ibm-granite-granite-4.0.jinja", GRANITE4_MARKERS, "", "<|end_of_text|>"),
     "smollm2": lambda b: b.smollm2(),
     "vocab-gguf": lambda b: b.vocab_ggufs(),
 }

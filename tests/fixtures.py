@@ -30,6 +30,10 @@ TOKENIZER_FAMILIES = (
     "glm-4.7",
     "kimi-k2",
     "kimi-k2-thinking",
+    "minimax-m3",
+    "seed-oss",
+    "step3.5",
+    "granite-4",
 )
 # GGUF files whose embedded tokenizer is rebuilt by Tokenizer.from_gguf.
 GGUF_FILES = (

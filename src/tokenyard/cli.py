@@ -12,8 +12,9 @@ from typing import Any
 
 from .conversation import ToolSpec
 from .events import event_to_dict, merge_adjacent
-from .parsing.reasoning.parser import reasoning_parser_names
-from .parsing.registry import UnknownParserError, tool_parser_names
+from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
+from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
+from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
 
 
@@ -34,6 +35,24 @@ def load_tool_specs(data: Any) -> list[ToolSpec]:
         parameters = body.get("parameters") or body.get("input_schema") or {"type": "object", "properties": {}}
         specs.append(ToolSpec(name=body["name"], description=body.get("description") or "", parameters=parameters))
     return specs
+
+
+def load_parser_plugins(args: argparse.Namespace) -> None:
+    """Register `--tool-parser-plugin` / `--reasoning-parser-plugin` formats."""
+    for spec in args.tool_parser_plugin or ():
+        load_tool_parser_plugin(spec)
+    for spec in args.reasoning_parser_plugin or ():
+        load_reasoning_parser_plugin(spec)
+
+
+def print_parser_names(out: Any) -> None:
+    """Ours, then every peer's name and what it maps to here (`-`: not parsed yet)."""
+    out.write("reasoning parsers: " + ", ".join(reasoning_parser_names()) + "\n")
+    out.write("tool-call parsers: " + ", ".join(tool_parser_names()) + "\n")
+    for kind, tables in (("reasoning", PEER_REASONING_NAMES), ("tool-call", PEER_TOOL_NAMES)):
+        for peer in PEERS:
+            pairs = [f"{name}={ours or '-'}" for name, ours in sorted(tables[peer].items())]
+            out.write(f"{peer} {kind} names: " + ", ".join(pairs) + "\n")
 
 
 def codex_binary() -> str:
@@ -92,9 +111,9 @@ def run_codex_catalog(args: argparse.Namespace) -> int:
 
 
 def run_parse(args: argparse.Namespace) -> int:
+    load_parser_plugins(args)
     if args.list:
-        print("reasoning parsers:", ", ".join(reasoning_parser_names()))
-        print("tool-call parsers:", ", ".join(tool_parser_names()))
+        print_parser_names(sys.stdout)
         return 0
     tools = None
     if args.tools:
@@ -138,10 +157,12 @@ def run_serve(args: argparse.Namespace) -> int:
     from .prompting.prefix_watch import PrefixWatch
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
+    from .server.limits import HttpLimits, raise_open_file_limit, server_options
     from .server.loading import ModelSettings, load
     from .server.pipeline import Pipeline
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    load_parser_plugins(args)
     settings = ModelSettings(
         model=args.model,
         engine=args.engine,
@@ -165,12 +186,15 @@ def run_serve(args: argparse.Namespace) -> int:
     codex_profile = load_codex_profile(args.codex_profile, args.codex_models) if args.codex_profile else None
     state = ServerState(
         Pipeline(model, engine, prefix_watch=PrefixWatch(), log_prompt_excerpts=args.log_prompt_excerpts),
-        ReasoningSeal(load_server_key(args.server_key)),
+        ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
             api_key=args.api_key,
             enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
             max_concurrency=args.max_concurrency,
             prompt_log=Path(args.prompt_log) if args.prompt_log else None,
+            max_queue_wait=args.max_queue_wait,
+            allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
+            allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
             codex_profile=codex_profile,
         ),
     )
@@ -188,10 +212,42 @@ def run_serve(args: argparse.Namespace) -> int:
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
+    before, after = raise_open_file_limit()
+    logging.getLogger("tokenyard").info("open-file limit %d -> %d", before, after)
+    if after < 4096:
+        logging.getLogger("tokenyard").warning(
+            "open-file limit is %d (hard limit); many idle connections could exhaust it", after
+        )
+    limits = HttpLimits(
+        max_header_bytes=args.max_header_bytes,
+        header_timeout=args.header_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+        limit_concurrency=args.limit_concurrency,
+    )
     uvicorn.run(
-        create_app(state), host=args.host, port=args.port, loop=loop, log_level=args.log_level, access_log=False
+        create_app(state),
+        host=args.host,
+        port=args.port,
+        loop=loop,
+        log_level=args.log_level,
+        access_log=False,
+        **server_options(limits),
     )
     return 0
+
+
+def _add_plugin_flags(command: argparse.ArgumentParser, from_env: bool) -> None:
+    for kind, what in (("tool", "tokenyard.parsing.tools.base.ToolParser subclass"), ("reasoning", "ReasoningFormat")):
+        flag = f"{kind}_parser_plugin"
+        env = _env(flag) if from_env else None
+        command.add_argument(
+            f"--{kind}-parser-plugin",
+            action="append",
+            default=env.split(",") if env else None,
+            metavar="MODULE:CLASS",
+            help=f"load a {kind} parser from outside the tree (a {what}); repeatable; "
+            f"then name it with --{'tool-call' if kind == 'tool' else 'reasoning'}-parser",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="override the family's tool-call parser",
     )
+    _add_plugin_flags(serve, from_env=True)
     serve.add_argument(
         "--chat-template",
         default=_env("chat_template"),
@@ -259,8 +316,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--server-key",
-        default=_env("server_key"),
-        help="key that seals reasoning returned to clients (default: kept in the cache folder)",
+        default=_env("server_key") or _env("seal_key"),
+        help="key that seals reasoning returned to clients, also as TOKENYARD_SEAL_KEY "
+        "(default: kept in the cache folder); replicas behind one load balancer share it",
+    )
+    serve.add_argument(
+        "--seal-key-file",
+        type=Path,
+        default=_env("seal_key_file"),
+        help="file holding the sealing key (64 hex digits, or any text, hashed): what replicas share",
     )
     serve.add_argument("--host", default=_env("host", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
@@ -341,6 +405,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="quote prompt text around a prefix divergence in the log (off: positions, token counts and causes only)",
     )
     serve.add_argument(
+        "--allowed-hosts",
+        default=_env("allowed_hosts", ""),
+        metavar="NAMES",
+        help="comma-separated Host names served without an API key besides loopback ones ('*': any); "
+        "guards a keyless local server against DNS rebinding",
+    )
+    serve.add_argument(
+        "--allowed-origins",
+        default=_env("allowed_origins", ""),
+        metavar="ORIGINS",
+        help="comma-separated browser origins (e.g. http://localhost:3000) allowed to call the API, "
+        "with CORS; other cross-origin browser requests are refused",
+    )
+    serve.add_argument(
+        "--max-queue-wait",
+        type=float,
+        default=float(_env("max_queue_wait", 60.0)),
+        metavar="SECONDS",
+        help="how long a request may wait for a generation slot before it is refused as overloaded",
+    )
+    serve.add_argument(
+        "--max-header-bytes",
+        type=int,
+        default=int(_env("max_header_bytes", 64 * 1024)),
+        help="largest request head (request line and headers) read; larger heads are refused unread",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=float(_env("header_timeout", 30.0)),
+        metavar="SECONDS",
+        help="a connection that has not sent a complete request head within this time is closed",
+    )
+    serve.add_argument(
+        "--keep-alive-timeout",
+        type=float,
+        default=float(_env("keep_alive_timeout", 5.0)),
+        metavar="SECONDS",
+        help="idle time before a kept-alive connection is closed",
+    )
+    serve.add_argument(
+        "--limit-concurrency",
+        type=int,
+        default=int(_env("limit_concurrency", 4096)),
+        help="open connections plus in-flight requests; beyond it the server answers 503",
+    )
+    serve.add_argument(
         "--codex-profile",
         default=_env("codex_profile"),
         metavar="SLUG",
@@ -362,8 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Feed a model's raw output on stdin through a reasoning parser and a "
         "tool-call parser, exactly as the server does, and print the events as JSON lines.",
     )
-    parse.add_argument("--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss")
-    parse.add_argument("--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony")
+    parse.add_argument(
+        "--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss (peer names work too)"
+    )
+    parse.add_argument(
+        "--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony (peer names work too)"
+    )
     parse.add_argument("--tools", metavar="FILE", help="JSON list of tools (OpenAI, Anthropic or flat shape)")
     parse.add_argument(
         "--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)"
@@ -373,7 +488,10 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--prompt-opened-reasoning", action="store_true", help="the rendered prompt already ends inside <think>"
     )
-    parse.add_argument("--list", action="store_true", help="list the known parser names and exit")
+    parse.add_argument(
+        "--list", action="store_true", help="list our parser names and which of vLLM's/SGLang's/Dynamo's map where"
+    )
+    _add_plugin_flags(parse, from_env=False)
     parse.set_defaults(run=run_parse)
 
     catalog = commands.add_parser(

@@ -44,10 +44,19 @@ class ReasoningSeal:
             return None
 
 
-def load_server_key(explicit: str | None = None, cache_dir: Path | None = None) -> bytes:
-    """The key from `--server-key` / `TOKENYARD_SERVER_KEY` (hex), else one kept in
-    the cache folder so a restarted server still opens what it sealed before."""
-    value = explicit or os.environ.get("TOKENYARD_SERVER_KEY")
+def load_server_key(
+    explicit: str | None = None, cache_dir: Path | None = None, *, key_file: Path | None = None
+) -> bytes:
+    """The key from `--server-key` / `TOKENYARD_SERVER_KEY` / `TOKENYARD_SEAL_KEY`, or
+    the file `--seal-key-file` names (64 hex digits are the key itself; any other
+    text is hashed into one), else one kept in the cache folder so a restarted server
+    still opens what it sealed before. Replicas that share a key open each other's
+    seals."""
+    value = explicit or os.environ.get("TOKENYARD_SERVER_KEY") or os.environ.get("TOKENYARD_SEAL_KEY")
+    if not value and key_file is not None:
+        value = key_file.read_text(encoding="utf-8").strip()
+        if not value:
+            raise ValueError(f"{key_file}: the sealing key file is empty")
     if value:
         try:
             return bytes.fromhex(value) if len(value) == 64 else hashlib.sha256(value.encode("utf-8")).digest()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokenyard.apis.errors import ApiError
+from tokenyard.apis.errors import ApiError, engine_failed
 from tokenyard.apis.openai_chat.requests import parse_request, to_conversation
 from tokenyard.apis.openai_chat.stream import ChatCompletionStream
 from tokenyard.conversation import Image, Reasoning, Text, ToolCall, ToolResult
@@ -14,7 +14,6 @@ from tokenyard.events import (
     Marker,
     PromptProcessed,
     ReasoningDelta,
-    StreamError,
     TextDelta,
     ToolCallDelta,
     ToolCallIncomplete,
@@ -143,10 +142,9 @@ def test_a_truncated_call_keeps_its_streamed_arguments_and_is_not_dispatched():
     assert wire[-1][1]["choices"][0]["finish_reason"] == "length"
     completion = encoder.completion()
     message = completion["choices"][0]["message"]
-    assert message["tool_calls"] == [
-        {"id": "call_1", "type": "function", "function": {"name": "Bash", "arguments": '{"command": "l'}}
-    ]
-    assert message["content"] is None and message["reasoning_content"] == message["reasoning"] == "hm"
+    # Never delivered as a call: the model's text for it is the message's content.
+    assert "tool_calls" not in message
+    assert message["content"] == '<tool_call>{"name"…' and message["reasoning_content"] == message["reasoning"] == "hm"
     assert completion["usage"] == {
         "prompt_tokens": 10,
         "completion_tokens": 8,
@@ -190,6 +188,11 @@ def test_dispatch_precedes_the_last_fragment_and_interleaved_reasoning_is_dispat
         "usage",
     ]
     assert [data["reasoning"] for name, data in wire if name == "reasoning_dispatch"] == ["one", "two"]
+    # Dynamo's keys for the same event ride along.
+    assert [(data["index"], data["reasoning_content"]) for name, data in wire if name == "reasoning_dispatch"] == [
+        (0, "one"),
+        (0, "two"),
+    ]
     assert wire[-1][1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 4}
     assert encoder.completion()["choices"][0]["message"]["content"] == "done"
 
@@ -200,5 +203,6 @@ def test_without_dispatch_nothing_is_held_and_errors_end_the_stream():
         _feed(encoder, [ToolCallStart(0, "call_1", "Bash")])[0][1]["choices"][0]["delta"]["tool_calls"][0]["id"]
         == "call_1"
     )
-    [(name, data)] = encoder.feed(StreamError("boom"))
+    [(name, data)] = encoder.error(engine_failed("boom"))
     assert name is None and data == {"error": {"message": "boom", "type": "server_error", "param": None, "code": None}}
+    assert encoder.finish() == [(None, "[DONE]")]

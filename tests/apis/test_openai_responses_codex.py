@@ -9,7 +9,6 @@ import json
 import pytest
 
 from tokenyard.apis.errors import ApiError
-from tokenyard.apis.memory import ToolCallMemory
 from tokenyard.apis.openai_responses.requests import (
     TOOL_SEARCH,
     call_routes,
@@ -19,11 +18,13 @@ from tokenyard.apis.openai_responses.requests import (
 )
 from tokenyard.apis.openai_responses.schema import ResponsesRequest
 from tokenyard.apis.openai_responses.stream import ResponseStream
+from tokenyard.apis.replay_state import ReplayState
 from tokenyard.conversation import ToolCall, ToolResult
 from tokenyard.events import Finish, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
 from tokenyard.prompting.profiles import PROFILES
 from tokenyard.prompting.replay import NO_TOOLS_LOADED, loaded_tools_text, template_input
 from tokenyard.prompting.template import ChatTemplate
+from tokenyard.sealing import ReasoningSeal
 
 from ..fixtures import load_tokenizer
 
@@ -90,7 +91,7 @@ def test_a_namespace_holds_only_functions_and_custom_tools():
 def test_a_namespaced_call_streams_bare_with_its_namespace_and_dispatch_carries_it():
     wire = request([user("hi")], tools=[NAMESPACE])
     stream = encoder(wire, dispatch=True)
-    frames = [f for e in call_events("multi_agent_v1__close_agent", '{"target": "a"}') for f in stream.feed(e)]
+    frames = [f for e in call_events("multi_agent_v1__close_agent", '{"target": "a"}') for _, f in stream.feed(e)]
     added = frames[0]["item"]
     assert (added["type"], added["name"], added["namespace"]) == ("function_call", "close_agent", "multi_agent_v1")
     [dispatch] = [f for f in frames if f["type"] == "response.tool_call_dispatch"]
@@ -100,14 +101,14 @@ def test_a_namespaced_call_streams_bare_with_its_namespace_and_dispatch_carries_
 
 
 def test_namespaced_history_renders_back_under_the_model_facing_name_byte_exactly():
-    memory = ToolCallMemory()
+    memory = ReplayState(ReasoningSeal(bytes(32)))
     wire = request([user("hi")], tools=[NAMESPACE])
-    stream = encoder(wire, calls=memory)
+    stream = encoder(wire, replay=memory)
     written = '{"target":  "a"}'  # the model's own spacing
-    frames = [f for e in call_events("multi_agent_v1__close_agent", written) for f in stream.feed(e)]
+    frames = [f for e in call_events("multi_agent_v1__close_agent", written) for _, f in stream.feed(e)]
     echoed = {**frames[-1]["item"], "arguments": json.dumps({"target": "a"})}  # re-serialised by the client
     output = {"type": "function_call_output", "call_id": "call_1", "output": "invalid agent id"}
-    conversation = to_conversation(request([user("hi"), echoed, output], tools=[NAMESPACE]), calls=memory)
+    conversation = to_conversation(request([user("hi"), echoed, output], tools=[NAMESPACE]), replay=memory)
     call = conversation.messages[1].parts[0]
     assert isinstance(call, ToolCall) and (call.name, call.namespace, call.arguments) == (
         "close_agent",
@@ -136,7 +137,7 @@ def test_tool_search_is_offered_as_a_function_with_codex_schema():
 
 def test_a_tool_search_call_streams_as_a_tool_search_call_item_with_object_arguments():
     stream = encoder(request([user("hi")]), dispatch=True)
-    frames = [f for e in call_events(TOOL_SEARCH, '{"query": "close agent", "limit": 4}') for f in stream.feed(e)]
+    frames = [f for e in call_events(TOOL_SEARCH, '{"query": "close agent", "limit": 4}') for _, f in stream.feed(e)]
     assert not [f for f in frames if f["type"].startswith("response.function_call_arguments")]
     item = frames[-1]["item"]
     assert frames[-1]["type"] == "response.output_item.done"
@@ -151,10 +152,10 @@ def test_a_tool_search_call_streams_as_a_tool_search_call_item_with_object_argum
 
 
 def test_tool_search_history_replays_the_call_and_lists_the_loaded_tools_in_place():
-    memory = ToolCallMemory()
-    stream = encoder(request([user("hi")]), calls=memory)
+    memory = ReplayState(ReasoningSeal(bytes(32)))
+    stream = encoder(request([user("hi")]), replay=memory)
     written = '{"query": "close agent", "limit": 4}'
-    call = [f for e in call_events(TOOL_SEARCH, written) for f in stream.feed(e)][-1]["item"]
+    call = [f for e in call_events(TOOL_SEARCH, written) for _, f in stream.feed(e)][-1]["item"]
     output = {
         "type": "tool_search_output",
         "call_id": "call_1",
@@ -163,7 +164,7 @@ def test_tool_search_history_replays_the_call_and_lists_the_loaded_tools_in_plac
         "tools": [NAMESPACE],
     }
     wire = request([user("hi"), call, output])
-    conversation = to_conversation(wire, calls=memory)
+    conversation = to_conversation(wire, replay=memory)
     replayed = conversation.messages[1].parts[0]
     assert isinstance(replayed, ToolCall) and (replayed.name, replayed.arguments) == (TOOL_SEARCH, written)
     result = conversation.messages[2].parts[0]
@@ -228,7 +229,7 @@ def test_a_call_cut_off_is_never_presented_as_runnable():
     frames += stream.feed(ToolCallIncomplete(0, "call_1", "close_agent", '{"target": "a', "", "truncated"))
     frames += stream.feed(Finish("length"))
     assert not [
-        f for f in frames if f["type"] in ("response.output_item.done", "response.function_call_arguments.done")
+        f for _, f in frames if f["type"] in ("response.output_item.done", "response.function_call_arguments.done")
     ]
     [cut] = stream.response()["output"]
     assert cut["status"] == "incomplete" and stream.response()["status"] == "incomplete"

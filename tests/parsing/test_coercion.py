@@ -55,3 +55,25 @@ def test_coerce(name, text, expected):
 
 def test_no_tool_means_strings():
     assert coerce_value("5", parameter_types(None, "n")) == "5"
+
+
+def test_type_names_tool_authors_write_are_understood():
+    from tokenyard.conversation import ToolSpec
+    from tokenyard.parsing.coercion import coerce_value, parameter_types
+
+    tool = ToolSpec(
+        name="t",
+        parameters={
+            "type": "object",
+            "properties": {
+                "f": {"type": "float"},
+                "i": {"type": "int"},
+                "b": {"type": "bool"},
+                "d": {"type": "double"},
+            },
+        },
+    )
+    assert coerce_value("2.5", parameter_types(tool, "f")) == 2.5
+    assert coerce_value("2.5", parameter_types(tool, "d")) == 2.5
+    assert coerce_value("7", parameter_types(tool, "i")) == 7
+    assert coerce_value("true", parameter_types(tool, "b")) is True

@@ -82,7 +82,6 @@ def test_invalid_arguments_then_a_good_call():
 @pytest.mark.parametrize(
     "text",
     [
-        BEGIN + "no call here",
         BEGIN + CALL + "function" + SEP + "get the weather\n{}" + CALL_END + END,
     ],
 )
@@ -104,3 +103,10 @@ def test_forced_reasoning_then_text_then_call():
         ("text", "One moment."),
         ("call", "get_weather", {"city": "Tokyo", "days": 3}),
     ]
+
+
+def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
+    # The opener is a special token: it never reaches content, whatever follows it.
+    events = parse(v3, BEGIN + "no call here")
+    assert not [e for e in events if isinstance(e, ToolCallStart)]
+    assert "".join(e.text for e in events if not isinstance(e, Marker)) == "no call here"

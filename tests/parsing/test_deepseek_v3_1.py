@@ -86,9 +86,14 @@ def test_text_after_the_arguments_is_invalid():
     assert summary(parse(v31, text)) == [("incomplete", "get_weather", "invalid_arguments")]
 
 
-def test_end_token_inside_an_unterminated_string_ends_the_call():
+def test_end_token_inside_a_string_is_the_strings_text():
+    # Only the closing quote ends a JSON string: an unterminated string runs to the
+    # end of output, and the call is never dispatched.
     text = BEGIN + call('{"city": "Tok') + END + "Done."
-    assert summary(parse(v31, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "Done.")]
+    assert summary(parse(v31, text)) == [("incomplete", "get_weather", "truncated")]
+    value = "a <｜tool▁call▁end｜><｜tool▁calls▁end｜> b"
+    text = BEGIN + call(json.dumps({"city": value}, ensure_ascii=False)) + END
+    assert summary(parse(v31, text)) == [("call", "get_weather", {"city": value})]
 
 
 def test_missing_call_end_before_the_next_call():
@@ -107,7 +112,6 @@ def test_call_without_section_opener():
 @pytest.mark.parametrize(
     "text",
     [
-        BEGIN + "I would call a tool here.",
         BEGIN + CALL + "get the weather" + SEP + "{}" + CALL_END + END,
         "Use " + CALL + " to begin a call.",
     ],
@@ -142,7 +146,18 @@ def test_call_section_inside_reasoning_ends_it():
 
 
 @pytest.mark.parametrize("tail", ["", "<｜tool▁call"])
-def test_output_ending_before_the_call_end_token_is_truncated(tail):
+def test_complete_call_at_end_of_output_without_its_end_token_is_recovered(tail):
     text = BEGIN + CALL + "get_weather" + SEP + '{"city":"Tokyo"}' + tail
     events = parse(v31, text)
+    assert summary(events) == [("call", "get_weather", {"city": "Tokyo"})]
+
+
+def test_cut_arguments_at_end_of_output_are_never_a_call():
+    events = parse(v31, BEGIN + CALL + "get_weather" + SEP + '{"city":"To')
     assert summary(events) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
+    events = parse(v31, BEGIN + "I would call a tool here.")
+    assert not [e for e in events if isinstance(e, ToolCallStart)]
+    assert "".join(e.text for e in events if not isinstance(e, Marker)) == "I would call a tool here."

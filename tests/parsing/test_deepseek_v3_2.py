@@ -159,19 +159,26 @@ def test_invalid_json_body_at_the_end_of_output():
     [
         '"true">Tok',  # inside a string value
         '"false">',  # inside a typed value
-        "</｜DSML｜parameter>\n",  # between parameters
+        "</｜DSML｜parameter>\n",  # between parameters: the required `city` is there
         "</｜DSML｜invoke>\n",  # after the call: it is complete
     ],
 )
 def test_truncated(cut):
     full = block("function_calls", TOKYO)
     text = full[: full.index(cut) + len(cut)]
-    expected = (
-        [("call", "get_weather", {"city": "Tokyo", "days": 3})]
-        if "invoke" in cut
-        else [("incomplete", "get_weather", "truncated")]
-    )
+    expected = {
+        "</｜DSML｜invoke>\n": [("call", "get_weather", {"city": "Tokyo", "days": 3})],
+        "</｜DSML｜parameter>\n": [("call", "get_weather", {"city": "Tokyo"})],
+    }.get(cut, [("incomplete", "get_weather", "truncated")])
     assert summary(parse(v32, text)) == expected
+
+
+def test_end_of_output_between_parameters_without_a_required_one_is_truncated():
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="days" string="false">3</{B}DSML{B}parameter>\n'
+    )
+    assert summary(parse(v32, text)) == [("incomplete", "get_weather", "truncated")]
 
 
 def test_not_a_call_is_text():
@@ -185,18 +192,20 @@ def test_undeclared_tool_is_flagged():
     assert next(e for e in events if isinstance(e, ToolCallReady)).declared is False
 
 
-def test_missing_closing_tags_are_recovered():
+def test_tags_inside_a_value_are_the_values_text():
+    # Only `</parameter>` ends a value; a value that never closes is never a call.
+    value = f'see <{B}DSML{B}invoke name="x"> and </{B}DSML{B}function_calls> here'
     text = (
         f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
-        f'<{B}DSML{B}parameter name="city" string="true">Tokyo\n'
-        f'<{B}DSML{B}parameter name="days" string="false">3\n'
-        f'<{B}DSML{B}invoke name="get_weather">\n<{B}DSML{B}parameter name="city" string="true">Oslo'
-        f"</{B}DSML{B}function_calls>"
+        f'<{B}DSML{B}parameter name="city" string="true">{value}</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
     )
-    assert summary(parse(v32, text)) == [
-        ("call", "get_weather", {"city": "Tokyo\n", "days": 3}),
-        ("call", "get_weather", {"city": "Oslo"}),
-    ]
+    assert summary(parse(v32, text)) == [("call", "get_weather", {"city": value})]
+    cut = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Tokyo\n</{B}DSML{B}invoke></{B}DSML{B}function_calls>'
+    )
+    assert summary(parse(v32, cut)) == [("incomplete", "get_weather", "truncated")]
 
 
 def test_v4_bare_invoke_without_block():
@@ -257,3 +266,17 @@ def test_v3_2_forced_reasoning_and_a_call_inside_reasoning():
 def test_incomplete_is_followed_by_nothing_else_of_that_call():
     events = parse(v32, block("function_calls", TOKYO)[:60])
     assert [type(e) for e in events if isinstance(e, (ToolCallReady, ToolCallIncomplete))] == [ToolCallIncomplete]
+
+
+def test_json_null_for_a_string_parameter_stays_the_string():
+    from tokenyard.conversation import ToolSpec
+
+    note = ToolSpec(name="note", parameters={"type": "object", "properties": {"text": {"type": "string"}}})
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="note">\n'
+        f'<{B}DSML{B}parameter name="text" string="false">null</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(splitter_factory("deepseek_v3_2", "deepseek_v3_2", [note]), text)) == [
+        ("call", "note", {"text": "null"})
+    ]

@@ -95,9 +95,12 @@ def test_truncated():
         head + "days:",
         head + "days:<|",
         head + "days:3",
-        head + "days:3}",
     ):
         assert summary(parse(gemma, text)) == [("incomplete", "get_weather", "truncated")], text
+    # The arguments closed and only `<tool_call|>` is missing: the call is whole.
+    for tail in ("", "<tool_", "\n"):
+        text = head + "days:3}" + tail
+        assert summary(parse(gemma, text)) == [("call", "get_weather", {"days": 3})], text
 
 
 def test_invalid_arguments_do_not_take_the_next_call():

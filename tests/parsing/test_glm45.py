@@ -91,11 +91,13 @@ def test_literal_backslash_n_between_tags():
     assert summary(parse(glm, text)) == [("call", "get_weather", {"city": "Oslo"})]
 
 
-def test_missing_value_close_tag():
-    text = (
-        "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Oslo<arg_key>days</arg_key><arg_value>2</tool_call>"
-    )
-    assert summary(parse(glm, text)) == [("call", "get_weather", {"city": "Oslo", "days": 2})]
+def test_tags_inside_a_value_are_the_values_text():
+    value = "x <arg_key>k</arg_key> </tool_call> y"
+    text = f"<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>{value}</arg_value></tool_call>"
+    assert summary(parse(glm, text)) == [("call", "get_weather", {"city": value})]
+    # A value that never closes runs to the end of output: never a call.
+    cut = "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Oslo<arg_key>days</arg_key></tool_call>"
+    assert summary(parse(glm, cut)) == [("incomplete", "get_weather", "truncated")]
 
 
 def test_truncated_call():

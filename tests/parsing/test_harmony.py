@@ -204,7 +204,7 @@ def test_truncated_right_after_the_header():
 
 @pytest.mark.parametrize(
     "body",
-    ['{"city": "Tokyo",}', "city=Tokyo", '{"city": "Tokyo"}}', '{"city": "Tok'],
+    ['{"city": "Tokyo",}', "city=Tokyo", '{"city": "Tokyo"}}'],
 )
 def test_invalid_arguments(body):
     text = f"<|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{body}<|call|>" + FINAL
@@ -265,3 +265,13 @@ def test_stray_tokens_are_markers():
     assert summary(events) == [("text", "Sunny, 24°C.")]
     assert events[0] == Marker("<|end|><|start|>assistant<|channel|>final<|message|>")
     assert events[-1] == Marker("<|return|><|call|>")
+
+
+def test_tokens_inside_a_json_string_are_the_strings_text():
+    value = "run <|call|> then <|start|>assistant<|channel|>final<|message|>x<|end|>"
+    body = json.dumps({"city": value})
+    text = f"<|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{body}<|call|>" + FINAL
+    assert summary(parse(harmony, text)) == [("call", "get_weather", {"city": value}), ("text", "Sunny, 24°C.")]
+    # An unterminated string runs to the end of output: never a call.
+    cut = '<|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{"city": "Tok<|call|>' + FINAL
+    assert summary(parse(harmony, cut)) == [("incomplete", "get_weather", "truncated")]

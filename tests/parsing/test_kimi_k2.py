@@ -113,7 +113,6 @@ def test_invalid_arguments_then_a_good_call():
 @pytest.mark.parametrize(
     "text",
     [
-        BEGIN + "nothing to call",
         BEGIN + call("{}", "functions.get weather:0") + END,
     ],
 )
@@ -154,3 +153,32 @@ def test_section_ends_reasoning_without_think_close():
     text = "<think>Check Paris too." + BEGIN + call('{"city":"Paris"}') + END
     events = parse(splitter_factory("kimi_k25", "kimi_k2", [WEATHER], thinking_enabled=False), text)
     assert summary(events) == [("reasoning", "Check Paris too."), ("call", "get_weather", {"city": "Paris"})]
+
+
+def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
+    # The opener is a special token: it never reaches content, whatever follows it.
+    events = parse(kimi, BEGIN + "nothing to call")
+    assert not [e for e in events if isinstance(e, ToolCallStart)]
+    assert "".join(e.text for e in events if not isinstance(e, Marker)) == "nothing to call"
+
+
+def test_bare_counter_ids_name_the_tool_or_are_syntax():
+    from tokenyard.conversation import ToolSpec
+
+    def tool(name, *keys):
+        return ToolSpec(name=name, parameters={"type": "object", "properties": {k: {"type": "string"} for k in keys}})
+
+    text = "Sure. " + BEGIN + call('{"city": "Oslo", "unit": "c"}', "0") + END
+    one = splitter_factory(None, "kimi_k2", [tool("get_weather", "city", "unit")])
+    events = parse(one, text)
+    assert summary(events) == [("text", "Sure."), ("call", "get_weather", {"city": "Oslo", "unit": "c"})]
+    assert readies(events)[0].id == "0"
+    fits = splitter_factory(None, "kimi_k2", [tool("read_file", "path"), tool("get_weather", "city", "unit")])
+    assert summary(parse(fits, text))[1] == ("call", "get_weather", {"city": "Oslo", "unit": "c"})
+    # Ambiguous, or no tools at all: no call, and no special token reaches content.
+    for make in (
+        splitter_factory(None, "kimi_k2", [tool("a", "city", "unit"), tool("b", "city", "unit")]),
+        splitter_factory(None, "kimi_k2"),
+    ):
+        events = parse(make, text)
+        assert summary(events) == [("text", "Sure.")]

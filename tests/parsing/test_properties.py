@@ -63,7 +63,8 @@ def test_reference_example_parses_to_the_call(tool):
     reasoning = TOOL_EXAMPLES[tool][0]
     kwargs = (
         {"thinking_enabled": False}
-        if reasoning in ("deepseek_v3", "deepseek_v3_1", "deepseek_v3_2", "kimi_k25", "minimax_m2", "mistral")
+        if reasoning
+        in ("deepseek_v3", "deepseek_v3_1", "deepseek_v3_2", "kimi_k25", "minimax_m2", "mistral", "step3p5")
         else {}
     )
     events = parse(splitter_factory(reasoning, tool, [WEATHER], **kwargs), TOOL_EXAMPLES[tool][1])

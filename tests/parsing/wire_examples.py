@@ -3,6 +3,7 @@ parser, with the reasoning parser the family pairs it with."""
 
 FB = "\uff5c"  # full-width bar in DeepSeek markers
 SP = "\u2581"
+NS = "]<]minimax[>["  # MiniMax M3's namespace token
 
 TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
     "hermes": (
@@ -67,4 +68,31 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Tokyo</parameter>\n<parameter name="days">3</parameter>\n</invoke>\n</minimax:tool_call>',
     ),
     "gemma4": ("gemma4", '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>'),
+    "kimi_k3": (
+        "kimi_k3",
+        '<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+        '<|open|>argument key="city" type="string"<|sep|>Tokyo<|close|>argument<|sep|>'
+        '<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|>'
+        "<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
+    ),
+    "seed_oss": (
+        "seed_oss",
+        "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>",
+    ),
+    "step3p5": (
+        "step3p5",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+    ),
+    "granite4": (
+        None,
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>',
+    ),
+    "inkling": (
+        "inkling",
+        '<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Tokyo", "days": 3}}<|end_message|>',
+    ),
+    "minimax_m3": (
+        "minimax_m3",
+        f'{NS}<tool_call>\n{NS}<invoke name="get_weather">{NS}<city>Tokyo{NS}</city>{NS}<days>3{NS}</days>{NS}</invoke>\n{NS}</tool_call>',
+    ),
 }

@@ -66,6 +66,7 @@ FIRST_REASONING = "I should look at the failing test first."
 DROPS_AT_NEW_QUERY = {
     "qwen3": "<think>\n" + FIRST_REASONING,
     "qwen3.5": "<think>\n" + FIRST_REASONING,
+    "step3.5": "<think>\n" + FIRST_REASONING,
     "deepseek-v3.1": None,
     "deepseek-v3.2": "<think>" + FIRST_REASONING,
     "gpt-oss": "<|channel|>analysis<|message|>" + FIRST_REASONING,
@@ -82,6 +83,10 @@ FAMILIES = [
     "glm-4.7",
     "kimi-k2",
     "smollm2",
+    "minimax-m3",
+    "seed-oss",
+    "step3.5",
+    "granite-4",
 ]
 
 

@@ -20,6 +20,10 @@ from ..fixtures import load_tokenizer, model_dir
         ("glm-4.7", "glm-4.7", "glm45", "glm47"),
         ("kimi-k2", "kimi-k2", None, "kimi_k2"),
         ("kimi-k2-thinking", "kimi-k2.5", "kimi_k25", "kimi_k2"),
+        ("minimax-m3", "minimax-m3", "minimax_m3", "minimax_m3"),
+        ("seed-oss", "seed-oss", "seed_oss", "seed_oss"),
+        ("step3.5", "step3.5", "step3p5", "step3p5"),
+        ("granite-4", "granite-4", None, "granite4"),
     ],
 )
 def test_detected_from_real_templates(family, expected, reasoning, tool):
@@ -57,3 +61,51 @@ def test_every_profile_names_parsers_that_exist():
     for profile in PROFILES.values():
         assert profile.reasoning_parser is None or profile.reasoning_parser in reasoning_parser_names()
         assert profile.tool_parser is None or profile.tool_parser in tool_parser_names(), profile.tool_parser
+
+
+def test_new_families_from_names_and_an_inkling_template_sign():
+    assert detect_profile(None, None, name="MiniMaxAI/MiniMax-M3").family == "minimax-m3"
+    assert detect_profile(None, None, name="ByteDance-Seed/Seed-OSS-36B-Instruct").family == "seed-oss"
+    assert detect_profile(None, None, name="stepfun-ai/Step-3.5-Flash").family == "step3.5"
+    assert detect_profile(None, None, name="ibm-granite/granite-4.0-h-small").family == "granite-4"
+    template = "{{ '<|message_model|>' }}{% if x %}<|content_invoke_tool_json|>{% endif %}"
+    assert detect_profile(None, template).family == "inkling"
+
+
+def _llama_cpp_template(name: str) -> str:
+    """A chat template shipped in the llama-cpp-python sdist that the fixtures fetch."""
+    import tarfile
+
+    from ..fixtures import fixtures_root
+
+    sdist = fixtures_root() / "downloads" / "llama_cpp_python-0.3.36.tar.gz"
+    if not sdist.exists():
+        pytest.skip("llama-cpp-python sdist not fetched; run `python scripts/build_fixtures.py`")
+    with tarfile.open(sdist) as archive:
+        member = archive.extractfile(f"llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/{name}")
+        assert member is not None
+        return member.read().decode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "template,family,reasoning",
+    [
+        # Models that answer directly must not have their answer taken for reasoning.
+        ("mistralai-Mistral-Nemo-Instruct-2407.jinja", "mistral", None),
+        ("Mistral-Small-3.2-24B-Instruct-2506.jinja", "mistral", None),
+        ("unsloth-mistral-Devstral-Small-2507.jinja", "mistral", None),
+        # The templates of models that think in [THINK] blocks say so.
+        ("mistralai-Ministral-3-14B-Reasoning-2512.jinja", "magistral", "mistral"),
+        ("Kimi-K3.jinja", "kimi-k3", "kimi_k3"),
+    ],
+)
+def test_mistral_and_magistral_told_apart_by_their_templates(template, family, reasoning):
+    profile = detect_profile(None, _llama_cpp_template(template))
+    assert (profile.family, profile.reasoning_parser) == (family, reasoning)
+    assert profile.tool_parser == ("kimi_k3" if family == "kimi-k3" else "mistral")
+
+
+def test_magistral_and_mistral_told_apart_by_name():
+    assert detect_profile(None, None, name="mistralai/Magistral-Small-2509").family == "magistral"
+    assert detect_profile(None, None, name="mistralai/Devstral-Small-2507").family == "mistral"
+    assert detect_profile(None, None, name="moonshotai/Kimi-K3").family == "kimi-k3"

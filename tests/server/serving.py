@@ -43,6 +43,8 @@ def running_server(
     tmp_path: Path | None = None,
     model_path: Path | None = None,
     engine: str = "scripted",
+    uvicorn_options: dict | None = None,
+    wrap_app=None,
 ):
     script_path = None
     if script is not None:
@@ -66,7 +68,14 @@ def running_server(
     state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(SERVER_KEY), config)
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+        uvicorn.Config(
+            (wrap_app or (lambda app: app))(create_app(state)),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            **(uvicorn_options or {}),
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

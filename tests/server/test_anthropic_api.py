@@ -11,6 +11,7 @@ import anthropic
 import httpx
 import pytest
 
+from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 from tokenyard.server.app import ServerConfig
 
@@ -397,7 +398,7 @@ def test_mid_stream_failure_is_an_error_event(tmp_path):
         names = [line[7:] for line in lines if line.startswith("event: ")]
         assert names[0] == "message_start" and names[-1] == "error"
         assert (
-            json.loads(lines[-2][6:] if lines[-1] == "" else lines[-1][6:])["error"]["message"] == "the engine crashed"
+            json.loads(lines[-2][6:] if lines[-1] == "" else lines[-1][6:])["error"]["message"] == ENGINE_FAILED_MESSAGE
         )
         with pytest.raises(anthropic.APIError):
             ask(client(url), [{"role": "user", "content": "hi"}])

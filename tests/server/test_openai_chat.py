@@ -10,6 +10,7 @@ import httpx
 import openai
 import pytest
 
+from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.engines.base import EngineError
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 from tokenyard.server.app import ServerConfig
@@ -385,13 +386,13 @@ def test_mid_stream_failure_is_an_error_chunk_then_done(tmp_path):
             data = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
         assert data[-1] == "[DONE]"
         assert json.loads(data[-2]) == {
-            "error": {"message": "the engine crashed", "type": "server_error", "param": None, "code": None}
+            "error": {"message": ENGINE_FAILED_MESSAGE, "type": "server_error", "param": None, "code": None}
         }
         assert all("finish_reason" not in d or '"finish_reason":null' in d for d in data[:-2])
-        with pytest.raises(openai.APIError, match="the engine crashed"):
+        with pytest.raises(openai.APIError, match=ENGINE_FAILED_MESSAGE):
             collect(chat(client(url), [{"role": "user", "content": "hi"}], stream=True))
         # Not streamed: the failure is the response.
-        with pytest.raises(openai.InternalServerError, match="the engine crashed"):
+        with pytest.raises(openai.InternalServerError, match=ENGINE_FAILED_MESSAGE):
             chat(client(url), [{"role": "user", "content": "hi"}])
 
 

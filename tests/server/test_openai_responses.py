@@ -10,9 +10,11 @@ import httpx
 import openai
 import pytest
 
+from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.apis.openai_responses.requests import to_conversation
 from tokenyard.apis.openai_responses.schema import ResponsesRequest
 from tokenyard.apis.openai_responses.stream import CustomInputDecoder, ResponseStream
+from tokenyard.apis.replay_state import ReplayState
 from tokenyard.conversation import Reasoning, ToolCall, ToolResult
 from tokenyard.engines.base import EngineError
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
@@ -328,7 +330,7 @@ def test_engine_failure_is_response_failed(tmp_path):
             events = list(s)
         last = events[-1]
         assert last.type == "response.failed" and last.response.status == "failed"
-        assert last.response.error.message == "the engine crashed" and last.response.error.code == "server_error"
+        assert last.response.error.message == ENGINE_FAILED_MESSAGE and last.response.error.code == "server_error"
         assert [e.sequence_number for e in events] == list(range(len(events)))
         # The item cut short is closed, not left dangling.
         assert events[-2].type == "response.output_item.done" and events[-2].item.status == "incomplete"
@@ -369,7 +371,9 @@ def test_bad_requests_get_openai_errors(tmp_path):
         assert reply.status_code == 400 and "call_id" in reply.json()["error"]["message"]
         reply = post({"model": "other", "input": "hi"})
         assert reply.status_code == 404 and reply.json()["error"]["code"] == "model_not_found"
-        reply = httpx.post(f"{url}/v1/responses", content=b"{", timeout=30)
+        reply = httpx.post(
+            f"{url}/v1/responses", content=b"{", headers={"content-type": "application/json"}, timeout=30
+        )
         assert reply.status_code == 400 and reply.json()["error"]["type"] == "invalid_request_error"
 
 
@@ -470,7 +474,7 @@ def test_one_assistant_turn_becomes_one_message_with_ordered_parts():
             "tools": [EXEC, APPLY_PATCH, {"type": "web_search"}],
         }
     )
-    conversation = to_conversation(request, seal=seal)
+    conversation = to_conversation(request, replay=ReplayState(seal))
     _, assistant, results = conversation.messages
     assert [type(p) for p in assistant.parts] == [Reasoning, ToolCall, Reasoning, ToolCall]
     assert assistant.parts[0].text == "exact  reasoning\n" and assistant.parts[2].text == "raw second"
@@ -499,9 +503,11 @@ def test_custom_input_of_another_shape_is_not_decoded_live():
 
 def test_concise_summary_waits_for_a_newline_that_may_end_the_paragraph():
     encoder = ResponseStream("resp_1", {}, created_at=0, summary="concise")
-    events = encoder.start()
+    frames = encoder.start()
     for event in (ReasoningDelta("Plan.\n"), ReasoningDelta("\nMore detail."), TextDelta("ok"), Finish("stop")):
-        events += encoder.feed(event)
+        frames += encoder.feed(event)
+    assert all(name == data["type"] for name, data in frames)
+    events = [data for _, data in frames]
     summary = [e["delta"] for e in events if e["type"] == "response.reasoning_summary_text.delta"]
     assert summary == ["Plan."]
     assert encoder.response()["output"][0]["content"][0]["text"] == "Plan.\n\nMore detail."

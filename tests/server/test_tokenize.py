@@ -13,6 +13,7 @@ import pytest
 from .serving import prompt_log, running_server
 from .test_openai_chat import BASH, READ
 
+JSON = {"content-type": "application/json"}
 HISTORY = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "List the files."},
@@ -97,7 +98,7 @@ def test_text_form_and_detokenize(tmp_path):
             (_tokenize(url, {"tokens": [1, -1]}, "/v1/detokenize"), 400, None),
             (_tokenize(url, {"tokens": [10**9]}, "/v1/detokenize"), 400, None),
             (_tokenize(url, {"model": "nope", "tokens": [1]}, "/v1/detokenize"), 404, "model_not_found"),
-            (httpx.post(f"{url}/v1/tokenize", content=b"{", timeout=30), 400, None),
+            (httpx.post(f"{url}/v1/tokenize", content=b"{", headers=JSON, timeout=30), 400, None),
         ]
         for response, status, code in cases:
             assert response.status_code == status, response.text

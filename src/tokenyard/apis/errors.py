@@ -1,18 +1,73 @@
-"""Errors every API spoke maps to its own envelope and status."""
+"""What went wrong, said once for every API.
+
+Any exception a request can end in is first named as one `Fault` (`fault_of`); each
+API's `errors.py` then has ONE table from faults to that API's status, `type`,
+`code` and `param`, and its envelope. So the same fault always gives each API its
+own correct answer, and the APIs never disagree on what happened.
+"""
 
 from __future__ import annotations
 
+import enum
+import json
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..engines.base import EngineError, PromptTooLong
+from ..prompting.template import TemplateError
+
+log = logging.getLogger("tokenyard.apis")
+
+
+class Fault(enum.StrEnum):
+    INVALID_JSON = "invalid_json"
+    INVALID_REQUEST = "invalid_request"  # a field is missing, mistyped or meaningless
+    AUTHENTICATION = "authentication"
+    PERMISSION = "permission"
+    NOT_FOUND = "not_found"  # an unknown model (or path)
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"  # a body not declared as JSON
+    HEADERS_TOO_LARGE = "headers_too_large"  # too many header lines
+    REQUEST_TOO_LARGE = "request_too_large"
+    TEMPLATE_REJECTED = "template_rejected"  # the model's chat template refused the conversation
+    CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded"
+    RATE_LIMITED = "rate_limited"
+    OVERLOADED = "overloaded"  # no generation slot and the queue is full
+    ENGINE_FAILED = "engine_failed"  # the engine broke (before or after the first token)
+    INTERNAL = "internal"  # a bug of ours
+
+
+# The Anthropic error type each fault had before faults were named; ApiErrors raised
+# with only a kind (the request parsers' `invalid_request`) are classified by it.
+_BY_KIND = {
+    "invalid_request_error": Fault.INVALID_REQUEST,
+    "authentication_error": Fault.AUTHENTICATION,
+    "permission_error": Fault.PERMISSION,
+    "not_found_error": Fault.NOT_FOUND,
+    "request_too_large": Fault.REQUEST_TOO_LARGE,
+    "rate_limit_error": Fault.RATE_LIMITED,
+    "overloaded_error": Fault.OVERLOADED,
+}
+
 
 class ApiError(Exception):
-    """A request we refuse. `kind` is the Anthropic error type; the OpenAI spokes map
-    it to their own names."""
+    """A request we refuse or could not serve. `kind` is the Anthropic error type
+    (kept for the parsers that raise by kind); `fault` is what the error tables read."""
 
-    def __init__(self, status: int, kind: str, message: str, param: str | None = None):
+    def __init__(
+        self, status: int, kind: str, message: str, param: str | None = None, *, fault: Fault | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
         self.param = param
+        self.fault = fault or _BY_KIND.get(kind, Fault.INTERNAL)
 
 
 def invalid_request(message: str, param: str | None = None) -> ApiError:
@@ -23,7 +78,7 @@ def not_found(message: str) -> ApiError:
     return ApiError(404, "not_found_error", message)
 
 
-def validation_message(error) -> str:
+def validation_message(error: ValidationError) -> str:
     """A pydantic ValidationError as one readable line per problem."""
     lines = []
     for item in error.errors()[:8]:
@@ -32,20 +87,137 @@ def validation_message(error) -> str:
     return "; ".join(lines)
 
 
-# Anthropic error types → OpenAI's (type, code).
-_OPENAI_KINDS = {
-    "invalid_request_error": ("invalid_request_error", None),
-    "authentication_error": ("invalid_request_error", "invalid_api_key"),
-    "permission_error": ("invalid_request_error", "permission_denied"),
-    "not_found_error": ("invalid_request_error", "model_not_found"),
-    "request_too_large": ("invalid_request_error", "request_too_large"),
-    "rate_limit_error": ("rate_limit_error", "rate_limit_exceeded"),
-    "api_error": ("server_error", None),
-    "overloaded_error": ("server_error", "overloaded"),
-}
+# Field names are snake_case; pydantic names union branches by type (`str`,
+# `list[str]`, `NamedToolChoice`, `literal[…]`), which are not part of `param`.
+_FIELD = re.compile(r"[a-z_][a-z0-9_]*")
+_TYPE_TAGS = {"str", "int", "float", "bool"}
 
 
-def openai_error_body(error: ApiError) -> dict:
-    """The OpenAI envelope: `{"error": {message, type, param, code}}`."""
-    kind, code = _OPENAI_KINDS.get(error.kind, ("server_error", None))
-    return {"error": {"message": error.message, "type": kind, "param": error.param, "code": code}}
+def validation_param(error: ValidationError) -> str | None:
+    """The first offending field, dotted (`messages.0.content`), for `param`."""
+    first = error.errors()[0].get("loc", ()) if error.errors() else ()
+    path = [str(p) for p in first if isinstance(p, int) or (_FIELD.fullmatch(str(p)) and p not in _TYPE_TAGS)]
+    return ".".join(path) or None
+
+
+Wire = TypeVar("Wire", bound=BaseModel)
+
+
+def validate(model: type[Wire], body: Any) -> Wire:
+    """`body` as the API's request model; a violation names its field in `param`."""
+    if not isinstance(body, dict):
+        raise invalid_request("request body must be a JSON object")
+    try:
+        return model.model_validate(body)
+    except ValidationError as error:
+        raise fault_of(error) from error
+
+
+def fault_of(error: BaseException) -> ApiError:
+    """Any exception a request ended in, as an `ApiError` with its fault named."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, ValidationError):
+        return invalid_request(validation_message(error), validation_param(error))
+    if isinstance(error, json.JSONDecodeError):
+        return ApiError(
+            400, "invalid_request_error", f"request body is not valid JSON: {error}", fault=Fault.INVALID_JSON
+        )
+    if isinstance(error, TemplateError):
+        message = f"the model's chat template rejected this conversation: {error}"
+        return ApiError(400, "invalid_request_error", message, fault=Fault.TEMPLATE_REJECTED)
+    if isinstance(error, PromptTooLong):
+        # "prompt is too long" is the phrase Claude Code matches to compact its history.
+        message = f"prompt is too long: {error.prompt_tokens} tokens > {error.max_model_len} maximum ({error})"
+        return ApiError(400, "invalid_request_error", message, fault=Fault.CONTEXT_LENGTH_EXCEEDED)
+    if isinstance(error, EngineError):
+        log.warning("engine failed: %s", error)
+        return engine_failed(ENGINE_FAILED_MESSAGE)
+    log.error("unhandled error", exc_info=error)
+    return ApiError(500, "api_error", "internal server error", fault=Fault.INTERNAL)
+
+
+# What a client is told when the engine fails: the engine's own message names its
+# URL and quotes upstream errors, which stay in the server log.
+ENGINE_FAILED_MESSAGE = "the model engine failed; the server log has the details"
+
+
+def engine_failed(message: str) -> ApiError:
+    return ApiError(502, "api_error", message, fault=Fault.ENGINE_FAILED)
+
+
+@dataclass(frozen=True)
+class WireFault:
+    """One row of an API's error table."""
+
+    status: int
+    type: str
+    code: str | None = None
+    param: str | None = None  # the default; a field the error itself names wins
+
+
+# Seconds a client is told to wait before retrying an overloaded server.
+RETRY_AFTER_SECONDS = 1
+
+
+class ErrorTable:
+    """One API's answer to every fault: `row()` for its fields, `body()` for its
+    envelope. Every fault must have a row (checked when the table is built)."""
+
+    def __init__(
+        self,
+        rows: Mapping[Fault, WireFault],
+        envelope: Callable[[ApiError, WireFault], dict[str, Any]],
+    ) -> None:
+        missing = set(Fault) - set(rows)
+        if missing:
+            raise ValueError(f"error table misses {sorted(missing)}")
+        self._rows = dict(rows)
+        self._envelope = envelope
+
+    def row(self, error: ApiError) -> WireFault:
+        row = self._rows[error.fault]
+        return WireFault(row.status, row.type, row.code, error.param or row.param)
+
+    def body(self, error: ApiError) -> dict[str, Any]:
+        return self._envelope(error, self.row(error))
+
+    def status(self, error: ApiError) -> int:
+        return self.row(error).status
+
+    def headers(self, error: ApiError) -> dict[str, str]:
+        """Response headers the refusal carries: when to retry an overloaded or
+        rate-limited request (both SDKs honour `retry-after`)."""
+        if error.fault in (Fault.OVERLOADED, Fault.RATE_LIMITED):
+            return {"retry-after": str(RETRY_AFTER_SECONDS)}
+        return {}
+
+
+def openai_envelope(error: ApiError, row: WireFault) -> dict[str, Any]:
+    """OpenAI's envelope, the same for Chat Completions, Responses and tokenize."""
+    return {"error": {"message": error.message, "type": row.type, "param": row.param, "code": row.code}}
+
+
+def openai_rows(conversation_param: str) -> dict[Fault, WireFault]:
+    """The OpenAI shapes' table; `conversation_param` names the field that holds the
+    conversation (`messages` for Chat Completions, `input` for Responses)."""
+    return {
+        Fault.INVALID_JSON: WireFault(400, "invalid_request_error"),
+        Fault.INVALID_REQUEST: WireFault(400, "invalid_request_error"),
+        Fault.AUTHENTICATION: WireFault(401, "invalid_request_error", "invalid_api_key"),
+        Fault.PERMISSION: WireFault(403, "invalid_request_error", "permission_denied"),
+        Fault.NOT_FOUND: WireFault(404, "invalid_request_error", "model_not_found"),
+        Fault.METHOD_NOT_ALLOWED: WireFault(405, "invalid_request_error", "method_not_allowed"),
+        Fault.UNSUPPORTED_MEDIA_TYPE: WireFault(415, "invalid_request_error", "unsupported_media_type"),
+        Fault.HEADERS_TOO_LARGE: WireFault(431, "invalid_request_error", "headers_too_large"),
+        Fault.REQUEST_TOO_LARGE: WireFault(413, "invalid_request_error", "request_too_large"),
+        Fault.TEMPLATE_REJECTED: WireFault(400, "invalid_request_error", "invalid_prompt", conversation_param),
+        Fault.CONTEXT_LENGTH_EXCEEDED: WireFault(
+            400, "invalid_request_error", "context_length_exceeded", conversation_param
+        ),
+        Fault.RATE_LIMITED: WireFault(429, "rate_limit_error", "rate_limit_exceeded"),
+        # OpenAI answers an overloaded server with 429, which its SDK retries.
+        Fault.OVERLOADED: WireFault(429, "server_error", "overloaded"),
+        Fault.ENGINE_FAILED: WireFault(502, "server_error"),
+        Fault.INTERNAL: WireFault(500, "server_error"),
+    }

@@ -164,7 +164,8 @@ def example_arguments(tool: ToolSpec) -> dict[str, Any]:
     required = schema.get("required") or list(properties)[:1]
     out: dict[str, Any] = {}
     for name in required:
-        spec = properties.get(name) or {}
+        spec = properties.get(name)
+        spec = spec if isinstance(spec, dict) else {}  # a boolean schema: anything goes
         kind = spec.get("type")
         if isinstance(kind, list):
             kind = next((k for k in kind if k != "null"), "string")

@@ -15,6 +15,7 @@ from typing import Any
 
 FB = "\uff5c"  # DeepSeek's full-width bar
 SP = "\u2581"
+MINIMAX_NS = "]<]minimax[>["  # MiniMax M3's namespace token before every tag
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,14 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
         )
     },
     "kimi": ("◁think▷", "◁/think▷", False),
-    "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", False),
+    "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", True),
     "mistral": ("[THINK]", "[/THINK]", True),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
+    "seed_oss": ("<seed:think>", "</seed:think>", False),
+    "step3p5": ("<think>", "</think>", True),
+    "minimax_m3": ("<mm:think>", "</mm:think>", False),
+    "inkling": ("<|content_thinking|>", "<|end_message|>", False),
 }
 
 
@@ -77,10 +82,16 @@ FAMILY_REASONING: dict[str, str | None] = {
     "deepseek_v3_2": "deepseek_v3_2",
     "deepseek_v4": "deepseek_v4",
     "kimi_k2": "kimi_k25",
+    "kimi_k3": "kimi_k3",
     "glm45": "glm45",
     "glm47": "glm45",
     "minimax_m2": "minimax_m2",
     "gemma4": "gemma4",
+    "seed_oss": "seed_oss",
+    "step3p5": "step3p5",
+    "granite4": None,
+    "minimax_m3": "minimax_m3",
+    "inkling": "inkling",
 }
 
 
@@ -93,6 +104,10 @@ def render_output(
     its call ids across the whole conversation)."""
     if tool_format == "harmony" or reasoning_format == "gpt_oss":
         return _render_harmony(segments)
+    if tool_format == "inkling" or reasoning_format == "inkling":
+        return _render_inkling(segments)
+    if tool_format == "kimi_k3" or reasoning_format == "kimi_k3":
+        return _render_kimi_k3(segments, thinking=reasoning_format == "kimi_k3")
     out: list[str] = []
     first_reasoning = True
     i = 0
@@ -138,13 +153,34 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             + "\n</tool_call>\n"
             for c in calls
         )
-    if fmt in ("qwen3_coder", "nemotron_nano"):
+    if fmt in ("qwen3_coder", "nemotron_nano", "step3p5"):
         return "".join(
             f"<tool_call>\n<function={c.name}>\n"
             + "".join(f"<parameter={k}>\n{_plain(v)}\n</parameter>\n" for k, v in c.arguments.items())
             + "</function>\n</tool_call>\n"
             for c in calls
         )
+    if fmt == "seed_oss":
+        # Its template wraps each call in its own section, values without newlines.
+        return "".join(
+            f"\n<seed:tool_call>\n<function={c.name}>\n"
+            + "".join(f"<parameter={k}>{_plain(v)}</parameter>\n" for k, v in c.arguments.items())
+            + "</function>\n</seed:tool_call>"
+            for c in calls
+        )
+    if fmt == "granite4":
+        return "".join(
+            f'<tool_call>\n{{"name": "{c.name}", "arguments": {json.dumps(c.arguments, ensure_ascii=False)}}}\n</tool_call>'
+            for c in calls
+        )
+    if fmt == "minimax_m3":
+        body = "".join(
+            f'{MINIMAX_NS}<invoke name="{c.name}">'
+            + "".join(f"{MINIMAX_NS}<{k}>{_minimax_xml(v)}{MINIMAX_NS}</{k}>" for k, v in c.arguments.items())
+            + f"{MINIMAX_NS}</invoke>\n"
+            for c in calls
+        )
+        return f"{MINIMAX_NS}<tool_call>\n{body}{MINIMAX_NS}</tool_call>"
     if fmt == "nemotron_deci":
         return "<TOOLCALL>" + _json_list(calls, "arguments") + "</TOOLCALL>"
     if fmt == "jamba":
@@ -243,6 +279,72 @@ def _render_harmony(segments: Sequence[Segment]) -> str:
     return "".join(out)
 
 
+def _render_inkling(segments: Sequence[Segment]) -> str:
+    """Inkling's typed blocks; the prompt already ends with the first `<|message_model|>`."""
+    out: list[str] = []
+    for segment in segments:
+        head = "<|message_model|>" if out else ""
+        if isinstance(segment, Reasoning):
+            out.append(f"{head}<|content_thinking|>{segment.text}<|end_message|>")
+        elif isinstance(segment, Text):
+            out.append(f"{head}<|content_text|>{segment.text}<|end_message|>")
+        else:
+            payload = json.dumps({"name": segment.name, "args": segment.arguments}, ensure_ascii=False)
+            out.append(f"{head}<|content_invoke_tool_json|>{payload}<|end_message|>")
+    return "".join(out)
+
+
+def _render_kimi_k3(segments: Sequence[Segment], thinking: bool) -> str:
+    """Kimi K3's XTML channels: the think channel the prompt opened (closed even
+    when empty), then response channels for text and tools channels for calls."""
+
+    def tag(name: str, **attributes: str) -> str:
+        attrs = "".join(f' {k}="{v.replace("&", "&amp;").replace(chr(34), "&quot;")}"' for k, v in attributes.items())
+        return f"<|open|>{name}{attrs}<|sep|>"
+
+    def argument(key: str, value: Any) -> str:
+        kind = (
+            "string"
+            if isinstance(value, str)
+            else "boolean"
+            if isinstance(value, bool)
+            else "number"
+            if isinstance(value, (int, float))
+            else "null"
+            if value is None
+            else "array"
+            if isinstance(value, list)
+            else "object"
+        )
+        return tag("argument", key=key, type=kind) + _plain(value) + "<|close|>argument<|sep|>"
+
+    out: list[str] = []
+    i = 0
+    if thinking and not (segments and isinstance(segments[0], Reasoning)):
+        out.append("<|close|>think<|sep|>")
+    while i < len(segments):
+        segment = segments[i]
+        if isinstance(segment, Reasoning):
+            out.append(("" if not out else tag("think")) + segment.text + "<|close|>think<|sep|>")
+            i += 1
+        elif isinstance(segment, Text):
+            out.append(tag("response") + segment.text + "<|close|>response<|sep|>")
+            i += 1
+        else:
+            body: list[str] = []
+            while i < len(segments) and isinstance(segments[i], Call):
+                call = segments[i]
+                assert isinstance(call, Call)
+                body.append(
+                    tag("call", tool=call.name, index=str(len(body) + 1))
+                    + "".join(argument(k, v) for k, v in call.arguments.items())
+                    + "<|close|>call<|sep|>"
+                )
+                i += 1
+            out.append(tag("tools") + "".join(body) + "<|close|>tools<|sep|>")
+    return "".join(out) + "<|close|>message<|sep|>"
+
+
 def _json_list(calls: list[Call], key: str) -> str:
     return json.dumps([{"name": c.name, key: c.arguments} for c in calls], ensure_ascii=False)
 
@@ -258,6 +360,20 @@ def _python_literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_python_literal(v) for v in value) + "]"
     return repr(value)
+
+
+def _minimax_xml(value: Any) -> str:
+    """MiniMax M3's template: mappings become elements, lists `<item>` elements,
+    booleans JSON, anything else its text; None is left out."""
+    if isinstance(value, dict):
+        return "".join(
+            f"{MINIMAX_NS}<{k}>{_minimax_xml(v)}{MINIMAX_NS}</{k}>" for k, v in value.items() if v is not None
+        )
+    if isinstance(value, list):
+        return "".join(f"{MINIMAX_NS}<item>{_minimax_xml(v)}{MINIMAX_NS}</item>" for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
 
 
 def _gemma_value(value: Any) -> str:

@@ -17,6 +17,16 @@ from typing import Any
 from ..conversation import ToolSpec
 
 _SCALAR_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
+# Type names tool authors write that JSON Schema spells otherwise (Python's, C's).
+_TYPE_ALIASES = {
+    "float": "number",
+    "double": "number",
+    "int": "integer",
+    "bool": "boolean",
+    "str": "string",
+    "dict": "object",
+    "list": "array",
+}
 
 
 def parameter_types(tool: ToolSpec | None, name: str) -> tuple[str, ...]:
@@ -41,9 +51,9 @@ def _collect_types(schema: Any, found: set[str]) -> None:
         return
     kind = schema.get("type")
     if isinstance(kind, str):
-        found.add(kind)
+        found.add(_TYPE_ALIASES.get(kind, kind))
     elif isinstance(kind, list):
-        found.update(k for k in kind if isinstance(k, str))
+        found.update(_TYPE_ALIASES.get(k, k) for k in kind if isinstance(k, str))
     if "enum" in schema and "type" not in schema:
         for value in schema["enum"]:
             found.add(_json_type(value))
@@ -72,6 +82,13 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "string"
+
+
+def fits(value: Any, types: tuple[str, ...]) -> bool:
+    """Whether a decoded JSON value is one of `types` (an integer is a number too);
+    anything fits an undeclared parameter."""
+    kind = _json_type(value)
+    return not types or kind in types or (kind == "integer" and "number" in types)
 
 
 def wants_string(types: tuple[str, ...]) -> bool:

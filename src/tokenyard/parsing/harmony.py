@@ -245,6 +245,12 @@ class HarmonyParser(ToolParser):
                 self._state = _OUTSIDE
             return end
         token = match.group()
+        if self._args == _ARGS_OPEN and self._scanner is not None and self._scanner.in_string:
+            # A token inside a JSON string is the string's text: only the closing
+            # quote ends a string.
+            self._raw(token)
+            self._read_arguments(token)
+            return match.end()
         self._end_call(token)
         if token in _HEADER_OPENERS:
             self._open_header(len(token), channel_seen=token == CHANNEL)

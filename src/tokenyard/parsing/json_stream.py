@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*').match
+_PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]*').fullmatch
 _WHITESPACE_RUN = re.compile(r"[ \t\n\r]*").match
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?").fullmatch
 _LITERALS = ("true", "false", "null")
@@ -53,12 +54,23 @@ class JsonValueScanner:
     def depth(self) -> int:
         return len(self._stack)
 
+    @property
+    def in_string(self) -> bool:
+        """Inside a string literal: any text here, markers included, is the string's."""
+        return self._state in (_STRING, _ESCAPE, _UNICODE)
+
     def feed(self, text: str) -> tuple[str, int]:
         """Validate `text`. Returns (validated output, end) where `end` is the index in
         `text` just past the value if it completed here, else -1. Raises
         `JsonStreamError` at the first character that can not continue valid JSON;
         its `pos` counts from the first character ever fed."""
-        if self._state == _DONE:
+        state = self._state
+        if state == _STRING:
+            # The common streaming case: a token of plain string text, emitted as is.
+            if _PLAIN_STRING(text) is not None:
+                self._consumed += len(text)
+                return text, -1
+        elif state == _DONE:
             return "", 0
         out: list[str] = []
         try:

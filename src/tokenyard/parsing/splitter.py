@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from ..conversation import ToolSpec
 from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta
-from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, reasoning_format
+from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, canonical_reasoning_name, reasoning_format
 from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
 from .tools.base import CallIds, ToolParser
 
@@ -37,10 +37,9 @@ class OutputSplitter:
         self._reasoning: ReasoningParser | None = None
         self._tools: ToolParser | None = None
         self._harmony = None
-        reasoning_name = (reasoning_parser or "").strip().lower()
-        tool_name = (tool_parser or "").strip().lower()
-        if tool_name:
-            tool_name = check_tool_parser_name(tool_name)
+        # Any spelling users type (ours, vLLM's, SGLang's, Dynamo's) becomes ours.
+        reasoning_name = canonical_reasoning_name(reasoning_parser) if reasoning_parser else ""
+        tool_name = check_tool_parser_name(tool_parser) if tool_parser else ""
         if reasoning_name in HARMONY_REASONING_NAMES or tool_name in HARMONY_TOOL_NAMES:
             from .harmony import HarmonyParser
 
@@ -92,6 +91,14 @@ class OutputSplitter:
         return out
 
     def _trim(self, events: list[ParseEvent]) -> list[ParseEvent]:
+        if len(events) == 1:
+            # The common streaming case: one more delta inside a run that already has
+            # content, not ending in whitespace: nothing to trim or to hold.
+            event = events[0]
+            if type(event) is self._run_kind and self._run_has_content and not self._pending_space:
+                text = event.text  # type: ignore[union-attr]
+                if text and not text[-1].isspace():
+                    return events
         out: list[ParseEvent] = []
         for event in events:
             kind = type(event)

@@ -67,6 +67,14 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("kimi-k2", None, "kimi_k2", reasoning_markers=None, stop=("<|im_end|>",)),
         ModelProfile("kimi-k2.5", "kimi_k25", "kimi_k2", stop=("<|im_end|>",)),
         ModelProfile(
+            "kimi-k3",
+            "kimi_k3",
+            "kimi_k3",
+            reasoning_markers=None,
+            thinking_kwarg="thinking",
+            stop=("<|end_of_msg|>",),
+        ),
+        ModelProfile(
             "glm-4.5",
             "glm45",
             "glm45",
@@ -96,7 +104,10 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("nemotron-nano", "nemotron_nano", "qwen3_coder", stop=("<|im_end|>",)),
         ModelProfile("llama-3", None, "llama3_json", reasoning_markers=None, stop=("<|eot_id|>", "<|eom_id|>")),
         ModelProfile("llama-4", None, "pythonic", reasoning_markers=None, stop=("<|eot|>", "<|eom|>")),
-        ModelProfile("mistral", "mistral", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
+        # Mistral-Nemo, Mistral-Small, Devstral, Ministral answer directly; Magistral
+        # (and the reasoning Ministral) think in [THINK] blocks.
+        ModelProfile("mistral", None, "mistral", reasoning_markers=None, stop=("</s>",)),
+        ModelProfile("magistral", "mistral", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
         ModelProfile(
             "gemma",
             "gemma4",
@@ -105,6 +116,26 @@ PROFILES: dict[str, ModelProfile] = {
             stop=("<end_of_turn>", "<turn|>"),
         ),
         ModelProfile("smollm2", None, "hermes", reasoning_markers=None, stop=("<|im_end|>",)),
+        # MiniMax M3's template opens `<mm:think>` itself for thinking_mode="enabled"
+        # (the prompt then ends inside reasoning); its default is "adaptive".
+        ModelProfile(
+            "minimax-m3", "minimax_m3", "minimax_m3", reasoning_markers=("<mm:think>", "</mm:think>"), stop=("[e~[",)
+        ),
+        # Seed-OSS switches thinking with an integer `thinking_budget`, not a boolean.
+        ModelProfile(
+            "seed-oss",
+            "seed_oss",
+            "seed_oss",
+            reasoning_markers=("<seed:think>", "</seed:think>"),
+            stop=("<seed:eos>",),
+        ),
+        # Step-3.5's template always opens `<think>`; it has no switch.
+        ModelProfile("step3.5", "step3p5", "step3p5", stop=("<|im_end|>",)),
+        ModelProfile("granite-4", None, "granite4", reasoning_markers=None, stop=("<|end_of_text|>",)),
+        # No public template: the prompt ends with `<|message_model|>`; every block
+        # kind, thinking included, is a special token the model writes. Generation
+        # ends at the tokenizer's EOS.
+        ModelProfile("inkling", "inkling", "inkling", reasoning_markers=("<|content_thinking|>", "<|end_message|>")),
     )
 }
 
@@ -112,8 +143,14 @@ PROFILES: dict[str, ModelProfile] = {
 _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|channel|>", "gpt-oss"),
     ("｜DSML｜", "deepseek-dsml"),
+    ("<|content_invoke_tool_json|>", "inkling"),
+    ("]<]minimax[>[", "minimax-m3"),
     ("<minimax:tool_call>", "minimax-m2"),
+    ("<seed:tool_call>", "seed-oss"),
+    ("<|im_start|>tool_response", "step3.5"),
+    ("<|start_of_role|>", "granite-4"),
     ("<|tool_calls_section_begin|>", "kimi-k2"),
+    ("<|open|>", "kimi-k3"),
     ("<arg_key>", "glm-4.7"),
     ("<function=", "qwen3-coder"),
     ("<｜tool▁sep｜>", "deepseek-v3.1"),
@@ -130,11 +167,17 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"deepseek-?v3\.?1", "deepseek-v3.1"),
     (r"deepseek-?r1", "deepseek-r1"),
     (r"deepseek-?v3", "deepseek-v3"),
+    (r"kimi-?k3", "kimi-k3"),
     (r"kimi-?k2\.?5", "kimi-k2.5"),
     (r"kimi-?k2", "kimi-k2"),
     (r"glm-?4\.?[67]", "glm-4.7"),
     (r"glm-?4\.?5", "glm-4.5"),
+    (r"minimax-?m3", "minimax-m3"),
     (r"minimax", "minimax-m2"),
+    (r"seed-?oss", "seed-oss"),
+    (r"step-?3\.?[57]", "step3.5"),
+    (r"granite-?4", "granite-4"),
+    (r"inkling", "inkling"),
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),
@@ -142,7 +185,8 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"nemotron", "nemotron"),
     (r"llama-?4", "llama-4"),
     (r"llama-?3", "llama-3"),
-    (r"mistral|magistral|devstral", "mistral"),
+    (r"magistral|ministral.*reasoning", "magistral"),
+    (r"mistral|ministral|devstral", "mistral"),
     (r"gemma", "gemma"),
     (r"smollm", "smollm2"),
 )
@@ -189,6 +233,10 @@ def detect_profile(
                     return PROFILES["deepseek-v3"]
                 if family == "kimi-k2" and "<think>" in template:
                     return PROFILES["kimi-k2.5"]
+                if family == "granite-4" and "<tool_call>" not in template:
+                    continue  # Granite 3.x calls tools another way (not parsed yet)
+                if family == "mistral" and "[THINK]" in template:
+                    return PROFILES["magistral"]
                 return PROFILES[family]
         if "<tool_call>" in template and "<think>" in template:
             return PROFILES["qwen3"]

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from ..conversation import Conversation, Message, Text, ToolCall, ToolResult, ToolSpec
 from .deferred_tools import declared_tools
+from .literal_text import LiteralShield, Span
 from .preamble import strip_billing_preamble
 from .prefix_watch import PromptFacts
 from .profiles import ModelProfile
@@ -48,6 +49,7 @@ class PromptRenderer:
         self.keep_anthropic_preamble = keep_anthropic_preamble
         # A template that never mentions tool calls can not show the model its tools.
         self.template_has_tools = "tool_calls" in template.source or "tool_call" in template.source
+        self._shield = LiteralShield(tokenizer.added_tokens.values())
         self.inline_system = probe_inline_system(self)
 
     def render(
@@ -56,6 +58,8 @@ class PromptRenderer:
         stripped = False
         if not self.keep_anthropic_preamble:
             conversation, stripped = strip_billing_preamble(conversation)
+        original_tools = conversation.tools
+        conversation = self._hide_special_spellings(conversation)
         prepared = template_input(
             conversation,
             self.profile,
@@ -65,12 +69,14 @@ class PromptRenderer:
         )
         # Templates that print today's date change the prompt at midnight only;
         # a fixed `now` keeps tests deterministic.
-        text = self.template.render(
-            prepared.messages,
-            prepared.tools,
-            add_generation_prompt,
-            now=now or datetime.now(UTC),
-            **prepared.kwargs,
+        text, literals = self._reveal_special_spellings(
+            self.template.render(
+                prepared.messages,
+                prepared.tools,
+                add_generation_prompt,
+                now=now or datetime.now(UTC),
+                **prepared.kwargs,
+            )
         )
         markers = self.profile.reasoning_markers
         opened = bool(
@@ -79,15 +85,31 @@ class PromptRenderer:
             and markers is not None
             and text.rstrip().endswith(markers[0].rstrip())
         )
-        system = (
+        system = self._shield.reveal_text(
             prepared.messages[0]["content"] if prepared.messages and prepared.messages[0]["role"] == "system" else ""
         )
         facts = PromptFacts(
-            tool_names=tuple(t.model_name for t in declared_tools(conversation.tools)),
+            tool_names=tuple(t.model_name for t in declared_tools(original_tools)),
             system_digest=hashlib.blake2b(system.encode(), digest_size=8).hexdigest(),
             reasoning_markers=markers or ("<think>", "</think>"),
         )
-        return RenderedPrompt(text, self.tokenizer.encode(text), opened, prepared.thinking_enabled, stripped, facts)
+        return RenderedPrompt(
+            text,
+            self.tokenizer.encode_with_literals(text, literals),
+            opened,
+            prepared.thinking_enabled,
+            stripped,
+            facts,
+        )
+
+    # Special tokens can not be forged (literal_text.py): request text is rendered
+    # with its added-token spellings hidden, and they come back as literal spans.
+
+    def _hide_special_spellings(self, conversation: Conversation) -> Conversation:
+        return self._shield.hide_conversation(conversation)
+
+    def _reveal_special_spellings(self, rendered: str) -> tuple[str, list[Span]]:
+        return self._shield.reveal(rendered)
 
 
 def probe_inline_system(renderer: PromptRenderer) -> InlineSystem:

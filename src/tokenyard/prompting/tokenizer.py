@@ -21,6 +21,8 @@ from typing import Any, BinaryIO
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers
 from tokenizers import Tokenizer as HFTokenizer
 
+from .literal_text import literal_alternation
+
 _BYTE_FALLBACK_PIECE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 _SPM_SPACE = "\u2581"  # ▁
 
@@ -120,6 +122,15 @@ class Tokenizer:
             return self.backend.encode(text, add_special_tokens=True).ids
         return self._segments.encode(text)
 
+    def encode_with_literals(self, text: str, literals: list[tuple[int, int]]) -> list[int]:
+        """Token ids of a rendered prompt in which the `literals` spans (added-token
+        spellings that came from request text, see literal_text.py) are ordinary
+        text. Everything else encodes as `encode` does; without literals it is
+        `encode`."""
+        if not literals:
+            return self._segments.encode(text)
+        return self._segments.encode_with_literals(text, literals)
+
     def decode(self, ids: list[int]) -> str:
         """Text of `ids`, special tokens kept as their text."""
         return self.backend.decode(ids, skip_special_tokens=False)
@@ -173,12 +184,19 @@ class _SegmentCache:
     """
 
     _MIN_CACHED = 512  # characters; shorter segments are cheap to encode
+    # Longer segments are one-off (a huge pasted file): caching them only pins memory.
+    _MAX_CACHED = 1024 * 1024
     _MAX_CHARS = 64 * 1024 * 1024
 
     def __init__(self, backend: HFTokenizer):
         self._backend = backend
         self._cache: dict[str, list[int]] = {}
         self._chars = 0
+        # Every added token, for prompts with literal spellings (the plain backend is built on first use).
+        self._added = {t.content: i for i, t in backend.get_added_tokens_decoder().items()}
+        self._find_added = re.compile(literal_alternation(self._added)).finditer if self._added else None
+        self._plain: HFTokenizer | None = None
+        self._plain_cache: dict[str, list[int]] = {}
         splitters = {
             t.content: i
             for i, t in backend.get_added_tokens_decoder().items()
@@ -207,16 +225,63 @@ class _SegmentCache:
             ids.extend(self._segment(text[pos:]))
         return ids
 
+    def encode_with_literals(self, text: str, literals: list[tuple[int, int]]) -> list[int]:
+        """Outside the literal spans every added token is a boundary (as HF splits
+        at them); the text between two boundaries, literal spellings included, is
+        encoded with added-token matching off, so a literal merges with its
+        neighbours exactly as any other text would."""
+        ids: list[int] = []
+        chunk: list[str] = []
+        has_literal = False
+
+        def flush() -> None:
+            nonlocal has_literal
+            if chunk:
+                joined = "".join(chunk)
+                ids.extend(self._plain_segment(joined) if has_literal else self._segment(joined))
+                chunk.clear()
+            has_literal = False
+
+        def structure(piece: str) -> None:
+            pos = 0
+            for match in self._find_added(piece) if self._find_added else ():
+                if match.start() > pos:
+                    chunk.append(piece[pos : match.start()])
+                flush()
+                ids.append(self._added[match.group()])
+                pos = match.end()
+            if pos < len(piece):
+                chunk.append(piece[pos:])
+
+        pos = 0
+        for start, end in literals:
+            structure(text[pos:start])
+            chunk.append(text[start:end])
+            has_literal = True
+            pos = end
+        structure(text[pos:])
+        flush()
+        return ids
+
+    def _plain_segment(self, text: str) -> list[int]:
+        if self._plain is None:
+            self._plain = _without_added_tokens(self._backend)
+        return self._cached(self._plain, self._plain_cache, text)
+
     def _segment(self, text: str) -> list[int]:
-        if len(text) < self._MIN_CACHED:
-            return self._backend.encode(text, add_special_tokens=False).ids
-        ids = self._cache.get(text)
+        return self._cached(self._backend, self._cache, text)
+
+    def _cached(self, backend: HFTokenizer, cache: dict[str, list[int]], text: str) -> list[int]:
+        if not self._MIN_CACHED <= len(text) <= self._MAX_CACHED:
+            return backend.encode(text, add_special_tokens=False).ids
+        ids = cache.get(text)
         if ids is None:
-            ids = self._backend.encode(text, add_special_tokens=False).ids
+            ids = backend.encode(text, add_special_tokens=False).ids
             if self._chars + len(text) > self._MAX_CHARS:
                 self._cache.clear()
+                self._plain_cache.clear()
                 self._chars = 0
-            self._cache[text] = ids
+            cache[text] = ids
             self._chars += len(text)
         return ids
 
@@ -235,6 +300,17 @@ class _SegmentCache:
             finally:
                 self._MIN_CACHED = saved
         return True
+
+
+def _without_added_tokens(backend: HFTokenizer) -> HFTokenizer:
+    """A copy of `backend` that matches no added token in input text: every added
+    token is marked special and special tokens are encoded as text."""
+    state = json.loads(backend.to_str())
+    for token in state.get("added_tokens", []):
+        token["special"] = True
+    plain = HFTokenizer.from_str(json.dumps(state))
+    plain.encode_special_tokens = True
+    return plain
 
 
 def _token_text(token: Any) -> str | None:

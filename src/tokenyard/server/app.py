@@ -10,18 +10,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
 from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
-from ..apis.errors import ApiError, openai_error_body
+from ..apis.errors import ApiError, Fault
 from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
-from . import anthropic_routes, openai_chat_routes, responses_routes, tokenize_routes
-from .anthropic_routes import anthropic_error
-from .common import ServerConfig, ServerState, check_auth
+from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
+from . import routes as generation_routes
+from . import tokenize_routes
+from .common import ServerConfig, ServerState
+from .limits import GuardConfig, RequestGuard, error_table, normalize_hosts, normalize_origins
+from .routes import guarded
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
 
@@ -46,13 +54,19 @@ def model_card(state: ServerState, model_id: str) -> ModelCard:
     )
 
 
-async def list_models(request: Request) -> Response:
-    state: ServerState = request.app.state.tokenyard
-    anthropic = "anthropic-version" in request.headers
-    try:
-        check_auth(request, state)
-    except ApiError as error:
-        return _models_error(error, anthropic)
+def _models_route(handler: Callable[[Request, ServerState, bool], Awaitable[Response]]) -> Callable[..., Any]:
+    """`/v1/models` answers in Anthropic's shape when the client sends
+    `anthropic-version`, OpenAI's otherwise: its errors too."""
+
+    async def endpoint(request: Request) -> Response:
+        anthropic = "anthropic-version" in request.headers
+        errors = ANTHROPIC_ERRORS if anthropic else OPENAI_ERRORS
+        return await guarded(errors, lambda r, s: handler(r, s, anthropic))(request)
+
+    return endpoint
+
+
+async def list_models(request: Request, state: ServerState, anthropic: bool) -> Response:
     body = model_list([model_card(state, i) for i in state.model_ids()], anthropic)
     profile = state.config.codex_profile
     if anthropic or profile is None or "client_version" not in request.query_params:
@@ -76,42 +90,40 @@ async def list_models(request: Request) -> Response:
     return JSONResponse(body, headers={"ETag": etag})
 
 
-async def get_model(request: Request) -> Response:
-    state: ServerState = request.app.state.tokenyard
-    anthropic = "anthropic-version" in request.headers
+async def get_model(request: Request, state: ServerState, anthropic: bool) -> Response:
     model_id = request.path_params["model_id"]
-    try:
-        check_auth(request, state)
-        state.check_model(model_id)
-    except ApiError as error:
-        return _models_error(error, anthropic)
+    state.check_model(model_id)
     card = model_card(state, model_id)
     return JSONResponse(anthropic_model(card) if anthropic else openai_model(card))
-
-
-def _models_error(error: ApiError, anthropic: bool) -> JSONResponse:
-    if anthropic:
-        return anthropic_error(error)
-    return JSONResponse(openai_error_body(error), status_code=error.status)
 
 
 async def health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+async def unknown_path(request: Request, exc: Exception) -> Response:
+    """404/405 in the envelope of the API the path belongs to, never an HTML page."""
+    path = request.url.path
+    if isinstance(exc, HTTPException) and exc.status_code == 405:
+        message = f"{request.method} is not allowed on {path}"
+        error = ApiError(405, "invalid_request_error", message, fault=Fault.METHOD_NOT_ALLOWED)
+    else:
+        error = ApiError(404, "not_found_error", f"no such endpoint: {request.method} {path}", param=None)
+    table = error_table(path)
+    return JSONResponse(table.body(error), status_code=table.status(error))
+
+
 def create_app(state: ServerState) -> Starlette:
     routes = [
-        *anthropic_routes.routes(),
-        *responses_routes.routes(),
-        *openai_chat_routes.routes(),
+        *generation_routes.routes(),
         *tokenize_routes.routes(),
-        Route("/v1/models", list_models, methods=["GET"]),
-        Route("/v1/models/{model_id:path}", get_model, methods=["GET"]),
+        Route("/v1/models", _models_route(list_models), methods=["GET"]),
+        Route("/v1/models/{model_id:path}", _models_route(get_model), methods=["GET"]),
         Route("/health", health, methods=["GET"]),
     ]
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state.slots = asyncio.Semaphore(state.config.max_concurrency)
         await state.pipeline.engine.start()
         try:
@@ -119,6 +131,17 @@ def create_app(state: ServerState) -> Starlette:
         finally:
             await state.pipeline.engine.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    config = state.config
+    guard = GuardConfig(
+        api_key_set=bool(config.api_key),
+        allowed_hosts=normalize_hosts(config.allowed_hosts),
+        allowed_origins=normalize_origins(config.allowed_origins),
+    )
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(RequestGuard, config=guard)],
+        exception_handlers={404: unknown_path, 405: unknown_path},
+    )
     app.state.tokenyard = state
     return app

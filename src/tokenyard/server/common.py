@@ -1,5 +1,5 @@
-"""What every API's routes share: server state and config, authentication, body
-limits, validation, generation slots, the prompt log."""
+"""What every route shares: server state and config, authentication, body limits,
+generation slots, the prompt log."""
 
 from __future__ import annotations
 
@@ -11,14 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from starlette.requests import Request
 
-from ..apis.errors import ApiError, invalid_request, not_found, validation_message
-from ..apis.memory import ToolCallMemory
-from ..engines.base import PromptTooLong
-from ..prompting.template import TemplateError
+from ..apis.errors import ApiError, Fault, invalid_request, not_found
+from ..apis.replay_state import ReplayState
 from ..sealing import ReasoningSeal
+from .limits import MAX_JSON_DEPTH, check_json_depth
 from .pipeline import Generation, Pipeline
 
 
@@ -29,9 +27,15 @@ class ServerConfig:
     max_concurrency: int = 4
     # Requests waiting for a generation slot beyond this are refused (overloaded).
     max_queue: int = 64
+    # Seconds a request may wait for a generation slot before it is refused (overloaded).
+    max_queue_wait: float = 60.0
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
     prompt_log: Path | None = None
+    # Without an API key only loopback Host names are served; these are served too ("*": any).
+    allowed_hosts: tuple[str, ...] = ()
+    # Browser origins allowed to call the API cross-origin, with CORS ("*": any).
+    allowed_origins: tuple[str, ...] = ()
     # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
     codex_profile: dict[str, Any] | None = None
 
@@ -41,9 +45,13 @@ class ServerState:
     pipeline: Pipeline
     seal: ReasoningSeal
     config: ServerConfig = field(default_factory=ServerConfig)
-    calls: ToolCallMemory = field(default_factory=ToolCallMemory)
     slots: asyncio.Semaphore | None = None
-    waiting: int = 0
+    waiting: int = 0  # requests queued for a slot
+    busy: int = 0  # slots held
+    replay: ReplayState = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.replay = ReplayState(self.seal)
 
     def model_ids(self) -> tuple[str, ...]:
         return self.pipeline.model.ids
@@ -75,32 +83,55 @@ async def read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
     try:
-        return json.loads(body)
+        value = json.loads(body)
+    except RecursionError:
+        raise invalid_request(f"request body is nested more than {MAX_JSON_DEPTH} levels deep") from None
     except ValueError as error:
-        raise invalid_request(f"request body is not valid JSON: {error}") from error
+        raise ApiError(
+            400, "invalid_request_error", f"request body is not valid JSON: {error}", fault=Fault.INVALID_JSON
+        ) from error
+    check_json_depth(value, MAX_JSON_DEPTH)
+    return value
 
 
-def validate(model: type, body: Any) -> Any:
-    if not isinstance(body, dict):
-        raise invalid_request("request body must be a JSON object")
-    try:
-        return model.model_validate(body)
-    except ValidationError as error:
-        raise invalid_request(validation_message(error)) from error
+class Slot:
+    """One generation slot, held from `acquire` to the first `release` (later ones do
+    nothing), so every path that may end a request can release it safely."""
+
+    def __init__(self, state: ServerState) -> None:
+        assert state.slots is not None, "the app's lifespan makes the slots"
+        self._state = state
+        self._held = True
+        state.busy += 1
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._state.busy -= 1
+            self._state.slots.release()  # type: ignore[union-attr]  # checked in __init__
 
 
-async def acquire_slot(state: ServerState) -> None:
+async def acquire_slot(state: ServerState) -> Slot:
     assert state.slots is not None
     if state.slots.locked() and state.waiting >= state.config.max_queue:
-        raise ApiError(529, "overloaded_error", "too many requests are waiting for the model; retry shortly")
+        raise overloaded("too many requests are waiting for the model; retry shortly")
     state.waiting += 1
     try:
-        await state.slots.acquire()
+        await asyncio.wait_for(state.slots.acquire(), state.config.max_queue_wait)
+    except TimeoutError:
+        raise overloaded(
+            f"no generation slot became free within {state.config.max_queue_wait:g} s; retry shortly"
+        ) from None
     finally:
         state.waiting -= 1
+    return Slot(state)
 
 
-def log_prompt(state: ServerState, body: Any, generation) -> None:
+def overloaded(message: str) -> ApiError:
+    return ApiError(529, "overloaded_error", message, fault=Fault.OVERLOADED)
+
+
+def log_prompt(state: ServerState, body: Any, generation: Generation) -> None:
     path = state.config.prompt_log
     if path is None:
         return
@@ -121,12 +152,3 @@ def log_prompt(state: ServerState, body: Any, generation) -> None:
     }
     with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-
-
-def start_generation(state: ServerState, conversation, call_id_prefix: str) -> Generation:
-    try:
-        return state.pipeline.start(conversation, call_id_prefix=call_id_prefix)
-    except PromptTooLong as error:
-        raise invalid_request(f"prompt is too long: {error}") from error
-    except TemplateError as error:
-        raise invalid_request(f"the model's chat template rejected this conversation: {error}") from error

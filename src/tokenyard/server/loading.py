@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engines.base import Engine
-from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
+from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, canonical_reasoning_name, reasoning_format
 from ..parsing.registry import check_tool_parser_name
 from ..prompting.profiles import detect_profile
 from ..prompting.render import PromptRenderer
@@ -71,13 +71,14 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
         raise ValueError(f"{settings.model}: no chat template found; pass --chat-template FILE")
     name_hint = settings.served_model_names[0] if settings.served_model_names else settings.model
     markers = None
-    if settings.reasoning_parser and settings.reasoning_parser.lower() not in HARMONY_REASONING_NAMES:
-        fmt = reasoning_format(settings.reasoning_parser)
+    # Peer spellings (vLLM's `openai_gptoss`, SGLang's `deepseekv31`...) become ours.
+    reasoning_name = canonical_reasoning_name(settings.reasoning_parser) if settings.reasoning_parser else None
+    tool_name = check_tool_parser_name(settings.tool_call_parser) if settings.tool_call_parser else None
+    if reasoning_name and reasoning_name not in HARMONY_REASONING_NAMES:
+        fmt = reasoning_format(reasoning_name)
         markers = (fmt.start[-1], fmt.end[0])
-    if settings.tool_call_parser:
-        check_tool_parser_name(settings.tool_call_parser)
     profile = detect_profile(folder, source, name=f"{settings.model} {name_hint}").with_overrides(
-        settings.reasoning_parser, settings.tool_call_parser, markers
+        reasoning_name, tool_name, markers
     )
     template = ChatTemplate(source, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token)
     renderer = PromptRenderer(profile, template, tokenizer, keep_anthropic_preamble=settings.keep_anthropic_preamble)

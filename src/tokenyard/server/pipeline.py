@@ -17,6 +17,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from ..apis.errors import ENGINE_FAILED_MESSAGE
 from ..conversation import Conversation, ToolCall
 from ..engines.base import Engine, EngineError, EngineRequest, PromptTooLong
 from ..events import (
@@ -195,7 +196,8 @@ class Pipeline:
         except EngineError as error:
             if not announced:
                 yield PromptProcessed(len(prompt.token_ids), 0)
-            yield StreamError(str(error), "api_error")
+            log.warning("engine failed: %s", error)  # its URL and upstream text stay here
+            yield StreamError(ENGINE_FAILED_MESSAGE, "api_error")
             return
         finally:
             await stream.aclose()

@@ -1,21 +1,22 @@
 """Server-sent events: framing, keep-alives while the engine is quiet, and the one
-way every API runs a generation — streamed or to its end — inside a slot."""
+way every API runs a generation (streamed or to its end) inside a slot, driving the
+API's `StreamEncoder` (apis/spoke.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
-from ..apis.errors import ApiError
-from ..engines.base import EngineError
-from ..events import Event, StreamError
-from ..prompting.template import TemplateError
-from .common import ServerState, acquire_slot
+from ..apis.errors import engine_failed, fault_of
+from ..apis.spoke import Frame, StreamEncoder
+from ..events import StreamError
+from .common import ServerState, Slot, acquire_slot
 from .pipeline import Generation
 
 log = logging.getLogger("tokenyard.server")
@@ -26,12 +27,13 @@ _END = object()
 
 
 def sse(event: str | None, data: Any) -> bytes:
+    """One frame on the wire; `data` is JSON unless it is a literal string."""
     body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {body}\n\n".encode()
 
 
-async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncIterator[Any]:
+async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncGenerator[Any]:
     """Yield from `source`, and `IDLE` whenever it has been silent for `interval`
     seconds (a long prefill). A pump task reads the source into a small queue and
     one timer per interval checks for silence, so a streamed token costs a queue
@@ -50,6 +52,8 @@ async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncIt
             await queue.put((_END, None))
         except Exception as error:  # handed to the consumer, which raises it
             await queue.put((_END, error))
+
+    timer: asyncio.TimerHandle
 
     def check_silence() -> None:
         nonlocal last, timer
@@ -81,56 +85,78 @@ async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncIt
             await aclose()
 
 
-async def run_to_end(state: ServerState, generation: Generation, feed: Callable[[Event], object]) -> None:
-    """A non-streaming request: the whole generation, in a slot, into `feed`; an
-    engine failure is an API error (500)."""
-    await acquire_slot(state)
+async def run_to_end(state: ServerState, generation: Generation, encoder: StreamEncoder) -> dict[str, Any]:
+    """A non-streaming request: the whole generation, in a slot, assembled by the
+    encoder; an engine failure is raised as the API error it is."""
+    slot = await acquire_slot(state)
     try:
         async for event in generation.events():
             if isinstance(event, StreamError):
-                raise ApiError(500, event.kind, event.message)
-            feed(event)
+                raise engine_failed(event.message)
+            encoder.feed(event)
     finally:
-        state.slots.release()  # type: ignore[union-attr]
+        slot.release()
+    return encoder.result()
 
 
-async def event_stream(
-    state: ServerState,
-    generation: Generation,
-    encode: Callable[[Event], Iterable[bytes]],
-    fail: Callable[[str], Iterable[bytes]],
-    *,
-    keepalive: Callable[[], bytes] = lambda: KEEPALIVE_COMMENT,
-    prologue: Callable[[], Iterable[bytes]] = tuple,
-    epilogue: bytes = b"",
-) -> StreamingResponse:
-    """A streaming request: the generation's events encoded as SSE frames, in a slot,
-    with keep-alives during silences. A failure mid-stream ends it with the API's own
-    error frames (`fail`), never a truncated stream."""
-    await acquire_slot(state)
+def frame_bytes(frame: Frame) -> bytes:
+    return sse(*frame)
 
-    async def frames() -> AsyncIterator[bytes]:
+
+async def event_stream(state: ServerState, generation: Generation, encoder: StreamEncoder) -> StreamingResponse:
+    """A streaming request: the generation's events as the encoder's frames, in a
+    slot, with keep-alives during silences. A failure mid-stream ends it with the
+    API's own error frames, never a truncated stream."""
+    slot = await acquire_slot(state)
+
+    async def frames() -> AsyncGenerator[bytes]:
+        events = with_keepalive(generation.events(), state.config.keepalive_seconds)
         try:
-            for frame in prologue():
-                yield frame
-            async for event in with_keepalive(generation.events(), state.config.keepalive_seconds):
+            for frame in encoder.start():
+                yield frame_bytes(frame)
+            async for event in events:
                 if event is IDLE:
-                    yield keepalive()
+                    beat = encoder.keepalive()
+                    yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
                     continue
-                for frame in encode(event):
-                    yield frame
-        except (EngineError, TemplateError) as error:
-            for frame in fail(str(error)):
-                yield frame
-        except Exception:
-            log.exception("stream failed")
-            for frame in fail("internal server error"):
-                yield frame
+                frames = encoder.error(engine_failed(event.message)) if isinstance(event, StreamError) else None
+                for frame in frames if frames is not None else encoder.feed(event):
+                    yield frame_bytes(frame)
+        except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
+            for frame in encoder.error(fault_of(error)):
+                yield frame_bytes(frame)
+        except (GeneratorExit, asyncio.CancelledError):
+            log.info("the client went away mid-stream; its generation was stopped")
+            raise
         finally:
-            state.slots.release()  # type: ignore[union-attr]
-        if epilogue:
-            yield epilogue
+            try:
+                await events.aclose()  # aborts the engine request if it is still running
+            finally:
+                slot.release()
+        for frame in encoder.finish():
+            yield frame_bytes(frame)
 
-    return StreamingResponse(
-        frames(), media_type="text/event-stream", headers={"cache-control": "no-cache", "x-accel-buffering": "no"}
-    )
+    return SlotStreamingResponse(frames(), slot)
+
+
+class SlotStreamingResponse(StreamingResponse):
+    """An event stream that gives its generation slot back whatever happens to the
+    response. The body generator releases it when it ends, but a client gone before
+    the first frame means the generator never starts (and its `finally` never runs);
+    the response's own call always ends, so it closes the body and releases here."""
+
+    def __init__(self, body: AsyncGenerator[bytes], slot: Slot) -> None:
+        super().__init__(
+            body, media_type="text/event-stream", headers={"cache-control": "no-cache", "x-accel-buffering": "no"}
+        )
+        self._body = body
+        self._slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            try:
+                await self._body.aclose()
+            finally:
+                self._slot.release()

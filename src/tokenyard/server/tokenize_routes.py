@@ -14,12 +14,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..apis.errors import invalid_request
-from ..apis.openai_chat.requests import parse_request, to_conversation
+from ..apis.errors import invalid_request, validate
+from ..apis.openai_chat.errors import ERRORS
+from ..apis.openai_chat.requests import supported, to_conversation
 from ..apis.openai_chat.schema import ChatCompletionRequest
-from ..prompting.template import TemplateError
-from .common import ServerState, read_json, validate
-from .openai_chat_routes import openai_route
+from .common import ServerState, read_json
+from .routes import guarded
 
 
 class _Wire(BaseModel):
@@ -55,15 +55,10 @@ async def tokenize(request: Request, state: ServerState) -> Response:
     body = await read_json(request, state.config.max_body_bytes)
     tokenizer = state.pipeline.model.tokenizer
     if isinstance(body, dict) and "messages" in body:
-        chat = parse_request(body, TokenizeChatRequest)
+        chat = supported(validate(TokenizeChatRequest, body))
         _check_model(state, chat.model)
         conversation = to_conversation(chat.model_copy(update={"model": chat.model or state.pipeline.model.name}))
-        try:
-            ids = state.pipeline.render(conversation, add_generation_prompt=chat.add_generation_prompt).token_ids
-        except TemplateError as error:
-            raise invalid_request(
-                f"the model's chat template rejected this conversation: {error}", "messages"
-            ) from error
+        ids = state.pipeline.render(conversation, add_generation_prompt=chat.add_generation_prompt).token_ids
         token_strs = chat.return_token_strs
     else:
         if isinstance(body, dict) and "prompt" not in body:
@@ -96,6 +91,6 @@ async def detokenize(request: Request, state: ServerState) -> Response:
 
 def routes() -> list[Route]:
     return [
-        Route("/v1/tokenize", openai_route(tokenize), methods=["POST"]),
-        Route("/v1/detokenize", openai_route(detokenize), methods=["POST"]),
+        Route("/v1/tokenize", guarded(ERRORS, tokenize), methods=["POST"]),
+        Route("/v1/detokenize", guarded(ERRORS, detokenize), methods=["POST"]),
     ]

@@ -21,9 +21,9 @@ from ...conversation import (
     ToolResult,
     ToolSpec,
 )
-from ...sealing import ReasoningSeal
 from ..errors import invalid_request, validation_message
-from ..memory import ToolCallMemory
+from ..replay_state import ReplayState
+from ..tool_schemas import check_tool_schema
 from .schema import (
     BLOCK_TYPES,
     CountTokensRequest,
@@ -45,7 +45,10 @@ def _blocks(content: str | list[dict[str, Any]], where: str) -> list[BaseModel]:
         return [TextBlock(type="text", text=content)]
     out: list[BaseModel] = []
     for i, raw in enumerate(content):
-        model = BLOCK_TYPES.get(raw.get("type")) if isinstance(raw, dict) else None
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and not isinstance(kind, str):
+            raise invalid_request(f"{where}.content.{i}.type: a content block needs a string type")
+        model = BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
         if model is None:
             continue  # a block type with no meaning for an open model (document, server tool…)
         try:
@@ -84,8 +87,7 @@ def _system(system: str | list[dict[str, Any]] | None) -> list[Text]:
 def to_conversation(
     request: MessagesRequest | CountTokensRequest,
     *,
-    seal: ReasoningSeal | None = None,
-    calls: ToolCallMemory | None = None,
+    replay: ReplayState | None = None,
     session_key: str | None = None,
     agent: str | None = None,
     agent_id: str | None = None,
@@ -107,14 +109,17 @@ def to_conversation(
             elif isinstance(block, ThinkingBlock):
                 # Our own sealed signature restores the exact reasoning, also when the
                 # client was told to omit the text; foreign ones keep what they show.
-                own = seal.open(block.signature, THINKING_SEAL_CONTEXT) if seal else None
+                own = replay.open_reasoning(block.signature, THINKING_SEAL_CONTEXT) if replay else None
                 parts.append(Reasoning(text=own if own is not None else block.thinking, signature=block.signature))
             elif isinstance(block, RedactedThinkingBlock):
                 parts.append(Reasoning(opaque=block.data))
             elif isinstance(block, ToolUseBlock):
-                parts.append(ToolCall(id=block.id, name=block.name, arguments=_arguments(block, calls)))
+                parts.append(ToolCall(id=block.id, name=block.name, arguments=_arguments(block, replay)))
         role = "system" if param.role == "system" else param.role
         messages.append(Message(role=role, parts=parts))
+    for n, t in enumerate(request.tools or []):
+        if t.input_schema is not None:
+            check_tool_schema(t.input_schema, f"tools.{n}.input_schema")
     tools = [
         ToolSpec(
             name=t.name,
@@ -163,13 +168,11 @@ def to_conversation(
     )
 
 
-def _arguments(block: ToolUseBlock, calls: ToolCallMemory | None) -> str:
-    """The call's arguments as the model wrote them, when we remember them and the
-    client sent back the same input; else a canonical serialisation."""
-    remembered = calls.recall(block.id, block.input) if calls else None
-    if remembered is not None:
-        return remembered
-    return json.dumps(block.input, ensure_ascii=False)
+def _arguments(block: ToolUseBlock, replay: ReplayState | None) -> str:
+    """The call's arguments as the model wrote them, when the client sent back the
+    same input; else a canonical serialisation."""
+    canonical = json.dumps(block.input, ensure_ascii=False)
+    return replay.restore_call(block.id, block.input, canonical) if replay else canonical
 
 
 def _session_from_user_id(user_id: str) -> str | None:

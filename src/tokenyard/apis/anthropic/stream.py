@@ -13,7 +13,6 @@ The same state machine assembles the non-streaming response (`message()`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...events import (
@@ -21,7 +20,6 @@ from ...events import (
     Finish,
     PromptProcessed,
     ReasoningDelta,
-    StreamError,
     TextDelta,
     ToolCallDelta,
     ToolCallIncomplete,
@@ -29,11 +27,13 @@ from ...events import (
     ToolCallStart,
     Usage,
 )
-from ...sealing import ReasoningSeal
-from ..memory import ToolCallMemory
+from ..errors import ApiError
+from ..replay_state import ReplayState
+from ..spoke import Frame
+from .errors import ERRORS
 from .requests import THINKING_SEAL_CONTEXT
 
-WireEvent = tuple[str, dict[str, Any]]
+WireEvent = Frame
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "stop_sequence": "stop_sequence", "tool_calls": "tool_use"}
 
@@ -44,22 +44,20 @@ class MessageStream:
         message_id: str,
         model: str,
         *,
-        seal: ReasoningSeal | None = None,
-        calls: ToolCallMemory | None = None,
+        replay: ReplayState | None = None,
         dispatch: bool = False,
         show_thinking: bool = True,
     ):
         self.message_id = message_id
         self.model = model
-        self._seal = seal
-        self._calls = calls
+        self._replay = replay
         self._dispatch = dispatch
         self._show_thinking = show_thinking
         self._index = -1
         self._open: str | None = None  # "thinking" | "text" | "tool_use"
         self._thinking: list[str] = []
+        self._text: list[str] = []  # the open text block's text (joined when it closes: linear)
         self._blocks: list[dict[str, Any]] = []  # the assembled content, for message()
-        self._tool_json: list[str] = []
         self._usage = {
             "input_tokens": 0,
             "cache_creation_input_tokens": 0,
@@ -70,28 +68,41 @@ class MessageStream:
         self.stop_sequence: str | None = None
         self.started = False  # message_start was sent
 
-    # ---- the stream ---------------------------------------------------------------
+    # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
 
-    def feed(self, event: Event) -> list[WireEvent]:
-        kind = type(event)
-        if kind is TextDelta:
+    def start(self) -> list[Frame]:
+        return []  # message_start waits for the prompt's usage (PromptProcessed)
+
+    def error(self, error: ApiError) -> list[Frame]:
+        return [*self._close(), error_event(ERRORS.row(error).type, error.message)]
+
+    def finish(self) -> list[Frame]:
+        return []
+
+    def keepalive(self) -> Frame | None:
+        # Before message_start only an SSE comment is safe; after it, a ping.
+        return ("ping", {"type": "ping"}) if self.started else None
+
+    def result(self) -> dict[str, Any]:
+        return self.message()
+
+    def feed(self, event: Event) -> list[Frame]:
+        if isinstance(event, TextDelta):
             out = self._ensure("text")
-            self._blocks[-1]["text"] += event.text  # type: ignore[union-attr]
-            out.append(self._delta({"type": "text_delta", "text": event.text}))  # type: ignore[union-attr]
+            self._text.append(event.text)
+            out.append(self._delta({"type": "text_delta", "text": event.text}))
             return out
-        if kind is ReasoningDelta:
+        if isinstance(event, ReasoningDelta):
             out = self._ensure("thinking")
-            self._thinking.append(event.text)  # type: ignore[union-attr]
+            self._thinking.append(event.text)
             if self._show_thinking:
-                self._blocks[-1]["thinking"] += event.text  # type: ignore[union-attr]
-                out.append(self._delta({"type": "thinking_delta", "thinking": event.text}))  # type: ignore[union-attr]
+                out.append(self._delta({"type": "thinking_delta", "thinking": event.text}))
             return out
-        if kind is ToolCallStart:
+        if isinstance(event, ToolCallStart):
             out = self._close()
             self._index += 1
             self._open = "tool_use"
-            self._tool_json = []
-            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}  # type: ignore[union-attr]
+            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
             self._blocks.append(block)
             out.append(
                 (
@@ -100,14 +111,13 @@ class MessageStream:
                 )
             )
             return out
-        if kind is ToolCallDelta:
-            self._tool_json.append(event.arguments)  # type: ignore[union-attr]
-            return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]  # type: ignore[union-attr]
-        if kind is ToolCallReady:
+        if isinstance(event, ToolCallDelta):
+            return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]
+        if isinstance(event, ToolCallReady):
             block = self._blocks[-1]
-            block["input"] = event.input()  # type: ignore[union-attr]
-            if self._calls is not None:
-                self._calls.remember(event.id, event.arguments)  # type: ignore[union-attr]
+            block["input"] = event.input()
+            if self._replay is not None:
+                self._replay.remember_call(event.id, event.arguments)
             out = self._close()
             if self._dispatch:
                 out.append(
@@ -117,24 +127,25 @@ class MessageStream:
                             "type": "tool_call_dispatch",
                             "index": self._index,
                             "tool_call": {"id": event.id, "name": event.name, "input": block["input"]},
-                        },  # type: ignore[union-attr]
+                        },
                     )
                 )
             return out
-        if kind is ToolCallIncomplete:
-            # The block was announced and can not be taken back; it keeps the valid
-            # prefix of its arguments. Nothing is dispatched for it.
-            self._blocks[-1]["input"] = _partial_input("".join(self._tool_json))
-            return self._close()
-        if kind is PromptProcessed:
-            return [self.start(event.prompt_tokens, event.cached_tokens, event.cache_written_tokens)]  # type: ignore[union-attr]
-        if kind is Finish:
-            return self.finish(event)  # type: ignore[arg-type]
-        if kind is StreamError:
-            return self._close() + [error_event(event.kind, event.message)]  # type: ignore[union-attr]
-        return []  # Markers carry no content
+        if isinstance(event, ToolCallIncomplete):
+            # A stream announced the block and can not take it back (it keeps the
+            # valid prefix of its arguments, never dispatched). The whole message
+            # never holds a half call: the model's text for it is a text block, so
+            # no repaired `input` can be executed.
+            out = self._close()
+            self._blocks[-1] = {"type": "text", "text": event.raw}
+            return out
+        if isinstance(event, PromptProcessed):
+            return [self._message_start(event.prompt_tokens, event.cached_tokens, event.cache_written_tokens)]
+        if isinstance(event, Finish):
+            return self._finish(event)
+        return []  # Markers carry no content; failures go to error()
 
-    def start(self, prompt_tokens: int, cached_tokens: int, cache_written_tokens: int = 0) -> WireEvent:
+    def _message_start(self, prompt_tokens: int, cached_tokens: int, cache_written_tokens: int = 0) -> WireEvent:
         self.started = True
         self._set_prompt_usage(prompt_tokens, cached_tokens, cache_written_tokens)
         return (
@@ -154,7 +165,7 @@ class MessageStream:
             },
         )
 
-    def finish(self, finish: Finish) -> list[WireEvent]:
+    def _finish(self, finish: Finish) -> list[WireEvent]:
         out = self._close()
         self._apply_usage(finish.usage)
         self.stop_reason = STOP_REASONS.get(finish.reason, "end_turn")
@@ -209,9 +220,14 @@ class MessageStream:
         if self._open == "thinking":
             reasoning = "".join(self._thinking)
             self._thinking = []
-            signature = self._seal.seal(reasoning, THINKING_SEAL_CONTEXT) if self._seal else ""
+            if self._show_thinking:
+                self._blocks[-1]["thinking"] = reasoning
+            signature = self._replay.seal_reasoning(reasoning, THINKING_SEAL_CONTEXT) if self._replay else ""
             self._blocks[-1]["signature"] = signature
             out.append(self._delta({"type": "signature_delta", "signature": signature}))
+        elif self._open == "text":
+            self._blocks[-1]["text"] = "".join(self._text)
+            self._text = []
         out.append(("content_block_stop", {"type": "content_block_stop", "index": self._index}))
         self._open = None
         return out
@@ -234,35 +250,3 @@ class MessageStream:
 
 def error_event(kind: str, message: str) -> WireEvent:
     return ("error", {"type": "error", "error": {"type": kind, "message": message}})
-
-
-def _partial_input(prefix: str) -> dict[str, Any]:
-    """The object a valid JSON prefix describes so far (for the non-streaming view
-    of a call that was cut off): close what is open and parse once."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for c in prefix:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "{[":
-            stack.append("}" if c == "{" else "]")
-        elif c in "}]" and stack:
-            stack.pop()
-    text = prefix + ('"' if in_string else "")
-    text = text.rstrip()
-    if text.endswith(","):
-        text = text[:-1]
-    elif text.endswith(":"):
-        text += " null"
-    try:
-        value = json.loads(text + "".join(reversed(stack)))
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

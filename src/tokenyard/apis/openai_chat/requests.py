@@ -21,7 +21,7 @@ Mapping decisions where the API leaves room:
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -38,31 +38,25 @@ from ...conversation import (
     ToolResult,
     ToolSpec,
 )
-from ..errors import invalid_request, validation_message
+from ..errors import invalid_request, validate, validation_message
+from ..tool_schemas import check_tool_schema
 from .schema import ChatCompletionRequest, ImagePart, MessageParam, NamedToolChoice, RefusalPart, TextPart
 
 _PART_TYPES: dict[str, type[BaseModel]] = {"text": TextPart, "image_url": ImagePart, "refusal": RefusalPart}
 _DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
-# Field names are snake_case; pydantic names union branches by type (`str`,
-# `list[str]`, `NamedToolChoice`, `literal[…]`), which are not part of `param`.
-_FIELD = re.compile(r"[a-z_][a-z0-9_]*")
-_TYPE_TAGS = {"str", "int", "float", "bool"}
 
 
-def parse_request(body: Any, model: type[ChatCompletionRequest] = ChatCompletionRequest) -> ChatCompletionRequest:
+def parse_request(body: Any) -> ChatCompletionRequest:
     """The validated request; a validation error names the offending field in
     `param`, as OpenAI's errors do."""
-    if not isinstance(body, dict):
-        raise invalid_request("request body must be a JSON object")
-    try:
-        request = model.model_validate(body)
-    except ValidationError as error:
-        first = error.errors()[0].get("loc", ()) if error.errors() else ()
-        param = (
-            ".".join(str(p) for p in first if isinstance(p, int) or (_FIELD.fullmatch(str(p)) and p not in _TYPE_TAGS))
-            or None
-        )
-        raise invalid_request(validation_message(error), param) from error
+    return supported(validate(ChatCompletionRequest, body))
+
+
+Request = TypeVar("Request", bound=ChatCompletionRequest)
+
+
+def supported(request: Request) -> Request:
+    """`request`, refused where it asks for what this server does not do."""
     if request.n is not None and request.n != 1:
         raise invalid_request("n: only n=1 is supported; send one request per completion", "n")
     if request.logprobs:
@@ -79,6 +73,9 @@ def to_conversation(request: ChatCompletionRequest, *, session_key: str | None =
     thinking = ThinkingControl(mode=_thinking_mode(request.chat_template_kwargs), effort=request.reasoning_effort)
     if session_key is None:
         session_key = request.prompt_cache_key or _metadata_session(request.metadata)
+    for n, t in enumerate(request.tools or []):
+        if t.function.parameters is not None:
+            check_tool_schema(t.function.parameters, f"tools.{n}.function.parameters")
     return Conversation(
         model=request.model,
         messages=messages,
@@ -175,7 +172,7 @@ def _parts(content: str | list[dict[str, Any]] | None, where: str, *, allow_imag
     for i, raw in enumerate(content):
         at = f"{where}.content.{i}"
         kind = raw.get("type") if isinstance(raw, dict) else None
-        model = _PART_TYPES.get(kind)  # type: ignore[arg-type]
+        model = _PART_TYPES.get(kind) if isinstance(kind, str) else None
         if model is None or (model is ImagePart and not allow_images):
             raise invalid_request(f"{at}: content part type {kind!r} is not supported here", at)
         try:

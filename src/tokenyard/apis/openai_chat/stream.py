@@ -29,17 +29,19 @@ from ...events import (
     Marker,
     PromptProcessed,
     ReasoningDelta,
-    StreamError,
     TextDelta,
     ToolCallDelta,
+    ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
     Usage,
 )
-from ..errors import ApiError, openai_error_body
+from ..errors import ApiError
+from ..spoke import Frame
+from .errors import ERRORS
 
 # (SSE event name or None for a plain chunk, data)
-WireEvent = tuple[str | None, dict[str, Any]]
+WireEvent = Frame
 
 FINISH_REASONS = {"stop": "stop", "stop_sequence": "stop", "length": "length", "tool_calls": "tool_calls"}
 
@@ -65,72 +67,104 @@ class ChatCompletionStream:
         self._dispatch = dispatch
         self._indices: dict[int, int] = {}  # parser call index → this choice's tool_calls index
         self._calls: list[dict[str, Any]] = []
+        self._arguments: list[list[str]] = []  # each call's argument fragments (joined once: linear)
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._open_reasoning: list[str] | None = None  # the block being streamed, for reasoning_dispatch
         self._held: WireEvent | None = None  # the latest chunk of a call, until we know if it completed it
+        # Whitespace the parser reported as block-edge markers since the last text:
+        # content is one string here, so it goes back between two text runs.
+        self._gap = ""
+        self._undelivered: set[int] = set()  # tool_calls indices of calls that never completed
         self.finish_reason: str | None = None
         self.usage = Usage()
 
-    # ---- the stream ---------------------------------------------------------------
+    # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
+
+    def start(self) -> list[Frame]:
+        return []
+
+    def error(self, error: ApiError) -> list[Frame]:
+        """A mid-stream failure: the OpenAI SDK raises `APIError` on a chunk holding `error`."""
+        return [(None, ERRORS.body(error))]
+
+    def finish(self) -> list[Frame]:
+        return [(None, "[DONE]")]
+
+    def keepalive(self) -> Frame | None:
+        return None
+
+    def result(self) -> dict[str, Any]:
+        return self.completion()
 
     def feed(self, event: Event) -> list[WireEvent]:
-        kind = type(event)
         out: list[WireEvent] = []
-        if kind is not ReasoningDelta and self._open_reasoning is not None:
+        if not isinstance(event, ReasoningDelta) and self._open_reasoning is not None:
             out.extend(self._close_reasoning())
-        if kind is ToolCallReady:
-            return out + self._ready(event)  # type: ignore[arg-type]
-        if kind is Marker:
+        if isinstance(event, ToolCallReady):
+            return out + self._ready(event)
+        if isinstance(event, Marker):
+            if self._text and not event.text.strip():
+                self._gap += event.text
             return out  # no content; a call's closing markers come before its Ready
         if self._held is not None:
             out.append(self._held)
             self._held = None
-        if kind is TextDelta:
-            self._text.append(event.text)  # type: ignore[union-attr]
-            out.append(self._chunk({"content": event.text}))  # type: ignore[union-attr]
-        elif kind is ReasoningDelta:
-            text = event.text  # type: ignore[union-attr]
+        if isinstance(event, TextDelta):
+            text = self._gap + event.text
+            self._gap = ""
+            self._text.append(text)
+            out.append(self._chunk({"content": text}))
+        elif isinstance(event, ReasoningDelta):
+            text = event.text
             self._reasoning.append(text)
             if self._dispatch:
                 if self._open_reasoning is None:
                     self._open_reasoning = []
                 self._open_reasoning.append(text)
             out.append(self._chunk({"reasoning_content": text, "reasoning": text}))
-        elif kind is ToolCallStart:
-            index = self._indices[event.index] = len(self._calls)  # type: ignore[union-attr]
-            self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})  # type: ignore[union-attr]
+        elif isinstance(event, ToolCallStart):
+            index = self._indices[event.index] = len(self._calls)
+            self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})
+            self._arguments.append([])
             first = {
                 "index": index,
                 "id": event.id,
                 "type": "function",
                 "function": {"name": event.name, "arguments": ""},
-            }  # type: ignore[union-attr]
+            }
             out.extend(self._call_chunk(first))
-        elif kind is ToolCallDelta:
-            index = self._indices[event.index]  # type: ignore[union-attr]
-            self._calls[index]["function"]["arguments"] += event.arguments  # type: ignore[union-attr]
-            out.extend(self._call_chunk({"index": index, "function": {"arguments": event.arguments}}))  # type: ignore[union-attr]
-        elif kind is PromptProcessed:
+        elif isinstance(event, ToolCallDelta):
+            index = self._indices[event.index]
+            self._arguments[index].append(event.arguments)
+            out.extend(self._call_chunk({"index": index, "function": {"arguments": event.arguments}}))
+        elif isinstance(event, PromptProcessed):
             out.append(self._chunk({"role": "assistant", "content": ""}))
-        elif kind is Finish:
-            out.extend(self._finish(event))  # type: ignore[arg-type]
-        elif kind is StreamError:
-            out.append((None, error_chunk(event.kind, event.message)))  # type: ignore[union-attr]
-        # ToolCallIncomplete: the call keeps the arguments streamed so far and is not
-        # dispatched.
+        elif isinstance(event, Finish):
+            out.extend(self._finish(event))
+        elif isinstance(event, ToolCallIncomplete):
+            # Never a call: the whole response carries the model's text for it as
+            # content, as the peers do. A stream already announced it; it keeps the
+            # arguments streamed so far (not valid JSON) and is not dispatched.
+            self._undelivered.add(self._indices[event.index])
+            self._text.append(self._gap + event.raw)
+            self._gap = ""
+        # Failures go to error().
         return out
 
     def completion(self) -> dict[str, Any]:
         """The whole response, for non-streaming requests."""
         text = "".join(self._text)
-        message: dict[str, Any] = {"role": "assistant", "content": text if text or not self._calls else None}
+        for call, fragments in zip(self._calls, self._arguments, strict=True):
+            call["function"]["arguments"] = "".join(fragments)
+        calls = [call for i, call in enumerate(self._calls) if i not in self._undelivered]
+        message: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
         if self._reasoning:
             reasoning = "".join(self._reasoning)
             message["reasoning_content"] = reasoning
             message["reasoning"] = reasoning
-        if self._calls:
-            message["tool_calls"] = self._calls
+        if calls:
+            message["tool_calls"] = calls
         return {
             "id": self.completion_id,
             "object": "chat.completion",
@@ -168,7 +202,9 @@ class ChatCompletionStream:
     def _close_reasoning(self) -> list[WireEvent]:
         block = "".join(self._open_reasoning or [])
         self._open_reasoning = None
-        return [("reasoning_dispatch", self._envelope({"choice_index": 0, "reasoning": block}))]
+        # `index` and `reasoning_content` are Dynamo's keys for the same event.
+        payload = {"choice_index": 0, "index": 0, "reasoning": block, "reasoning_content": block}
+        return [("reasoning_dispatch", self._envelope(payload))]
 
     def _finish(self, finish: Finish) -> list[WireEvent]:
         self.finish_reason = FINISH_REASONS.get(finish.reason, "stop")
@@ -194,8 +230,3 @@ class ChatCompletionStream:
         if self._include_usage:
             data["usage"] = None  # as OpenAI: present on every chunk, filled on the last
         return (None, data)
-
-
-def error_chunk(kind: str, message: str) -> dict[str, Any]:
-    """A mid-stream failure: the OpenAI SDK raises `APIError` on a chunk holding `error`."""
-    return openai_error_body(ApiError(500, kind, message))

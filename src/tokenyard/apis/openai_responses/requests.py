@@ -41,9 +41,9 @@ from ...conversation import (
     ToolSpec,
     model_facing_name,
 )
-from ...sealing import ReasoningSeal
 from ..errors import invalid_request, validation_message
-from ..memory import ToolCallMemory
+from ..replay_state import ReplayState
+from ..tool_schemas import check_tool_schema
 from .schema import (
     ITEM_TYPES,
     PART_TYPES,
@@ -94,8 +94,7 @@ def refuse_stateful(request: ResponsesRequest) -> None:
 def to_conversation(
     request: ResponsesRequest,
     *,
-    seal: ReasoningSeal | None = None,
-    calls: ToolCallMemory | None = None,
+    replay: ReplayState | None = None,
     session_key: str | None = None,
     thread_key: str | None = None,
     agent: str | None = None,
@@ -125,7 +124,7 @@ def to_conversation(
                     id=item.call_id,
                     name=item.name,
                     namespace=item.namespace,
-                    arguments=_function_arguments(item, calls),
+                    arguments=_function_arguments(item, replay),
                 )
             )
         elif isinstance(item, CustomToolCallItem):
@@ -135,7 +134,7 @@ def to_conversation(
                     id=item.call_id,
                     name=item.name,
                     namespace=item.namespace,
-                    arguments=_custom_arguments(item, calls),
+                    arguments=_custom_arguments(item, replay),
                     kind="custom",
                 )
             )
@@ -143,7 +142,7 @@ def to_conversation(
             call_id = item.call_id or ""
             call_names[call_id] = TOOL_SEARCH
             _assistant_turn(messages).parts.append(
-                ToolCall(id=call_id, name=TOOL_SEARCH, arguments=_search_arguments(item, calls))
+                ToolCall(id=call_id, name=TOOL_SEARCH, arguments=_search_arguments(item, replay))
             )
         elif isinstance(item, ToolSearchOutputItem):
             loaded = tool_specs(item.tools, f"{where}.tools")
@@ -152,7 +151,7 @@ def to_conversation(
         elif isinstance(item, AgentMessageItem):
             messages.append(Message(role="user", parts=_agent_message(item, where)))
         elif isinstance(item, ReasoningItem):
-            part = _reasoning(item, seal)
+            part = _reasoning(item, replay)
             if part is not None:
                 _assistant_turn(messages).parts.append(part)
         elif isinstance(item, ToolOutputItem):
@@ -286,7 +285,9 @@ def _item(raw: Any, where: str) -> BaseModel | None:
         raise invalid_request(f"{where}: an input item must be an object", where)
     # Easy input messages may leave out their type.
     kind = raw.get("type") or ("message" if "role" in raw else None)
-    model = ITEM_TYPES.get(kind)  # type: ignore[arg-type]
+    if kind is not None and not isinstance(kind, str):
+        raise invalid_request(f"{where}.type: must be a string", f"{where}.type")
+    model = ITEM_TYPES.get(kind) if kind is not None else None
     if model is None:
         return None  # hosted tools' calls and outputs: nothing an open model can replay
     try:
@@ -343,8 +344,8 @@ def _output(output: str | list[dict[str, Any]], where: str) -> list[Text | Image
     return [Text(text=output)] if isinstance(output, str) else _content(output, f"{where}.output")
 
 
-def _reasoning(item: ReasoningItem, seal: ReasoningSeal | None) -> Reasoning | None:
-    own = seal.open(item.encrypted_content, REASONING_SEAL_CONTEXT) if seal else None
+def _reasoning(item: ReasoningItem, replay: ReplayState | None) -> Reasoning | None:
+    own = replay.open_reasoning(item.encrypted_content, REASONING_SEAL_CONTEXT) if replay else None
     if own is not None:
         return Reasoning(text=own, signature=item.encrypted_content)
     # Not ours (or none): the raw reasoning it shows, else its summary.
@@ -356,24 +357,23 @@ def _reasoning(item: ReasoningItem, seal: ReasoningSeal | None) -> Reasoning | N
     return None
 
 
-def _function_arguments(item: FunctionCallItem, calls: ToolCallMemory | None) -> str:
+def _function_arguments(item: FunctionCallItem, replay: ReplayState | None) -> str:
     """The arguments as the model wrote them: clients may send them back re-serialised
     (OpenClaw compacts the JSON), which would change the replayed prompt."""
-    if calls is None:
+    if replay is None:
         return item.arguments
     try:
         echoed = json.loads(item.arguments) if item.arguments.strip() else {}
     except ValueError:
         return item.arguments
-    remembered = calls.recall(item.call_id, echoed)
-    return remembered if remembered is not None else item.arguments
+    return replay.restore_call(item.call_id, echoed, item.arguments)
 
 
-def _search_arguments(item: ToolSearchCallItem, calls: ToolCallMemory | None) -> str:
+def _search_arguments(item: ToolSearchCallItem, replay: ReplayState | None) -> str:
     """A tool_search call as the model wrote it; its arguments come back as an object."""
     echoed = item.arguments if item.arguments is not None else {}
-    remembered = calls.recall(item.call_id, echoed) if calls and item.call_id else None
-    return remembered if remembered is not None else json.dumps(echoed, ensure_ascii=False)
+    canonical = json.dumps(echoed, ensure_ascii=False)
+    return replay.restore_call(item.call_id, echoed, canonical) if replay and item.call_id else canonical
 
 
 def _agent_message(item: AgentMessageItem, where: str) -> list[Text | Image]:
@@ -382,12 +382,12 @@ def _agent_message(item: AgentMessageItem, where: str) -> list[Text | Image]:
     return [Text(text=f"Message from agent {item.author}:"), *parts] if item.author else parts
 
 
-def _custom_arguments(item: CustomToolCallItem, calls: ToolCallMemory | None) -> str:
-    """The arguments as the model wrote them when we remember them and the input is
-    unchanged; else the canonical `{"input": …}`."""
+def _custom_arguments(item: CustomToolCallItem, replay: ReplayState | None) -> str:
+    """The arguments as the model wrote them when the input is unchanged; else the
+    canonical `{"input": …}`."""
     echoed = {CUSTOM_INPUT: item.input}
-    remembered = calls.recall(item.call_id, echoed) if calls else None
-    return remembered if remembered is not None else json.dumps(echoed, ensure_ascii=False)
+    canonical = json.dumps(echoed, ensure_ascii=False)
+    return replay.restore_call(item.call_id, echoed, canonical) if replay else canonical
 
 
 # ---- tools --------------------------------------------------------------------------
@@ -467,7 +467,11 @@ def _is_tool_search(raw: Any) -> bool:
 
 def offered_tools(request: ResponsesRequest) -> list[dict[str, Any]]:
     """The request's function, custom, namespace and tool_search tools, as sent."""
-    return [t for t in _raw_tools(request) if isinstance(t, dict) and t.get("type") in TOOL_TYPES]
+    return [
+        t
+        for t in _raw_tools(request)
+        if isinstance(t, dict) and isinstance(t.get("type"), str) and t["type"] in TOOL_TYPES
+    ]
 
 
 def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
@@ -478,13 +482,18 @@ def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
 
 def _tool_model(raw: Any, where: str) -> BaseModel | None:
     kind = raw.get("type") if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and not isinstance(kind, str):
+        raise invalid_request(f"{where}.type: must be a string", f"{where}.type")
     model = TOOL_TYPES.get(kind) if isinstance(kind, str) else None
     if model is None:
         return None
     try:
-        return model.model_validate(raw)
+        tool = model.model_validate(raw)
     except ValidationError as error:
         raise invalid_request(f"{where}: {validation_message(error)}", where) from error
+    if isinstance(tool, (FunctionTool, ToolSearchTool)) and tool.parameters is not None:
+        check_tool_schema(tool.parameters, f"{where}.parameters")
+    return tool
 
 
 def _tools(request: ResponsesRequest, items: list[Any]) -> list[ToolSpec]:

@@ -37,15 +37,16 @@ from ...events import (
     Finish,
     PromptProcessed,
     ReasoningDelta,
-    StreamError,
     TextDelta,
     ToolCallDelta,
     ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
 )
-from ...sealing import ReasoningSeal
-from ..memory import ToolCallMemory
+from ..errors import ApiError
+from ..replay_state import ReplayState
+from ..spoke import Frame
+from .errors import failed_error
 from .requests import CUSTOM_INPUT, REASONING_SEAL_CONTEXT, CallRoute
 
 WireEvent = dict[str, Any]
@@ -63,12 +64,12 @@ class _Item:
     output_index: int
     data: dict[str, Any]
     chunks: list[str] = field(default_factory=list)  # text, reasoning or arguments so far
-    summary: str = ""  # reasoning summary streamed so far
+    summary: _Summary | None = None  # the reasoning summary being streamed
     custom: CustomInputDecoder | None = None
 
     @property
     def id(self) -> str:
-        return self.data["id"]
+        return str(self.data["id"])
 
 
 class ResponseStream:
@@ -78,8 +79,7 @@ class ResponseStream:
         echo: dict[str, Any],
         *,
         created_at: int,
-        seal: ReasoningSeal | None = None,
-        calls: ToolCallMemory | None = None,
+        replay: ReplayState | None = None,
         custom_tools: frozenset[str] = frozenset(),
         routes: Mapping[str, CallRoute] | None = None,
         summary: str | None = None,
@@ -90,8 +90,7 @@ class ResponseStream:
         self.response_id = response_id
         self._echo = echo
         self._created_at = created_at
-        self._seal = seal
-        self._calls = calls
+        self._replay = replay
         self._custom_tools = custom_tools
         self._routes = routes or {}
         self._summary = summary
@@ -108,42 +107,57 @@ class ResponseStream:
         self._error: dict[str, Any] | None = None
         self._usage: dict[str, Any] | None = None
 
-    # ---- the stream -------------------------------------------------------------------
+    # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
 
-    def start(self) -> list[WireEvent]:
+    def start(self) -> list[Frame]:
         snapshot = self.response()
-        return [
-            self._event("response.created", response=snapshot),
-            self._event("response.in_progress", response=snapshot),
-        ]
+        return _frames(
+            [
+                self._event("response.created", response=snapshot),
+                self._event("response.in_progress", response=snapshot),
+            ]
+        )
 
-    def feed(self, event: Event) -> list[WireEvent]:
-        kind = type(event)
-        if kind is TextDelta:
-            return self._text(event.text)  # type: ignore[union-attr]
-        if kind is ReasoningDelta:
-            return self._reasoning(event.text)  # type: ignore[union-attr]
-        if kind is ToolCallStart:
-            return self._call_start(event)  # type: ignore[arg-type]
-        if kind is ToolCallDelta:
-            return self._call_delta(event.arguments)  # type: ignore[union-attr]
-        if kind is ToolCallReady:
-            return self._call_done(event.arguments, "completed", event)  # type: ignore[union-attr,arg-type]
-        if kind is ToolCallIncomplete:
+    def feed(self, event: Event) -> list[Frame]:
+        return _frames(self._feed(event))
+
+    def error(self, error: ApiError) -> list[Frame]:
+        """Whatever broke, the client gets the API's own ending: `response.failed`."""
+        out = self._close("incomplete")
+        self.status = "failed"
+        self._error = failed_error(error)
+        out.append(self._event("response.failed", response=self.response()))
+        return _frames(out)
+
+    def finish(self) -> list[Frame]:
+        return []
+
+    def keepalive(self) -> Frame | None:
+        return None
+
+    def result(self) -> dict[str, Any]:
+        return self.response()
+
+    def _feed(self, event: Event) -> list[WireEvent]:
+        if isinstance(event, TextDelta):
+            return self._text(event.text)
+        if isinstance(event, ReasoningDelta):
+            return self._reasoning(event.text)
+        if isinstance(event, ToolCallStart):
+            return self._call_start(event)
+        if isinstance(event, ToolCallDelta):
+            return self._call_delta(event.arguments)
+        if isinstance(event, ToolCallReady):
+            return self._call_done(event.arguments, "completed", event)
+        if isinstance(event, ToolCallIncomplete):
             # Announced and not to be taken back: the item keeps what streamed and
             # says it is incomplete in the response. Nothing is dispatched or done for it.
-            return self._call_done(event.arguments, "incomplete", None)  # type: ignore[union-attr]
-        if kind is PromptProcessed:
+            return self._call_done(event.arguments, "incomplete", None)
+        if isinstance(event, PromptProcessed):
             return []  # usage is reported once, with the final status
-        if kind is Finish:
-            return self._finish(event)  # type: ignore[arg-type]
-        if kind is StreamError:
-            out = self._close("incomplete")
-            self.status = "failed"
-            self._error = {"code": "server_error", "message": event.message}  # type: ignore[union-attr]
-            out.append(self._event("response.failed", response=self.response()))
-            return out
-        return []  # Markers carry no content
+        if isinstance(event, Finish):
+            return self._finish(event)
+        return []  # Markers carry no content; failures go to error()
 
     def response(self) -> dict[str, Any]:
         """The response object: the snapshot while streaming, the whole response at the end."""
@@ -182,14 +196,14 @@ class ResponseStream:
                     part=_output_text(""),
                 )
             )
-        item = self._open
-        assert item is not None
-        item.chunks.append(text)
+        current = self._open
+        assert current is not None
+        current.chunks.append(text)
         out.append(
             self._event(
                 "response.output_text.delta",
-                item_id=item.id,
-                output_index=item.output_index,
+                item_id=current.id,
+                output_index=current.output_index,
                 content_index=0,
                 delta=text,
                 logprobs=[],
@@ -204,6 +218,7 @@ class ResponseStream:
             item = self._add({"id": new_id("rs"), "type": "reasoning", "summary": []})
             out.append(self._added(item))
             if self._summary:
+                item.summary = _Summary(concise=self._summary == "concise")
                 out.append(
                     self._event(
                         "response.reasoning_summary_part.added",
@@ -222,27 +237,26 @@ class ResponseStream:
                     part={"type": "reasoning_text", "text": ""},
                 )
             )
-        item = self._open
-        assert item is not None
-        item.chunks.append(text)
-        if self._summary:
-            shown = _summary_so_far("".join(item.chunks), self._summary, final=False)
-            if len(shown) > len(item.summary):
+        current = self._open
+        assert current is not None
+        current.chunks.append(text)
+        if current.summary is not None:
+            delta = current.summary.feed(text)
+            if delta:
                 out.append(
                     self._event(
                         "response.reasoning_summary_text.delta",
-                        item_id=item.id,
-                        output_index=item.output_index,
+                        item_id=current.id,
+                        output_index=current.output_index,
                         summary_index=0,
-                        delta=shown[len(item.summary) :],
+                        delta=delta,
                     )
                 )
-                item.summary = shown
         out.append(
             self._event(
                 "response.reasoning_text.delta",
-                item_id=item.id,
-                output_index=item.output_index,
+                item_id=current.id,
+                output_index=current.output_index,
                 content_index=0,
                 delta=text,
             )
@@ -324,8 +338,8 @@ class ResponseStream:
             # call item it gets done, whatever its status, and half a patch is a patch.
             self._open = None
             return out
-        if self._calls is not None:
-            self._calls.remember(ready.id, ready.arguments)
+        if self._replay is not None:
+            self._replay.remember_call(ready.id, ready.arguments)
         if self._dispatch:
             out.append(self._event("response.tool_call_dispatch", output_index=item.output_index, item=dict(item.data)))
         if item.kind == "tool_search_call":
@@ -380,17 +394,13 @@ class ResponseStream:
             out.append(self._event("response.output_text.done", **where, content_index=0, text=text, logprobs=[]))
             out.append(self._event("response.content_part.done", **where, content_index=0, part=part))
         else:
-            if self._summary:
-                summary = _summary_so_far(text, self._summary, final=True)
-                if len(summary) > len(item.summary):
+            if item.summary is not None:
+                delta = item.summary.close()
+                if delta:
                     out.append(
-                        self._event(
-                            "response.reasoning_summary_text.delta",
-                            **where,
-                            summary_index=0,
-                            delta=summary[len(item.summary) :],
-                        )
+                        self._event("response.reasoning_summary_text.delta", **where, summary_index=0, delta=delta)
                     )
+                summary = item.summary.text
                 part = {"type": "summary_text", "text": summary}
                 out.append(self._event("response.reasoning_summary_text.done", **where, summary_index=0, text=summary))
                 out.append(self._event("response.reasoning_summary_part.done", **where, summary_index=0, part=part))
@@ -399,8 +409,8 @@ class ResponseStream:
             out.append(self._event("response.reasoning_text.done", **where, content_index=0, text=text))
             out.append(self._event("response.content_part.done", **where, content_index=0, part=reasoning))
             item.data["content"] = [reasoning]
-            if self._encrypted and self._seal is not None:
-                item.data["encrypted_content"] = self._seal.seal(text, REASONING_SEAL_CONTEXT)
+            if self._encrypted and self._replay is not None:
+                item.data["encrypted_content"] = self._replay.seal_reasoning(text, REASONING_SEAL_CONTEXT)
             item.data["status"] = status
         out.append(self._done(item))
         return out
@@ -446,15 +456,50 @@ def _output_text(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
-def _summary_so_far(reasoning: str, mode: str, final: bool) -> str:
-    """The summary of `reasoning` that is certain so far. `concise` is the first
-    paragraph: a trailing newline may still become its end, so it waits."""
-    if mode != "concise":
-        return reasoning
-    end = reasoning.find("\n\n")
-    if end >= 0:
-        return reasoning[:end]
-    return reasoning if final or not reasoning.endswith("\n") else reasoning[:-1]
+def _frames(events: list[WireEvent]) -> list[Frame]:
+    return [(event["type"], event) for event in events]
+
+
+class _Summary:
+    """A reasoning item's summary as the reasoning streams: the reasoning itself
+    (`auto`, `detailed`) or its first paragraph (`concise`), released as soon as it
+    is certain (a trailing newline may still become the paragraph's end, so it waits).
+    Each piece is looked at once."""
+
+    def __init__(self, concise: bool) -> None:
+        self._concise = concise
+        self._parts: list[str] = []
+        self._held = ""
+        self._done = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def feed(self, reasoning: str) -> str:
+        if self._done:
+            return ""
+        if not self._concise:
+            self._parts.append(reasoning)
+            return reasoning
+        text = self._held + reasoning
+        end = text.find("\n\n")
+        if end >= 0:
+            self._done = True
+            released, self._held = text[:end], ""
+        elif text.endswith("\n"):
+            released, self._held = text[:-1], "\n"
+        else:
+            released, self._held = text, ""
+        self._parts.append(released)
+        return released
+
+    def close(self) -> str:
+        """What was held back, now that the reasoning is complete."""
+        released, self._held = ("" if self._done else self._held), ""
+        self._done = True
+        self._parts.append(released)
+        return released
 
 
 def custom_input(arguments: str) -> str:
@@ -467,10 +512,12 @@ def custom_input(arguments: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        if isinstance(value.get(CUSTOM_INPUT), str):
-            return value[CUSTOM_INPUT]
-        if len(value) == 1 and isinstance(next(iter(value.values())), str):
-            return next(iter(value.values()))
+        named = value.get(CUSTOM_INPUT)
+        if isinstance(named, str):
+            return named
+        only = next(iter(value.values()), None)
+        if len(value) == 1 and isinstance(only, str):
+            return only
     return arguments
 
 
@@ -486,11 +533,15 @@ class CustomInputDecoder:
     arrives whole when the call is complete."""
 
     def __init__(self) -> None:
-        self.text = ""
+        self._text: list[str] = []  # decoded pieces, joined once: linear
         self.live = True
         self._head = ""  # the arguments before the string value opens
         self._pending = ""  # string body held back: an escape cut in two
         self._opened = self._closed = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self._text)
 
     def feed(self, fragment: str) -> str:
         if not self.live or self._closed:
@@ -504,7 +555,9 @@ class CustomInputDecoder:
             self._opened = True
             fragment = self._head[_nth_quote(self._head, 3) + 1 :]
         self._pending += fragment
-        end = _STRING_BODY(self._pending).end()
+        body_match = _STRING_BODY(self._pending)
+        assert body_match is not None  # the pattern matches the empty string
+        end = body_match.end()
         if end < len(self._pending):
             self._closed = self._pending[end] == '"'
             self.live = self._closed or self._pending[end] == "\\"
@@ -514,7 +567,7 @@ class CustomInputDecoder:
             body = body[: held.start()]
         self._pending = self._pending[len(body) :]
         decoded = json.loads(f'"{body}"', strict=False) if body else ""
-        self.text += decoded
+        self._text.append(decoded)
         return decoded
 
 

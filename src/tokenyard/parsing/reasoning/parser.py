@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ...events import Marker, ParseEvent, ReasoningDelta, TextDelta
 from ..markers import MarkerSet
@@ -28,6 +29,10 @@ class ReasoningFormat:
     # (a tool-call section).
     implicit_end: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    # Channel wrappers that are syntax wherever they appear outside a tool call:
+    # reported as markers, never content (an implicit end among them also ends
+    # reasoning).
+    syntax: tuple[str, ...] = ()
 
 
 _THINK = (("<think>",), ("</think>",))
@@ -48,17 +53,37 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
         force=True,
         implicit_end=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
     ),
-    ReasoningFormat("kimi_k3", ("<|open|>think<|sep|>",), ("<|close|>think<|sep|>",)),
+    # The generation prompt opens the think channel; the response channel and the
+    # tools channel follow it.
+    ReasoningFormat(
+        "kimi_k3",
+        ("<|open|>think<|sep|>",),
+        ("<|close|>think<|sep|>",),
+        force=True,
+        implicit_end=("<|open|>response<|sep|>", "<|open|>tools<|sep|>"),
+        syntax=("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"),
+    ),
     ReasoningFormat("minimax_m2", *_THINK, force=True, implicit_end=("<minimax:tool_call>",)),
     ReasoningFormat("minimax_append_think", *_THINK, force=True),
+    # MiniMax M3: the template opens `<mm:think>` itself when thinking_mode is
+    # "enabled" (the prompt then ends inside reasoning); otherwise the model writes
+    # it, or begins with a bare `</mm:think>`.
+    ReasoningFormat("minimax_m3", ("<mm:think>",), ("</mm:think>",), implicit_end=("]<]minimax[>[<tool_call>",)),
+    ReasoningFormat("seed_oss", ("<seed:think>",), ("</seed:think>",), implicit_end=("<seed:tool_call>",)),
+    # Inkling's thinking is one kind of its typed blocks; `<|end_message|>` ends every
+    # kind (the inkling tool parser owns the other blocks' framing).
+    ReasoningFormat("inkling", ("<|content_thinking|>",), ("<|end_message|>", "<|content_model_end_sampling|>")),
+    # Step-3.5's template always ends the prompt with `<think>\n`.
+    ReasoningFormat("step3p5", *_THINK, force=True),
     ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), force=True, aliases=("magistral",)),
     ReasoningFormat(
         "granite",
         ("Here's my thought process:", "Here is my thought process:"),
         ("Here's my response:", "Here is my response:"),
     ),
-    # The longer start marker swallows gemma's `thought\n` channel label.
-    ReasoningFormat("gemma4", ("<|channel>thought\n", "<|channel>"), ("<channel|>",)),
+    # The longer start markers swallow gemma's `thought` channel label, with or
+    # without its newline (an empty thought channel has none).
+    ReasoningFormat("gemma4", ("<|channel>thought\n", "<|channel>thought", "<|channel>"), ("<channel|>",)),
 )
 
 _BY_NAME = {name: fmt for fmt in REASONING_FORMATS for name in (fmt.name, *fmt.aliases)}
@@ -67,18 +92,65 @@ _BY_NAME = {name: fmt for fmt in REASONING_FORMATS for name in (fmt.name, *fmt.a
 HARMONY_REASONING_NAMES = ("gpt_oss", "harmony")
 
 
-def reasoning_format(name: str) -> ReasoningFormat:
-    """Look a reasoning format up by the field's name (case-insensitive)."""
-    from ..registry import unknown_name
+# Formats registered at start-up from `--reasoning-parser-plugin module:Class`.
+_PLUGIN_FORMATS: dict[str, ReasoningFormat] = {}
 
-    fmt = _BY_NAME.get(name.strip().lower())
-    if fmt is None:
-        raise unknown_name("reasoning parser", name, reasoning_parser_names())
-    return fmt
+
+def canonical_reasoning_name(name: str) -> str:
+    """Our name for a reasoning parser name users type (ours, a kebab or squashed
+    spelling, or vLLM's/SGLang's/Dynamo's); `UnknownParserError` otherwise."""
+    from ..peer_names import PEER_REASONING_NAMES, peer_mapping
+    from ..registry import resolve_name
+
+    return resolve_name(
+        "reasoning", name, reasoning_parser_names(), peer_mapping(PEER_REASONING_NAMES), "--reasoning-parser-plugin"
+    )
+
+
+def reasoning_format(name: str) -> ReasoningFormat:
+    """Look a reasoning format up by any name users type (case-insensitive)."""
+    key = canonical_reasoning_name(name)
+    if key in HARMONY_REASONING_NAMES:
+        raise ValueError("gpt-oss reasoning is a harmony channel: parsed by parsing.harmony.HarmonyParser")
+    return _PLUGIN_FORMATS.get(key) or _BY_NAME[key]
 
 
 def reasoning_parser_names() -> list[str]:
-    return sorted([*_BY_NAME, *HARMONY_REASONING_NAMES])
+    return sorted([*_BY_NAME, *_PLUGIN_FORMATS, *HARMONY_REASONING_NAMES])
+
+
+def register_reasoning_format(fmt: ReasoningFormat) -> str:
+    """Add a marker format from outside the tree (a plugin) under its name and aliases."""
+    for key in (fmt.name, *fmt.aliases):
+        _PLUGIN_FORMATS[key.lower()] = fmt
+    return fmt.name.lower()
+
+
+def load_reasoning_parser_plugin(spec: str) -> str:
+    """Load and register a `--reasoning-parser-plugin module:Name`: a `ReasoningFormat`
+    instance, or a class whose attributes `name`, `start`, `end` (and optionally
+    `force`, `implicit_end`, `aliases`) describe one. Returns its name."""
+    from ..registry import load_plugin
+
+    value: Any = load_plugin(spec)
+    if isinstance(value, ReasoningFormat):
+        return register_reasoning_format(value)
+    try:
+        fmt = ReasoningFormat(
+            str(value.name),
+            tuple(value.start),
+            tuple(value.end),
+            force=bool(getattr(value, "force", False)),
+            implicit_end=tuple(getattr(value, "implicit_end", ())),
+            aliases=tuple(getattr(value, "aliases", ())),
+        )
+    except (AttributeError, TypeError) as error:
+        raise ValueError(
+            f"plugin {spec!r}: not a ReasoningFormat, nor a class with name, start and end markers"
+        ) from error
+    if not fmt.name or not fmt.start or not fmt.end or not all(isinstance(m, str) and m for m in fmt.start + fmt.end):
+        raise ValueError(f"plugin {spec!r}: a reasoning format needs a name and non-empty start and end markers")
+    return register_reasoning_format(fmt)
 
 
 class ReasoningParser:
@@ -111,12 +183,31 @@ class ReasoningParser:
         self._implicit = frozenset((*fmt.implicit_end, *exit_markers))
         # In text: a start opens reasoning, a stray end is a marker. In reasoning: an
         # end (or implicit end) closes it, a repeated start is a marker.
-        self._text_markers = MarkerSet((*fmt.start, *fmt.end))
+        self._syntax = frozenset(fmt.syntax)
+        self._text_markers = MarkerSet((*fmt.start, *fmt.end, *fmt.syntax))
         self._reasoning_markers = MarkerSet((*fmt.start, *fmt.end, *self._implicit))
         self._downstream = downstream
+        # Text that can start neither a reasoning marker nor a tool-call marker, while
+        # the tool parser is idle, is text: one check instead of one per parser.
+        self._idle_text_markers = (
+            MarkerSet((*fmt.start, *fmt.end, *fmt.syntax, *downstream.start_markers))
+            if downstream is not None and downstream.start_markers
+            else None
+        )
         self._buf = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
+        if not self.in_reasoning and not self._buf and text:
+            idle = self._idle_text_markers
+            downstream = self._downstream
+            if (
+                idle is not None
+                and downstream is not None
+                and not downstream._in_region
+                and not downstream._buf
+                and not idle.could_start(text)
+            ):
+                return [TextDelta(text)]
         markers = self._reasoning_markers if self.in_reasoning else self._text_markers
         if not self._buf and not markers.could_start(text):
             if not text:
@@ -182,7 +273,10 @@ class ReasoningParser:
             if self.in_reasoning and marker in self._implicit and marker not in self._ends:
                 # The marker belongs to what follows: pass it on, whole, as text.
                 self.in_reasoning = False
-                self._text(events, marker)
+                if marker in self._syntax:
+                    events.append(Marker(marker))
+                else:
+                    self._text(events, marker)
                 continue
             events.append(Marker(marker))
             if marker in self._starts:

@@ -12,6 +12,16 @@ returns how many characters it consumed. Returning 0 means "need more input"; wi
 `final=True` it must consume everything. It reports what it found through the
 `_text`, `_marker`, `_open_call`, `_raw`, `_stream_args`, `_close_call`, `_fail_call` and
 `_exit_region` helpers.
+
+End of output, one policy for every format: a call is never dispatched when the
+output ended inside its arguments (an open JSON value or string, a parameter value
+without its closing tag); it is an `incomplete` call, reason `truncated`. A call
+whose arguments were complete when the output ended, with only its own or its
+section's closing marker missing (max_tokens or EOS right after the arguments),
+is recovered: formats whose arguments are one JSON value recover it when that
+value closed; formats that list parameters tag by tag (no closing brace of their
+own) call `_close_at_end_of_output`, which recovers it only when every parameter
+the declared tool requires is present.
 """
 
 from __future__ import annotations
@@ -269,10 +279,29 @@ class ToolParser:
                 call.name,
                 "".join(call.arguments),
                 "".join(call.raw),
-                reason,
-                call.declared,  # type: ignore[arg-type]
+                reason,  # type: ignore[arg-type]  # formats pass "truncated" or "invalid_arguments"
+                call.declared,
             )
         )
+
+    def _close_at_end_of_output(self, raw: str = "") -> None:
+        """The output ended after the open call's last parameter closed, before the
+        call's closing marker: dispatch it if its arguments hold every parameter the
+        tool requires, else it is truncated (see the module docstring)."""
+        call = self._call
+        if call is None:
+            return
+        try:
+            value = json.loads("".join(call.arguments) or "{}")
+        except ValueError:
+            self._fail_call("truncated", raw)
+            return
+        spec = self._tool(call.name)
+        required = (spec.parameters or {}).get("required", []) if spec is not None else []
+        if isinstance(value, dict) and all(key in value for key in required):
+            self._close_call(raw)
+        else:
+            self._fail_call("truncated", raw)
 
     @property
     def _call_open(self) -> bool:
@@ -323,6 +352,9 @@ class JsonCallReader:
     held text into text) and `BadCallSyntax` after (the owner fails the call).
     """
 
+    # The keys that hold a call's arguments (a format may name them otherwise).
+    argument_keys: ClassVar[frozenset[str]] = _ARGUMENT_KEYS
+
     def __init__(self, owner: ToolParser, raw_prefix: str = ""):
         self._owner = owner
         self._state = _OPEN
@@ -345,7 +377,7 @@ class JsonCallReader:
                     scanner = self._scanner
                     assert scanner is not None
                     out, end = scanner.feed(text[i:] if i else text)
-                    is_args = st == _VALUE and self._key in _ARGUMENT_KEYS and not self._args_seen
+                    is_args = st == _VALUE and self._key in self.argument_keys and not self._args_seen
                     if is_args and self.started:
                         owner._stream_args(out)
                     elif is_args or st == _KEY_STRING or self._key in _NAME_KEYS:
@@ -355,7 +387,7 @@ class JsonCallReader:
                         break
                     i += end
                     if st == _KEY_STRING:
-                        self._key = _json_string("".join(self._value_out))
+                        self._key = _json_string("".join(self._value_out)) or ""
                         self._value_out = []
                         self._state = _COLON
                         continue
@@ -415,7 +447,7 @@ class JsonCallReader:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                 i += 1
         except JsonStreamError as error:
-            if self.started and self._state == _VALUE and self._key in _ARGUMENT_KEYS and not self._args_seen:
+            if self.started and self._state == _VALUE and self._key in self.argument_keys and not self._args_seen:
                 owner._stream_args(error.valid)
             consumed = min(n, i + error.offset + 1)
             self._attribute(text[segment:consumed])

@@ -12,7 +12,7 @@ with deepseek_v3_1 (`TokenSectionToolParser`).
 from __future__ import annotations
 
 from .base import is_function_name
-from .deepseek_v3_1 import TokenSectionToolParser
+from .token_section import TokenSectionToolParser
 
 _SEP = "<｜tool▁sep｜>"
 

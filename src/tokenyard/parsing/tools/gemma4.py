@@ -318,7 +318,7 @@ class Gemma4ToolParser(ToolParser):
         if space == len(buf) or _is_partial(buf, space, _CLOSE):
             if not final:
                 return -1
-            self._fail_call("truncated", buf[pos:])
+            self._close_call(buf[pos:])  # the arguments closed; only `<tool_call|>` is missing
             self._exit_region()
             return len(buf)
         # The model went on without the closing marker: the call stands.

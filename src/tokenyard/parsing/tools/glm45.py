@@ -10,8 +10,9 @@
 GLM-4.7 writes the same without the newlines (glm47.py); this parser reads both.
 Values are untyped text, typed by the tool's schema (object/array values arrive
 as JSON). Models sometimes write a literal `\\n` between tags: it is skipped like
-whitespace. Known failure shapes handled: a missing `</arg_value>` (the next tag
-ends the value), a call with no arguments (`<tool_call>name</tool_call>`).
+whitespace. A value ends only at its own `</arg_value>` (tags inside it are its
+text). Known failure shape handled: a call with no arguments
+(`<tool_call>name</tool_call>`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ _VALUE_OPEN = "<arg_value>"
 _VALUE_CLOSE = "</arg_value>"
 _NAME_ENDS = MarkerSet(["\n", _KEY_OPEN, _CLOSE])
 _KEY_STOPS = MarkerSet([_KEY_CLOSE, _KEY_OPEN, _VALUE_OPEN, _CLOSE])
-_VALUE_STOPS = MarkerSet([_VALUE_CLOSE, _KEY_OPEN, _CLOSE])
+# A value ends only at its own closing tag: other tags inside it are its text.
+_VALUE_STOPS = MarkerSet([_VALUE_CLOSE])
 _CLOSE_SET = MarkerSet([_CLOSE])
 _WHITESPACE = re.compile(r"\s*").match
 _GAP = re.compile(r"(?:\s|\\n)*").match  # whitespace, or a literal backslash-n
@@ -112,7 +114,13 @@ class Glm45ToolParser(ToolParser):
             self._exit_region()
             return j + len(_CLOSE)
         if _ends_inside(buf, j, _KEY_OPEN, _CLOSE, "\\"):
-            return self._truncated(buf, j) if final else (j if j > i else None)
+            if not final:
+                return j if j > i else None
+            # The output ended between parameters: every value so far closed.
+            self._arguments.close()
+            self._close_at_end_of_output(buf[j:])
+            self._exit_region()
+            return len(buf)
         self._state = _SKIP
         return j
 
@@ -153,7 +161,12 @@ class Glm45ToolParser(ToolParser):
         if i >= len(buf) and not final:
             return None  # everything so far is streamed; wait for more
         match = _VALUE_STOPS.find(buf, i)
-        end = match.start() if match is not None else len(buf) - _VALUE_STOPS.held_suffix(buf, i)
+        if match is not None:
+            end = match.start()
+        elif _VALUE_STOPS.could_start(buf, i):
+            end = len(buf) - _VALUE_STOPS.held_suffix(buf, i)
+        else:  # the common case: plain value text, nothing to hold back
+            end = len(buf)
         self._raw(buf[i:end])
         self._arguments.text(buf[i:end])
         if match is None:
@@ -163,10 +176,8 @@ class Glm45ToolParser(ToolParser):
             return end if end > i else None
         self._arguments.end()
         self._state = _BODY
-        if match.group() == _VALUE_CLOSE:
-            self._raw(_VALUE_CLOSE)
-            return match.end()
-        return match.start()  # a missing `</arg_value>`: the body reads the tag
+        self._raw(_VALUE_CLOSE)
+        return match.end()
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..markers import MarkerSet
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_before
 
@@ -14,7 +16,7 @@ _MARKER, _OBJECT, _AFTER_OBJECT, _SKIP_TO_CLOSE = range(4)
 
 class HermesToolParser(ToolParser):
     name = "hermes"
-    aliases = ("qwen25",)
+    aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
     start_markers = (_OPEN,)
 
     def _enter_region(self, marker: str) -> None:

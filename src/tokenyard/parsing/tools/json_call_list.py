@@ -4,7 +4,9 @@ nemotron_deci, jamba, phi4, mistral (pre-v11) and llama3_json:
     <TOOLCALL>[{"name": "a", "arguments": {...}}, {"name": "b", "arguments": {...}}]</TOOLCALL>
     <|python_tag|>{"name": "a", "parameters": {...}}; {"name": "b", "parameters": {...}}
 
-Each object is one call (read by `JsonCallReader`) whose raw is exactly the object;
+A format that expects a list also takes one bare object (`<TOOLCALL>{...}`, as
+models and Dynamo's fixtures write it). Each object is one call (read by
+`JsonCallReader`) whose raw is exactly the object;
 the start marker, `[`, separators, `]` and a closing tag are Markers. What is read
 before the first call is announced stays pending: a start marker followed by
 something that is not a call list comes out as text, whole.
@@ -15,24 +17,26 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ...events import ParseEvent
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_before, starts_with
+from .base import BadCallSyntax, JsonCallReader, NotACall, split_before, starts_with
+from .call_list import CallListParser
 
 WHITESPACE = re.compile(r"[ \t\r\n]*").match
 
 # States; subclasses number theirs from `FIRST_SUBCLASS_STATE`.
-_MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
+MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
 FIRST_SUBCLASS_STATE = 16
 
 
-class JsonCallListParser(ToolParser):
+class JsonCallListParser(CallListParser):
     """A start marker, then JSON call objects. Subclasses set the start marker and
     the punctuation; they are registered by their own `name`."""
 
     # `[...]` around the objects (llama3_json has bare objects).
     bracketed: ClassVar[bool] = True
     separator: ClassVar[str] = ","
+    # A newline between two call objects also separates them (llama3_json).
+    newline_separates: ClassVar[bool] = False
     # A tag that closes the section; it may also stand in for a missing `]`.
     close_tag: ClassVar[str] = ""
 
@@ -41,32 +45,25 @@ class JsonCallListParser(ToolParser):
         # Where the rest of a call with broken arguments ends: its section's
         # closing tag, else the next call's start marker (or the end of output).
         self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts
-        self._state = _MARKER
+        self._state = MARKER
         self._pending = ""
 
     def _enter_region(self, marker: str) -> None:
-        self._state = _MARKER
+        self._state = MARKER
         self._start_marker = marker
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._reader: JsonCallReader | None = None
         self._any_call = False
+        self._single = False  # one call object where the format expects a list
 
     def _after_start_marker(self) -> int:
         return LIST_OPEN if self.bracketed else _ITEM
 
     # ---- the list ---------------------------------------------------------------
 
-    def _parse_region(self, buf: str, final: bool) -> int:
-        while True:
-            state = self._state
-            consumed = self._step(buf, final)
-            # A state change that consumed nothing: the new state reads on.
-            if consumed or not self._in_region or self._state == state:
-                return consumed
-
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
-        if state == _MARKER:
+        if state == MARKER:
             self._pending = self._start_marker
             self._state = self._after_start_marker()
             return len(self._start_marker)
@@ -86,6 +83,11 @@ class JsonCallListParser(ToolParser):
                 self._pending += c
                 self._state = _ITEM
                 return i + 1
+            if c == "{":  # `<TOOLCALL>{...}`: a single call without its list
+                self._single = True
+                self._reader = JsonCallReader(self)
+                self._state = OBJECT
+                return i
         elif state == _ITEM:
             if c == "{":
                 self._reader = JsonCallReader(self)
@@ -94,11 +96,19 @@ class JsonCallListParser(ToolParser):
             if c == "]" and self.bracketed and self._any_call:  # a trailing comma
                 return self._list_closed(i + 1)
         elif state == _AFTER_ITEM:
-            if c == self.separator:
+            if self._single and not self.close_tag:
+                self._end_list(closed=True)
+                return i
+            if self._single:
+                pass  # only the closing tag may follow
+            elif c == self.separator:
                 self._pending += c
                 self._state = _ITEM
                 return i + 1
-            if c == "]" and self.bracketed:
+            elif c == "{" and self.newline_separates and "\n" in self._pending:
+                self._state = _ITEM
+                return i
+            if c == "]" and self.bracketed and not self._single:
                 return self._list_closed(i + 1)
             if self.close_tag:  # `]` left out before the closing tag
                 found = starts_with(buf[i:], self.close_tag)
@@ -129,14 +139,7 @@ class JsonCallListParser(ToolParser):
         return end
 
     def _end_list(self, closed: bool = False) -> None:
-        """The region ends here: what is pending after a closed list is syntax (a
-        Marker); else it (an unrecognised start, whitespace after a call) is text."""
-        if closed or self._state == _CLOSE_TAG:
-            self._marker(self._pending)
-        else:
-            self._text(self._pending)
-        self._pending = ""
-        self._exit_region()
+        super()._end_list(closed or self._state == _CLOSE_TAG)
 
     def _parse_object(self, buf: str, final: bool) -> int:
         reader = self._reader
@@ -182,22 +185,6 @@ class JsonCallListParser(ToolParser):
 
     # ---- hooks ------------------------------------------------------------------
 
-    def _open_call(self, name: str, raw: str = "", model_id: str | None = None) -> None:
-        # The call is real, so what led up to it (start marker, `[`, `,`) is syntax.
-        self._marker(self._pending)
-        self._pending = ""
-        super()._open_call(name, raw, model_id)
-
     @property
     def in_call_region(self) -> bool:
         return self._in_region and (self._call_open or self._state == OBJECT)
-
-    def release_held(self) -> list[ParseEvent]:
-        if self._in_region and not self.in_call_region:
-            # A reasoning marker interrupts the list between calls: it ends here.
-            self._end_list()
-            self._text(self._buf)
-            self._buf = ""
-            events, self._events = self._events, []
-            return events
-        return super().release_held()

@@ -1,5 +1,5 @@
 """Llama 3.x JSON tool calls, after `<|python_tag|>` or as bare JSON opening the
-output; several calls are separated by `;` and the calls run to the end of output:
+output; several calls are separated by `;` or a newline and run to the end of output:
 
     <|python_tag|>{"name": "get_weather", "parameters": {"city": "Tokyo", "days": 3}}; {"name": ...}
     {"name": "get_weather", "parameters": {"city": "Tokyo", "days": 3}}
@@ -20,6 +20,7 @@ class Llama3JsonToolParser(JsonCallListParser):
     start_markers = ("<|python_tag|>",)
     bracketed = False
     separator = ";"
+    newline_separates = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -17,13 +17,12 @@ closing tag ends it.
 
 from __future__ import annotations
 
-from .deepseek_v3_2 import InvokeSyntax, InvokeToolParser
+from .invoke_xml import InvokeSyntax, InvokeToolParser
 
 _SYNTAX = InvokeSyntax(
     "minimax:tool_call",
     "invoke",
     "parameter",
-    open_tags_end_values=False,
     strip_newline=True,
     # A bare `<invoke name=` is too common in prose about XML to start a call.
     bare_invoke_starts_call=False,

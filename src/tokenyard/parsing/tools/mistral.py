@@ -18,9 +18,10 @@ from collections.abc import Callable
 
 from ..json_stream import JsonStreamError, JsonValueScanner
 from .base import is_function_name, starts_with
-from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, SKIP, WHITESPACE, JsonCallListParser
+from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, MARKER, SKIP, WHITESPACE, JsonCallListParser
 
 _TOOL_CALLS = "[TOOL_CALLS]"
+_TOOL_CALLS_END = "[/TOOL_CALLS]"
 _ARGS = "[ARGS]"
 _CALL_ID = "[CALL_ID]"
 _NAME_RUN = re.compile(r"[\w.\-:/]*").match
@@ -32,13 +33,19 @@ _SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SU
 
 class MistralToolParser(JsonCallListParser):
     name = "mistral"
-    start_markers = (_TOOL_CALLS,)
+    # `[/TOOL_CALLS]` closes the calls in some outputs (Dynamo's fixtures): syntax.
+    start_markers = (_TOOL_CALLS, _TOOL_CALLS_END)
+    reasoning_exit_markers = (_TOOL_CALLS,)
 
     def _after_start_marker(self) -> int:
         return _SHAPE
 
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
+        if state == MARKER and self._start_marker == _TOOL_CALLS_END:
+            self._marker(_TOOL_CALLS_END)
+            self._exit_region()
+            return len(_TOOL_CALLS_END)
         if state < FIRST_SUBCLASS_STATE:
             return super()._step(buf, final)
         if state == _SHAPE:
@@ -48,7 +55,7 @@ class MistralToolParser(JsonCallListParser):
                 if final:
                     self._end_list()
                 return i
-            if buf[i] == "[":
+            if buf[i] in "[{":  # a call list, or one call object without its list
                 self._state = LIST_OPEN
             elif _NAME_RUN(buf, i).end() > i:
                 self._state = _NAME

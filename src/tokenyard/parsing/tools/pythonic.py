@@ -17,8 +17,8 @@ import ast
 import json
 import re
 
-from ...events import ParseEvent
-from .base import ToolParser, is_function_name, starts_with
+from .base import is_function_name, starts_with
+from .call_list import CallListParser
 
 _PYTHON_START = "<|python_start|>"
 _PYTHON_END = "<|python_end|>"
@@ -39,7 +39,7 @@ _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _MARKER, _WRAPPED, _ITEM, _NAME, _ARGS, _AFTER_CALL, _END_TAG = range(7)
 
 
-class PythonicToolParser(ToolParser):
+class PythonicToolParser(CallListParser):
     name = "pythonic"
     aliases = ("llama4_pythonic",)
     start_markers = ("[", _PYTHON_START)
@@ -56,14 +56,6 @@ class PythonicToolParser(ToolParser):
         self._wrapped = marker == _PYTHON_START
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._any_call = False
-
-    def _parse_region(self, buf: str, final: bool) -> int:
-        while True:
-            state = self._state
-            consumed = self._step(buf, final)
-            # A state change that consumed nothing: the new state reads on.
-            if consumed or not self._in_region or self._state == state:
-                return consumed
 
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
@@ -125,16 +117,6 @@ class PythonicToolParser(ToolParser):
         else:
             self._end_list(closed=True)
         return end
-
-    def _end_list(self, closed: bool = False) -> None:
-        """The region ends: pending syntax of a closed list is a Marker; what else
-        is pending (an unrecognised start, whitespace after a call) is text."""
-        if closed:
-            self._marker(self._pending)
-        else:
-            self._text(self._pending)
-        self._pending = ""
-        self._exit_region()
 
     def _read_name(self, buf: str, final: bool) -> int:
         end = _NAME_RUN(buf).end()
@@ -228,16 +210,6 @@ class PythonicToolParser(ToolParser):
     @property
     def in_call_region(self) -> bool:
         return self._call_open
-
-    def release_held(self) -> list[ParseEvent]:
-        if self._in_region and not self._call_open:
-            # A reasoning marker interrupts the list between calls: it ends here.
-            self._end_list()
-            self._text(self._buf)
-            self._buf = ""
-            events, self._events = self._events, []
-            return events
-        return super().release_held()
 
 
 def _arguments_json(inside: str) -> str | None:

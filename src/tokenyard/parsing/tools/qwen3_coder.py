@@ -9,35 +9,53 @@
     </tool_call>
 
 Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
-`<function=`), a missing `</parameter>` (the next tag ends the value), a missing
-`</function>` (`</tool_call>` ends the call).
+`<function=`), a missing `</function>` (`</tool_call>` ends the call). A value ends
+only at its own `</parameter>`, so markers inside it stay in it; a value that never
+closes runs to the end of output and the call is never dispatched.
 """
 
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from ..markers import MarkerSet
 from .base import ToolParser, split_before
 from .xml_args import ArgumentsBuilder
 
-_SECTION_OPEN = "<tool_call>"
-_SECTION_CLOSE = "</tool_call>"
 _FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
 _FUNCTION_PREFIX = re.compile(r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:=[^>\n]{0,256})?)?)?)?)?)?)?)?)?)?\Z")
 _PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
-_BODY_MARKERS = MarkerSet(["<parameter=", "</function>", _SECTION_CLOSE])
-_VALUE_END = MarkerSet(["</parameter>", "<parameter=", "</function>", _SECTION_CLOSE])
+
+
+def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
+    """What ends a call body, and what ends a parameter value, given the section's
+    closing tag. A value ends only at its own `</parameter>`: any other tag inside it
+    (`</tool_call>`, `<parameter=x>` in a file the model writes) is the value's text."""
+    return (
+        MarkerSet(["<parameter=", "</function>", section_close]),
+        MarkerSet(["</parameter>"]),
+    )
+
 
 _SECTION, _FUNCTION_HEAD, _BODY, _VALUE, _AFTER_CALL = range(5)
 
 
 class Qwen3CoderToolParser(ToolParser):
     name = "qwen3_coder"
-    aliases = ("nemotron_nano", "qwen3_xml")
-    start_markers = (_SECTION_OPEN, "<function=")
+    aliases: ClassVar[tuple[str, ...]] = ("nemotron_nano", "qwen3_xml")
+    # Families that share this grammar under other section tags (seed_oss) override
+    # these two and the marker tuples built from them.
+    section_open: ClassVar[str] = "<tool_call>"
+    section_close: ClassVar[str] = "</tool_call>"
+    start_markers = (section_open, "<function=")
     # Inside reasoning, `<function=` is too often prose about code to end it.
-    reasoning_exit_markers = (_SECTION_OPEN,)
+    reasoning_exit_markers = (section_open,)
+    _body_markers, _value_end = _section_markers(section_close)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._body_markers, cls._value_end = _section_markers(cls.section_close)
 
     def _enter_region(self, marker: str) -> None:
         self._state = _SECTION
@@ -47,11 +65,11 @@ class Qwen3CoderToolParser(ToolParser):
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
         if state == _SECTION:
-            self._in_section = buf.startswith(_SECTION_OPEN)
+            self._in_section = buf.startswith(self.section_open)
             if self._in_section:
-                self._pending = _SECTION_OPEN
+                self._pending = self.section_open
                 self._state = _FUNCTION_HEAD
-                return len(_SECTION_OPEN)
+                return len(self.section_open)
             self._state = _FUNCTION_HEAD
             return self._parse_region(buf, final)
         if state == _FUNCTION_HEAD:
@@ -71,12 +89,12 @@ class Qwen3CoderToolParser(ToolParser):
             self._exit_region()
             return 0 if self._in_section or not buf else self._consume_text_char(buf)
         if state == _BODY:
-            end, match = split_before(buf, _BODY_MARKERS, final)
+            end, match = split_before(buf, self._body_markers, final)
             if match is None:
                 self._raw(buf[:end])
-                if final:
+                if final:  # every parameter so far closed
                     self._arguments.close()
-                    self._fail_call("truncated")
+                    self._close_at_end_of_output()
                     self._exit_region()
                 return end
             self._raw(buf[: match.start()])
@@ -94,14 +112,14 @@ class Qwen3CoderToolParser(ToolParser):
                 return param.end()
             self._arguments.close()
             self._close_call(marker if marker == "</function>" else "")
-            if marker == _SECTION_CLOSE:
+            if marker == self.section_close:
                 self._marker(marker)
                 self._exit_region()
             else:
                 self._state = _AFTER_CALL
             return match.end()
         if state == _VALUE:
-            end, match = split_before(buf, _VALUE_END, final)
+            end, match = split_before(buf, self._value_end, final)
             self._raw(buf[:end])
             self._arguments.text(buf[:end])
             if match is None:
@@ -113,22 +131,21 @@ class Qwen3CoderToolParser(ToolParser):
                 return end
             self._arguments.end()
             self._state = _BODY
-            if match.group() == "</parameter>":
-                self._raw(match.group())
-                return match.end()
-            return match.start()  # a missing `</parameter>`: the body handles the tag
+            self._raw(match.group())
+            return match.end()
         # _AFTER_CALL: the section closes, or another function follows in it.
         stripped = buf.lstrip()
         lead = len(buf) - len(stripped)
-        if stripped.startswith(_SECTION_CLOSE):
-            self._marker(buf[: lead + len(_SECTION_CLOSE)])
+        close = self.section_close
+        if stripped.startswith(close):
+            self._marker(buf[: lead + len(close)])
             self._exit_region()
-            return lead + len(_SECTION_CLOSE)
+            return lead + len(close)
         if stripped.startswith("<function="):
             self._marker(buf[:lead])
             self._state = _FUNCTION_HEAD
             return lead if lead else self._parse_region(buf, final)
-        if not final and (not stripped or _SECTION_CLOSE.startswith(stripped) or "<function=".startswith(stripped)):
+        if not final and (not stripped or close.startswith(stripped) or "<function=".startswith(stripped)):
             return 0
         self._marker(buf[:lead])
         self._exit_region()

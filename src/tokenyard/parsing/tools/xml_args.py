@@ -14,7 +14,7 @@ import json
 import re
 
 from ...conversation import ToolSpec
-from ..coercion import coerce_value, dumps, parameter_types, wants_string
+from ..coercion import coerce_value, dumps, fits, parameter_types, wants_string
 from .base import ToolParser
 
 _NOT_JSON = object()
@@ -97,7 +97,11 @@ class ArgumentsBuilder:
         if self._strip_newline and value.endswith("\n"):
             value = value[:-1]
         decoded = _json_value(value) if self._json_first else _NOT_JSON
-        self._owner._stream_args(dumps(coerce_value(value, self._types) if decoded is _NOT_JSON else decoded))
+        if decoded is _NOT_JSON or not fits(decoded, self._types):
+            # Not JSON, or JSON the schema does not allow (DSML `string="false">null`
+            # for a string parameter): the schema decides, as for untyped values.
+            decoded = coerce_value(value, self._types)
+        self._owner._stream_args(dumps(decoded))
 
     def close(self) -> None:
         """The call's closing tag was read."""

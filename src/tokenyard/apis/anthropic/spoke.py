@@ -1,0 +1,57 @@
+"""The Anthropic Messages spoke (`/v1/messages`): the spoke protocol of apis/spoke.py."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from ..errors import validate
+from ..spoke import ParsedRequest, RequestContext
+from .errors import ERRORS
+from .requests import to_conversation
+from .schema import CountTokensRequest, MessagesRequest
+from .stream import MessageStream
+
+# Claude Code names its session (and so itself) in this header.
+SESSION_HEADER = "x-claude-code-session-id"
+# Its subagents name themselves and the agent that started them.
+AGENT_HEADER = "x-claude-code-agent-id"
+PARENT_AGENT_HEADER = "x-claude-code-parent-agent-id"
+
+
+class AnthropicMessages:
+    name = "anthropic"
+    errors = ERRORS
+    call_id_prefix = "toolu_"
+
+    def parse(self, body: Any, context: RequestContext) -> ParsedRequest:
+        wire = validate(MessagesRequest, body)
+        session = context.headers.get(SESSION_HEADER)
+        conversation = to_conversation(
+            wire,
+            replay=context.replay,
+            session_key=session,
+            agent="claude-code" if session else None,
+            agent_id=context.headers.get(AGENT_HEADER),
+            parent_agent_id=context.headers.get(PARENT_AGENT_HEADER),
+        )
+        return ParsedRequest(conversation, wire.model, bool(wire.stream), wire)
+
+    def encoder(self, request: ParsedRequest, context: RequestContext) -> MessageStream:
+        wire: MessagesRequest = request.options
+        return MessageStream(
+            f"msg_{secrets.token_hex(12)}",
+            wire.model,
+            replay=context.replay,
+            dispatch=context.dispatch and request.stream,
+            show_thinking=not (wire.thinking and wire.thinking.display == "omitted"),
+        )
+
+
+def parse_count_tokens(body: Any, context: RequestContext) -> ParsedRequest:
+    """`/v1/messages/count_tokens`: the conversation whose prompt is counted."""
+    wire = validate(CountTokensRequest, body)
+    return ParsedRequest(to_conversation(wire, replay=context.replay), wire.model, False, wire)
+
+
+SPOKE = AnthropicMessages()

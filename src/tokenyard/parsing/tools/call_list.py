@@ -1,0 +1,56 @@
+"""`CallListParser`: what the list-of-calls formats share (json_call_list.py's
+JSON lists, pythonic.py's `[f(a=1), g()]`).
+
+After a start marker the region reads a list of calls through a small state
+machine (`_step`). What is read before a call is announced stays pending: a start
+that turns out not to be a list comes out as text, whole; once a call is real,
+what led up to it (start marker, `[`, `,`) is syntax. A reasoning marker that
+interrupts the list between calls ends it.
+"""
+
+from __future__ import annotations
+
+from ...events import ParseEvent
+from .base import ToolParser
+
+
+class CallListParser(ToolParser):
+    _pending = ""  # read, not yet known to be syntax (Marker) or text
+    _state = 0
+
+    def _step(self, buf: str, final: bool) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        while True:
+            state = self._state
+            consumed = self._step(buf, final)
+            # A state change that consumed nothing: the new state reads on.
+            if consumed or not self._in_region or self._state == state:
+                return consumed
+
+    def _end_list(self, closed: bool = False) -> None:
+        """The region ends here: what is pending after a closed list is syntax (a
+        Marker); else it (an unrecognised start, whitespace after a call) is text."""
+        if closed:
+            self._marker(self._pending)
+        else:
+            self._text(self._pending)
+        self._pending = ""
+        self._exit_region()
+
+    def _open_call(self, name: str, raw: str = "", model_id: str | None = None) -> None:
+        # The call is real, so what led up to it is syntax.
+        self._marker(self._pending)
+        self._pending = ""
+        super()._open_call(name, raw, model_id)
+
+    def release_held(self) -> list[ParseEvent]:
+        if self._in_region and not self.in_call_region:
+            # A reasoning marker interrupts the list between calls: it ends here.
+            self._end_list()
+            self._text(self._buf)
+            self._buf = ""
+            events, self._events = self._events, []
+            return events
+        return super().release_held()

@@ -1,0 +1,169 @@
+"""Inkling: typed content blocks, every marker a special token.
+
+    <|content_thinking|>...reasoning...<|end_message|>
+    <|message_model|><|content_text|>...visible text...<|end_message|>
+    <|message_model|><|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Tokyo"}}<|end_message|>
+
+The prompt ends with `<|message_model|>`, so output begins with a block kind. Blocks
+repeat in any order; `<|content_model_end_sampling|>` may end one instead of
+`<|end_message|>`. Between `<|message_model|>` and the block kind the model may write
+a header (a function name): framing, not content. Raw and error tool blocks
+(`<|content_invoke_tool_text|>`, `<|content_tool_error|>`) are shown as text.
+
+Reasoning blocks are the `inkling` reasoning format's (parsing/reasoning); this
+parser owns the framing around text and the JSON tool blocks. The call is announced
+when its name has been read, its `args` stream as JSON, and it is ready at the
+block's end marker (or at the end of output once its JSON is complete).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ...events import ParseEvent
+from ..markers import MarkerSet
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_before
+
+MESSAGE_MODEL = "<|message_model|>"
+CONTENT_TEXT = "<|content_text|>"
+CONTENT_THINKING = "<|content_thinking|>"
+TOOL_JSON = "<|content_invoke_tool_json|>"
+TOOL_TEXT = "<|content_invoke_tool_text|>"
+TOOL_ERROR = "<|content_tool_error|>"
+END_MESSAGE = "<|end_message|>"
+END_SAMPLING = "<|content_model_end_sampling|>"
+_BLOCK_ENDS = (END_MESSAGE, END_SAMPLING)
+_BLOCK_ENDS_SET = MarkerSet(_BLOCK_ENDS)
+# What may follow a header: a block kind, or another role marker.
+_HEADER_ENDS = MarkerSet(
+    (CONTENT_TEXT, CONTENT_THINKING, TOOL_JSON, TOOL_TEXT, TOOL_ERROR, MESSAGE_MODEL, *_BLOCK_ENDS)
+)
+_HEADER_LIMIT = 256
+
+_HEADER, _CALL, _AFTER_CALL, _SKIP_TO_END = range(4)
+
+
+class _InklingCallReader(JsonCallReader):
+    argument_keys: ClassVar[frozenset[str]] = frozenset(("args", "arguments"))
+
+
+class InklingToolParser(ToolParser):
+    name = "inkling"
+    aliases: ClassVar[tuple[str, ...]] = ()
+    start_markers = (MESSAGE_MODEL, CONTENT_TEXT, TOOL_JSON, TOOL_TEXT, TOOL_ERROR, *_BLOCK_ENDS)
+    # A tool block opened while a thinking block is still unclosed ends the thinking.
+    reasoning_exit_markers = (TOOL_JSON,)
+
+    def _enter_region(self, marker: str) -> None:
+        self._state = _HEADER
+        self._opener = marker
+
+    @property
+    def in_call_region(self) -> bool:
+        # A header is framing that any block kind (also a thinking block, which
+        # the reasoning parser owns) may end.
+        return self._in_region and not (self._state == _HEADER and self._opener == MESSAGE_MODEL)
+
+    def release_held(self) -> list[ParseEvent]:
+        if self._in_region and self._state == _HEADER and self._opener == MESSAGE_MODEL:
+            self._marker(self._buf)  # the role marker and its header end here
+            self._buf = ""
+            self._exit_region()
+            events, self._events = self._events, []
+            return events
+        return super().release_held()
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        state = self._state
+        if state == _HEADER:
+            return self._header(buf, final)
+        if state == _CALL:
+            return self._call_json(buf, final)
+        if state == _AFTER_CALL:
+            return self._after_call(buf, final)
+        # _SKIP_TO_END: the rest of a block whose JSON broke belongs to the failed call.
+        end, match = split_before(buf, _BLOCK_ENDS_SET, final)
+        if match is not None:
+            self._fail_call("invalid_arguments", buf[: match.end()])
+            self._exit_region()
+            return match.end()
+        self._raw(buf[:end])
+        if final:
+            self._fail_call("invalid_arguments")
+            self._exit_region()
+        return end
+
+    def _header(self, buf: str, final: bool) -> int:
+        opener = self._opener
+        if opener != MESSAGE_MODEL:
+            if opener == TOOL_JSON:
+                self._reader = _InklingCallReader(self, TOOL_JSON)
+                self._state = _CALL
+            else:  # a text, raw-tool or error block begins, or a block ends: framing
+                self._marker(opener)
+                self._exit_region()
+            return len(opener)
+        match = _HEADER_ENDS.find(buf, len(MESSAGE_MODEL))
+        if match is None:
+            rest = len(buf) - len(MESSAGE_MODEL)
+            if not final and rest < _HEADER_LIMIT and "\n" not in buf:
+                return 0
+            # Not a header after all: the role marker is framing, the rest is text.
+            self._marker(MESSAGE_MODEL)
+            self._exit_region()
+            return len(MESSAGE_MODEL)
+        header = match.start()
+        if "\n" in buf[:header] or header - len(MESSAGE_MODEL) > _HEADER_LIMIT:
+            self._marker(MESSAGE_MODEL)
+            self._exit_region()
+            return len(MESSAGE_MODEL)
+        kind = match.group()
+        if kind == TOOL_JSON:
+            self._marker(buf[:header])
+            self._opener = TOOL_JSON
+            return header
+        if kind == CONTENT_THINKING or kind == MESSAGE_MODEL:
+            # Another parser's marker, or the next role marker: the header ends here.
+            self._marker(buf[:header])
+            self._exit_region()
+            return header
+        self._marker(buf[: match.end()])
+        self._exit_region()
+        return match.end()
+
+    def _call_json(self, buf: str, final: bool) -> int:
+        reader = self._reader
+        try:
+            end = reader.feed(buf)
+        except NotACall as error:
+            self._text("".join(reader.pre_raw))
+            self._exit_region()
+            return error.consumed
+        except BadCallSyntax as error:
+            self._state = _SKIP_TO_END
+            return error.consumed
+        if end >= 0:
+            self._state = _AFTER_CALL
+            return end
+        if final:
+            if reader.started:
+                self._fail_call("truncated")
+            else:
+                self._text("".join(reader.pre_raw))
+            self._exit_region()
+        return len(buf)
+
+    def _after_call(self, buf: str, final: bool) -> int:
+        stripped = buf.lstrip()
+        lead = len(buf) - len(stripped)
+        for end in _BLOCK_ENDS:
+            if stripped.startswith(end):
+                self._close_call(buf[: lead + len(end)])
+                self._exit_region()
+                return lead + len(end)
+        if not final and (not stripped or any(end.startswith(stripped) for end in _BLOCK_ENDS)):
+            return 0
+        # The block went on without its end marker: the complete call stands.
+        self._close_call(buf[:lead])
+        self._exit_region()
+        return lead

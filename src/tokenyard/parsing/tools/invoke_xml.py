@@ -1,0 +1,323 @@
+"""`InvokeToolParser`: the shared engine for the `<block><invoke name=..><parameter
+name=..>` shape of DeepSeek's DSML (deepseek_v3_2.py, deepseek_v4.py) and
+minimax_m2, each with its own tags (`InvokeSyntax`).
+
+A block holds one or more invokes. A parameter's `string="true"` marks a string
+(streamed as it arrives); `string="false"` a JSON value, typed by the tool's
+schema; no hint defers to the schema. Also accepted: a JSON object as the whole
+invoke body, and (where the syntax allows) a bare invoke with no outer block. A
+value ends only at its own closing tag.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import ClassVar
+
+from ..json_stream import JsonStreamError, JsonValueScanner
+from ..markers import MarkerSet
+from .base import ToolParser, is_function_name
+from .token_section import skip_whitespace
+from .xml_args import ArgumentsBuilder
+
+# The attribute text of a tag: the name (quoted or bare) first, then the rest.
+_NAME_ATTRIBUTE = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))(.*)\Z""", re.DOTALL)
+# What may follow the name: more `key=value` attributes, nothing else.
+_MORE_ATTRIBUTES = re.compile(r"""(?:\s+[\w:-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))*\s*\Z""")
+_STRING_ATTRIBUTE = re.compile(r"""\bstring\s*=\s*["']?(true|false)\b""", re.IGNORECASE)
+# How long an opening tag's attributes may grow before it is not a tag after all.
+_MAX_ATTRIBUTES = 256
+
+
+class InvokeSyntax:
+    """The tags of one `<block><invoke><parameter>` format, and what is derived
+    from them once per format."""
+
+    def __init__(
+        self,
+        block: str,
+        invoke: str,
+        parameter: str,
+        *,
+        strip_newline: bool,
+        bare_invoke_starts_call: bool,
+    ):
+        # `block`/`invoke`/`parameter`: the text between `<` (or `</`) and `>`
+        # for the block, and up to the `name=` attribute for the others.
+        self.block_open = f"<{block}>"
+        self.block_close = f"</{block}>"
+        self.invoke_open = f"<{invoke} name="
+        self.invoke_close = f"</{invoke}>"
+        self.parameter_open = f"<{parameter} name="
+        self.parameter_close = f"</{parameter}>"
+        self.strip_newline = strip_newline
+        self.start_markers = (self.block_open, self.invoke_open) if bare_invoke_starts_call else (self.block_open,)
+        self.invoke_head = re.compile(re.escape(self.invoke_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
+        self.parameter_head = re.compile(re.escape(self.parameter_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
+        ends_call = [self.invoke_close, self.block_close, self.invoke_open]
+        self.body_markers = MarkerSet([self.parameter_open, *ends_call])
+        self.after_json_markers = MarkerSet(ends_call)
+        # A value ends only at its own closing tag: any other tag inside it (an XML
+        # file's content, a quoted DSML example) is the value's text.
+        self.value_markers = MarkerSet([self.parameter_close])
+
+
+def _tag_name(attributes: str) -> tuple[str, str]:
+    """(name, the attributes after it) of a tag's attribute text; the name is ""
+    when the text is not a name and attributes (`name=get weather`)."""
+    match = _NAME_ATTRIBUTE.match(attributes)
+    if match is None or _MORE_ATTRIBUTES.match(match.group(4)) is None:
+        return "", ""
+    name = next(g for g in match.groups()[:3] if g is not None)
+    return name.strip(), match.group(4)
+
+
+def _could_be_head(buf: str, pos: int, literal: str) -> bool:
+    """Whether `buf[pos:]` may still grow into `literal` plus attributes and `>`."""
+    rest = buf[pos : pos + len(literal) + _MAX_ATTRIBUTES + 1]
+    if len(rest) <= len(literal):
+        return literal.startswith(rest)
+    tail = rest[len(literal) :]
+    return rest.startswith(literal) and len(tail) <= _MAX_ATTRIBUTES and ">" not in tail and "\n" not in tail
+
+
+def _partial(buf: str, pos: int, literal: str) -> bool:
+    """Whether `buf[pos:]` is a proper prefix of `literal`."""
+    rest = buf[pos : pos + len(literal)]
+    return len(rest) < len(literal) and literal.startswith(rest)
+
+
+# States.
+_HEAD, _BODY, _VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL = range(7)
+
+
+class InvokeToolParser(ToolParser):
+    """The engine for `<block><invoke name=..><parameter name=..>..</..>` formats
+    (see the module docstring). A subclass sets `syntax` and `start_markers`."""
+
+    syntax: ClassVar[InvokeSyntax]
+
+    def _enter_region(self, marker: str) -> None:
+        self._state = _HEAD
+        self._in_block = marker == self.syntax.block_open
+        self._first = True  # no invoke of this region announced yet
+        self._arguments: ArgumentsBuilder | None = None
+        self._body_started = False
+        self._scanner: JsonValueScanner | None = None
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        pos = 0
+        steps = self._steps
+        while self._in_region and (pos < len(buf) or final):
+            state = self._state
+            nxt = steps[state](self, buf, pos, final)
+            if nxt < 0 or (nxt == pos and state == self._state):
+                break
+            pos = nxt
+        return pos
+
+    # ---- states: each takes (buf, pos, final), returns the new position or -1
+    # ---- for "need more input". At `final` with nothing left each must exit.
+
+    def _head(self, buf: str, pos: int, final: bool) -> int:
+        syntax = self.syntax
+        if pos == len(buf):  # only at the end of the output
+            self._exit_region()
+            return pos
+        at = pos
+        if self._first and self._in_block:
+            # The block tag and the whitespace after it stay in the buffer until
+            # an invoke decides whether this is a call at all.
+            at = skip_whitespace(buf, pos + len(syntax.block_open))
+        head = syntax.invoke_head.match(buf, at)
+        if head is not None:
+            name, _ = _tag_name(head.group(1))
+            if is_function_name(name):
+                self._marker(buf[pos:at])
+                self._open_call(name, head.group())
+                self._first = False
+                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=syntax.strip_newline)
+                self._body_started = False
+                self._state = _BODY
+                return head.end()
+        elif not final and _could_be_head(buf, at, syntax.invoke_open):
+            return -1
+        # Not a call: what was read is text (at least one character, so the scan
+        # moves past the start marker).
+        end = at if at > pos else pos + 1
+        self._text(buf[pos:end])
+        self._exit_region()
+        return end
+
+    def _body(self, buf: str, pos: int, final: bool) -> int:
+        syntax = self.syntax
+        space = skip_whitespace(buf, pos)
+        if space > pos:
+            self._raw(buf[pos:space])
+            return space
+        if pos < len(buf) and not self._body_started:
+            # The body's first non-space character decides: a JSON object, or tags.
+            self._body_started = True
+            if buf[pos] == "{":
+                self._scanner = JsonValueScanner()
+                self._state = _JSON
+                return pos
+        match = syntax.body_markers.find(buf, pos)
+        if match is None:
+            end = len(buf) if final else len(buf) - syntax.body_markers.held_suffix(buf, pos)
+            self._raw(buf[pos:end])  # stray text inside the invoke stays its raw
+            if final:  # between parameters: every value so far closed
+                assert self._arguments is not None
+                self._arguments.close()
+                self._close_at_end_of_output()
+                self._exit_region()
+            return end if end > pos else -1
+        at = match.start()
+        self._raw(buf[pos:at])
+        marker = match.group()
+        if marker == syntax.parameter_open:
+            head = syntax.parameter_head.match(buf, at)
+            if head is None:
+                if not final and _could_be_head(buf, at, syntax.parameter_open):
+                    return at if at > pos else -1
+                self._raw(marker)  # a malformed tag: raw, not a parameter
+                return match.end()
+            name, rest = _tag_name(head.group(1))
+            if not name:
+                self._raw(head.group())
+                return head.end()
+            hint = _STRING_ATTRIBUTE.search(rest)
+            self._raw(head.group())
+            assert self._arguments is not None
+            self._arguments.begin(name, None if hint is None else hint.group(1).lower() == "true")
+            self._state = _VALUE
+            return head.end()
+        assert self._arguments is not None
+        self._arguments.close()
+        return self._end_call(buf, at, match.end(), marker)
+
+    def _end_call(self, buf: str, at: int, end: int, marker: str, reason: str | None = None) -> int:
+        """A marker that ends the open call was found at `at`: the call is ready
+        (`reason` None) or failed."""
+        syntax = self.syntax
+        raw = marker if marker == syntax.invoke_close else ""
+        if reason is None:
+            self._close_call(raw)
+        else:
+            self._fail_call(reason, raw)
+        if raw:
+            self._state = _AFTER_CALL
+            return end
+        if marker == syntax.block_close:
+            self._marker(marker)
+            self._exit_region()
+            return end
+        self._state = _HEAD  # the next invoke began without this one's closing tag
+        return at
+
+    def _value(self, buf: str, pos: int, final: bool) -> int:
+        markers = self.syntax.value_markers
+        arguments = self._arguments
+        assert arguments is not None
+        match = markers.find(buf, pos)
+        if match is None:
+            end = len(buf) if final else len(buf) - markers.held_suffix(buf, pos)
+            self._raw(buf[pos:end])
+            arguments.text(buf[pos:end])
+            if final:
+                self._fail_call("truncated")
+                self._exit_region()
+            return end if end > pos else -1
+        at = match.start()
+        self._raw(buf[pos:at])
+        arguments.text(buf[pos:at])
+        arguments.end()
+        self._state = _BODY
+        self._raw(match.group())
+        return match.end()
+
+    def _json(self, buf: str, pos: int, final: bool) -> int:
+        scanner = self._scanner
+        assert scanner is not None
+        try:
+            out, end = scanner.feed(buf[pos:])
+        except JsonStreamError as error:
+            self._stream_args(error.valid)
+            # The offending character is left for `_BROKEN`: it may begin the
+            # closing tag.
+            self._raw(buf[pos : pos + error.offset])
+            self._state = _BROKEN
+            return pos + error.offset
+        self._stream_args(out)
+        stop = len(buf) if end < 0 else pos + end
+        self._raw(buf[pos:stop])
+        if end >= 0:
+            self._state = _AFTER_JSON
+        elif final:
+            self._fail_call("truncated")
+            self._exit_region()
+        return stop if stop > pos or end >= 0 else -1
+
+    def _after_json(self, buf: str, pos: int, final: bool) -> int:
+        return self._skip_to_end(buf, pos, final, None)
+
+    def _broken(self, buf: str, pos: int, final: bool) -> int:
+        return self._skip_to_end(buf, pos, final, "invalid_arguments")
+
+    def _skip_to_end(self, buf: str, pos: int, final: bool, reason: str | None) -> int:
+        """The call's arguments are complete (`reason` None) or broke: everything up
+        to the tag that ends the call is its raw."""
+        markers = self.syntax.after_json_markers
+        match = markers.find(buf, pos)
+        if match is None:
+            end = len(buf) if final else len(buf) - markers.held_suffix(buf, pos)
+            self._raw(buf[pos:end])
+            if final:
+                if reason is None:  # the arguments' JSON closed: only the end tag is missing
+                    self._close_call()
+                else:
+                    self._fail_call(reason)
+                self._exit_region()
+            return end if end > pos else -1
+        self._raw(buf[pos : match.start()])
+        return self._end_call(buf, match.start(), match.end(), match.group(), reason)
+
+    def _after_call(self, buf: str, pos: int, final: bool) -> int:
+        syntax = self.syntax
+        space = skip_whitespace(buf, pos)
+        if space > pos:
+            self._marker(buf[pos:space])
+            return space
+        if buf.startswith(syntax.block_close, pos):
+            self._marker(syntax.block_close)
+            self._exit_region()
+            return pos + len(syntax.block_close)
+        if buf.startswith(syntax.invoke_open, pos):
+            self._state = _HEAD
+            return pos
+        if not final and (_partial(buf, pos, syntax.block_close) or _partial(buf, pos, syntax.invoke_open)):
+            return -1
+        self._exit_region()  # the model went on without closing the block
+        return pos
+
+    _steps: ClassVar[dict[int, Callable[..., int]]] = {
+        _HEAD: _head,
+        _BODY: _body,
+        _VALUE: _value,
+        _JSON: _json,
+        _AFTER_JSON: _after_json,
+        _BROKEN: _broken,
+        _AFTER_CALL: _after_call,
+    }
+
+
+def dsml_syntax(block: str) -> InvokeSyntax:
+    """DeepSeek's DSML spelling of the shape, outer block named `block`."""
+    return InvokeSyntax(
+        f"｜DSML｜{block}",
+        "｜DSML｜invoke",
+        "｜DSML｜parameter",
+        strip_newline=False,
+        bare_invoke_starts_call=True,
+    )

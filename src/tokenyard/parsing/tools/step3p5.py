@@ -1,0 +1,15 @@
+"""StepFun Step-3.5 / Step-3.7: Qwen3-Coder's call grammar unchanged
+(`<tool_call>\\n<function=...>\\n<parameter=...>\\n...\\n</parameter>...`). A
+name of its own because vLLM and SGLang give it one; what differs is its
+reasoning (the template always opens `<think>`: reasoning parser `step3p5`)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .qwen3_coder import Qwen3CoderToolParser
+
+
+class Step3p5ToolParser(Qwen3CoderToolParser):
+    name = "step3p5"
+    aliases: ClassVar[tuple[str, ...]] = ()

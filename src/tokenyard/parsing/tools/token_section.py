@@ -1,0 +1,270 @@
+"""`TokenSectionToolParser`: the special-token section shape that deepseek_v3,
+deepseek_v3_1 and kimi_k2 share; they differ only in their tokens and in how the
+call header names the function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from ..json_stream import JsonStreamError, JsonValueScanner
+from ..markers import MarkerSet
+from .base import ToolParser
+
+# States.
+_OPENING, BETWEEN, _ARGS_START, _ARGS, _AFTER_ARGS, _SKIP = range(6)
+
+
+def skip_whitespace(buf: str, i: int, fence: bool = False) -> int:
+    """The index of the first character at or after `i` that is not whitespace
+    (nor, with `fence`, a backtick of a closing ``` fence)."""
+    while i < len(buf) and (buf[i].isspace() or (fence and buf[i] == "`")):
+        i += 1
+    return i
+
+
+def _at(buf: str, i: int, marker: str) -> bool | None:
+    """Whether `marker` starts at `buf[i]`; None while the buffer ends inside it."""
+    ahead = buf[i : i + len(marker)]
+    if ahead == marker:
+        return True
+    return None if marker.startswith(ahead) else False
+
+
+class TokenSectionToolParser(ToolParser):
+    """Calls framed by special tokens inside a section:
+
+        SECTION_BEGIN (CALL_BEGIN header HEADER_END json CALL_END)+ SECTION_END
+
+    A subclass names the tokens and implements `_call_name(header)`. A bare
+    CALL_BEGIN (the section opener left out) also starts a call; a missing
+    CALL_END before the next call or the section's end is tolerated. Nothing is
+    consumed before the function name is known, so what turns out not to be a
+    call is released as text, whole.
+    """
+
+    section_begins: ClassVar[tuple[str, ...]] = ()
+    section_ends: ClassVar[tuple[str, ...]] = ()
+    call_begin: ClassVar[str] = ""
+    call_end: ClassVar[str] = ""
+    header_end: ClassVar[str] = ""
+    # deepseek_v3 wraps the arguments in a ```json fence.
+    fenced: ClassVar[bool] = False
+    header_limit: ClassVar[int] = 512
+    _header_stops: ClassVar[MarkerSet]
+    _args_stops: ClassVar[MarkerSet]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "call_begin" in vars(cls):
+            cls.start_markers = (*cls.section_begins, cls.call_begin)
+            cls._header_stops = MarkerSet(
+                (cls.header_end, cls.call_begin, cls.call_end, *cls.section_begins, *cls.section_ends)
+            )
+            cls._args_stops = MarkerSet((cls.call_end, cls.call_begin, *cls.section_ends))
+
+    def _call_name(self, header: str) -> tuple[str, str | None] | None:
+        """(function name, the model's own call id or None) from the text between
+        CALL_BEGIN and HEADER_END, or None if it names no function."""
+        raise NotImplementedError
+
+    def _enter_region(self, marker: str) -> None:
+        self._state = _OPENING
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        i = 0
+        n = len(buf)
+        # With nothing left to read, every step waits for more input (unless final).
+        while self._in_region and (i < n or final):
+            step = self._STEPS[self._state](self, buf, i, final)
+            if step is None:  # needs more input
+                return i
+            i = step
+        return i
+
+    # ---- steps: each returns the new position, or None to wait for more input ----
+
+    def _next_call(self, buf: str, i: int, final: bool) -> int | None:
+        """At the region's opening marker or after a call: the next call, the
+        section's end, or the end of call syntax."""
+        opener = ""
+        if self._state == _OPENING:
+            opener = next((m for m in self.section_begins if buf.startswith(m, i)), "")
+        j = skip_whitespace(buf, i + len(opener))
+        at_call = _at(buf, j, self.call_begin)
+        if at_call:
+            return self._read_header(buf, i, j, final)
+        pending = at_call is None
+        for end in self.section_ends:
+            found = _at(buf, j, end)
+            if found:
+                self._marker(buf[i : j + len(end)])
+                self._exit_region()
+                return j + len(end)
+            pending = pending or found is None
+        if pending and not final:
+            return None
+        if self._state == _OPENING:
+            # The opener is a special token, so it is syntax. Stray words between it
+            # and the first call marker are noise inside the section, syntax too;
+            # with no call marker soon after, they are text.
+            start = i + len(opener)
+            found_call = self._starts.find(buf, start)
+            if found_call is not None and found_call.group() == self.call_begin:
+                if found_call.start() - start <= self.header_limit:
+                    # A call follows: the opener and the words before it are syntax.
+                    return self._read_header(buf, i, found_call.start(), final)
+            elif found_call is None and not final and len(buf) - start <= self.header_limit:
+                return None
+            self._marker(opener)
+            self._exit_region()
+            return start
+        self._marker(buf[i:j])
+        self._exit_region()
+        return j
+
+    def _read_header(self, buf: str, i: int, at: int, final: bool) -> int | None:
+        start = skip_whitespace(buf, at + len(self.call_begin))
+        match = self._header_stops.find(buf, start)
+        if match is None and not final and len(buf) - start <= self.header_limit:
+            return None
+        named = None
+        if match is not None and match.group() == self.header_end:
+            named = self._call_name(buf[start : match.start()])
+        if match is None or named is None:
+            # Not a call: release the tokens read so far as text and go on after them.
+            end = at + len(self.call_begin)
+            if self._state == _OPENING:
+                self._text(buf[i:end])
+            else:
+                self._marker(buf[i:at])
+                self._text(self.call_begin)
+            self._exit_region()
+            return end
+        self._marker(buf[i:at])
+        self._open_call(named[0], buf[at : match.end()], named[1])
+        self._scanner = JsonValueScanner()
+        self._args_begun = False
+        self._fence_seen = False
+        self._state = _ARGS_START
+        return match.end()
+
+    def _args_start(self, buf: str, i: int, final: bool) -> int | None:
+        j = skip_whitespace(buf, i)
+        if self.fenced and not self._fence_seen:
+            for fence in ("```json", "```"):
+                found = _at(buf, j, fence)
+                if found is None and not final:
+                    self._raw(buf[i:j])
+                    return j if j > i else None
+                if found:
+                    j = skip_whitespace(buf, j + len(fence))
+                    self._fence_seen = True
+                    break
+        self._raw(buf[i:j])
+        if j == len(buf) and not final:
+            return j if j > i else None
+        self._state = _ARGS
+        return j
+
+    def _args(self, buf: str, i: int, final: bool) -> int | None:
+        stops = self._args_stops
+        match = stops.find(buf, i)
+        end = match.start() if match is not None else len(buf) - stops.held_suffix(buf, i)
+        if end > i:
+            self._args_begun = True
+            try:
+                out, done_at = self._scanner.feed(buf[i:end])
+            except JsonStreamError as error:
+                self._stream_args(error.valid)
+                self._raw(buf[i:end])
+                self._state = _SKIP
+                return end
+            self._stream_args(out)
+            if done_at >= 0:
+                self._raw(buf[i : i + done_at])
+                self._state = _AFTER_ARGS
+                return i + done_at
+            self._raw(buf[i:end])
+        if match is not None and self._scanner.in_string:
+            # A marker inside a JSON string is the string's text: only the closing
+            # quote ends a string.
+            out, _ = self._scanner.feed(match.group())
+            self._stream_args(out)
+            self._raw(match.group())
+            return match.end()
+        if match is None:
+            if final:
+                self._fail_call("truncated", buf[end:])
+                self._exit_region()
+                return len(buf)
+            return end if end > i else None
+        # A token arrived before the arguments closed: only a bare scalar or no
+        # arguments at all still stand.
+        complete = True
+        if self._args_begun:
+            try:
+                self._stream_args(self._scanner.finish())
+            except JsonStreamError:
+                complete = False
+        ends_call = match.group() == self.call_end
+        raw = match.group() if ends_call else ""
+        if complete:
+            self._close_call(raw)
+        else:
+            self._fail_call("invalid_arguments", raw)
+        self._state = BETWEEN
+        return match.end() if ends_call else end
+
+    def _after_args(self, buf: str, i: int, final: bool) -> int | None:
+        j = skip_whitespace(buf, i, fence=self.fenced)
+        self._raw(buf[i:j])
+        match = self._args_stops.find(buf, j)
+        if match is not None and match.start() == j:
+            if match.group() == self.call_end:
+                self._close_call(self.call_end)
+                self._state = BETWEEN
+                return match.end()
+            self._close_call()  # the call's end token is missing
+            self._state = BETWEEN
+            return j
+        if j == len(buf) or self._args_stops.is_proper_prefix(buf[j:]):
+            if final:
+                # The output ended after complete arguments, before the call's end
+                # token: the call is whole, so it is recovered (the end-of-output
+                # policy in parsing/tools/base.py).
+                self._raw(buf[j:])
+                self._close_call()
+                self._exit_region()
+                return len(buf)
+            return j if j > i else None
+        self._state = _SKIP  # text after the arguments: the call is malformed
+        return j
+
+    def _skip(self, buf: str, i: int, final: bool) -> int | None:
+        """The rest of a call whose arguments broke belongs to it."""
+        stops = self._args_stops
+        match = stops.find(buf, i)
+        if match is None:
+            end = len(buf) if final else len(buf) - stops.held_suffix(buf, i)
+            self._raw(buf[i:end])
+            if final:
+                self._fail_call("invalid_arguments")
+                self._exit_region()
+            return end if end > i or final else None
+        self._state = BETWEEN
+        if match.group() == self.call_end:
+            self._fail_call("invalid_arguments", buf[i : match.end()])
+            return match.end()
+        self._fail_call("invalid_arguments", buf[i : match.start()])
+        return match.start()
+
+    _STEPS: ClassVar[dict[int, Callable[..., int | None]]] = {
+        _OPENING: _next_call,
+        BETWEEN: _next_call,
+        _ARGS_START: _args_start,
+        _ARGS: _args,
+        _AFTER_ARGS: _after_args,
+        _SKIP: _skip,
+    }

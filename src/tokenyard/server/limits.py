@@ -1,0 +1,332 @@
+"""What is refused before any route runs, and the HTTP server's own limits.
+
+`RequestGuard` (ASGI middleware, outermost): with no API key, only loopback `Host`
+names are served (DNS rebinding: a web page whose name resolves to 127.0.0.1 sends
+its own name as Host); cross-origin browser requests are refused unless
+`--allowed-origins` names the origin, which then gets proper CORS (preflight
+included); POST bodies must be declared JSON (a page can send a cross-origin
+`text/plain` POST without a preflight); and the number of header lines is capped.
+
+`BoundedH11Protocol` and `server_options`: uvicorn on h11 with a cap on the request
+head's size (a 128 MiB header is refused after the cap, not read), a deadline for a
+request head to arrive (slowloris: idle partial heads are closed), a keep-alive
+timeout and a connection limit; `raise_open_file_limit` lifts the soft fd limit to
+the hard one so that many idle connections can not exhaust the descriptors that
+real requests need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import ipaddress
+import json
+import logging
+import resource
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import h11
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
+from ..apis.errors import ApiError, ErrorTable, Fault
+from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
+
+log = logging.getLogger("tokenyard.server.limits")
+
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
+ALLOWED_METHODS = "GET, POST, OPTIONS"
+# Response headers a browser page may read across origins.
+EXPOSED_HEADERS = "retry-after, request-id, x-request-id"
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    # With an API key the server is meant to be reachable: Host is not checked.
+    api_key_set: bool = False
+    allowed_hosts: frozenset[str] = frozenset()  # extra Host names; "*" allows any
+    allowed_origins: frozenset[str] = frozenset()  # browser origins; "*" allows any
+    max_header_count: int = 256
+
+
+def error_table(path: str) -> ErrorTable:
+    """The error table of the API that owns `path`: Anthropic's for /v1/messages,
+    OpenAI's for everything else."""
+    return ANTHROPIC_ERRORS if path.startswith("/v1/messages") else OPENAI_ERRORS
+
+
+async def send_error(send: Send, path: str, error: ApiError, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    table = error_table(path)
+    body = json.dumps(table.body(error)).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": table.status(error),
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *((k.encode(), v.encode()) for k, v in table.headers(error).items()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+# After a request body this large, freed memory is handed back to the OS (below).
+TRIM_AFTER_BYTES = 4 * 1024 * 1024
+
+
+def release_free_memory() -> None:
+    """glibc keeps freed heap in its arenas, so after one large request the process
+    stays near that request's peak RSS; malloc_trim returns the free pages."""
+    if _libc is not None:
+        _libc.malloc_trim(0)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None  # not glibc (musl, macOS): nothing to trim
+
+
+_libc = _load_libc()
+
+# Deeper JSON than any API body needs; bounds every recursive walk downstream.
+MAX_JSON_DEPTH = 64
+
+
+def check_json_depth(value: Any, limit: int) -> None:
+    """Refuse a parsed body nested deeper than `limit` (iteratively: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            raise ApiError(400, "invalid_request_error", f"request body is nested more than {limit} levels deep")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def is_loopback_host(host: str) -> bool:
+    """`host` is a Host header value (name or address, optional port)."""
+    name = host.strip().lower()
+    if name.startswith("["):  # [::1]:8000
+        name = name[1 : name.find("]")] if "]" in name else name[1:]
+    elif name.count(":") == 1:
+        name = name.rsplit(":", 1)[0]
+    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(host: str) -> str:
+    """The Host header without its port."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        return name[: name.find("]") + 1] if "]" in name else name
+    return name.rsplit(":", 1)[0] if name.count(":") == 1 else name
+
+
+def is_json_content_type(value: str) -> bool:
+    media = value.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+class RequestGuard:
+    """Host, Origin/CORS, content-type and header-count checks, before any route
+    (and so before authentication)."""
+
+    def __init__(self, app: ASGIApp, config: GuardConfig):
+        self.app = app
+        self.config = config
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        raw = scope["headers"]
+        if len(raw) > self.config.max_header_count:
+            message = f"more than {self.config.max_header_count} headers"
+            await send_error(send, path, ApiError(431, "invalid_request_error", message, fault=Fault.HEADERS_TOO_LARGE))
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
+        host = headers.get("host", "")
+        if not self.config.api_key_set and host and not self._host_allowed(host):
+            message = (
+                f"Host {host_name(host)!r} is not served without an API key; "
+                "start tokenyard with --allowed-hosts NAME or --api-key"
+            )
+            await send_error(send, path, ApiError(403, "permission_error", message))
+            return
+        origin = headers.get("origin")
+        cross_site = headers.get("sec-fetch-site") in ("cross-site", "same-site")
+        cors: list[tuple[bytes, bytes]] = []
+        if (origin is not None and not self._same_origin(origin, host)) or (origin is None and cross_site):
+            if origin is None or not self._origin_allowed(origin):
+                message = (
+                    f"cross-origin request from {origin or 'another site'} refused; allow it with --allowed-origins"
+                )
+                await send_error(send, path, ApiError(403, "permission_error", message))
+                return
+            cors = [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"access-control-expose-headers", EXPOSED_HEADERS.encode()),
+                (b"vary", b"Origin"),
+            ]
+            if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+                await self._preflight(send, headers, cors)
+                return
+        if scope["method"] == "POST" and not is_json_content_type(headers.get("content-type", "")):
+            given = headers.get("content-type") or "none"
+            message = f"content-type must be application/json (got {given})"
+            error = ApiError(415, "invalid_request_error", message, fault=Fault.UNSUPPORTED_MEDIA_TYPE)
+            await send_error(send, path, error, cors)
+            return
+        try:
+            if not cors:
+                await self.app(scope, receive, send)
+                return
+
+            async def send_with_cors(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    message = {**message, "headers": [*message.get("headers", []), *cors]}
+                await send(message)
+
+            await self.app(scope, receive, send_with_cors)
+        finally:
+            declared = headers.get("content-length", "")
+            if declared.isdigit() and int(declared) >= TRIM_AFTER_BYTES:
+                await asyncio.to_thread(release_free_memory)
+
+    def _host_allowed(self, host: str) -> bool:
+        allowed = self.config.allowed_hosts
+        return is_loopback_host(host) or "*" in allowed or host_name(host) in allowed
+
+    def _origin_allowed(self, origin: str) -> bool:
+        allowed = self.config.allowed_origins
+        return "*" in allowed or origin.rstrip("/").lower() in allowed
+
+    @staticmethod
+    def _same_origin(origin: str, host: str) -> bool:
+        origin = origin.rstrip("/").lower()
+        return bool(host) and origin in (f"http://{host.lower()}", f"https://{host.lower()}")
+
+    @staticmethod
+    async def _preflight(send: Send, headers: dict[str, str], cors: list[tuple[bytes, bytes]]) -> None:
+        requested = headers.get("access-control-request-headers", "")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 204,
+                "headers": [
+                    *cors,
+                    (b"access-control-allow-methods", ALLOWED_METHODS.encode()),
+                    (b"access-control-allow-headers", requested.encode("latin-1")),
+                    (b"access-control-max-age", b"600"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+
+def normalize_origins(origins: Iterable[str]) -> frozenset[str]:
+    return frozenset(o.strip().rstrip("/").lower() for o in origins if o.strip())
+
+
+def normalize_hosts(hosts: Iterable[str]) -> frozenset[str]:
+    return frozenset(host_name(h) if h.strip() != "*" else "*" for h in hosts if h.strip())
+
+
+# ---------------------------------------------------------------- the HTTP server
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    max_header_bytes: int = 64 * 1024
+    # A request head must arrive within this many seconds of the connection opening
+    # (or of the previous response on a kept-alive connection).
+    header_timeout: float = 30.0
+    keep_alive_timeout: float = 5.0
+    # Connections plus in-flight requests; beyond it uvicorn answers 503.
+    limit_concurrency: int = 4096
+
+
+class BoundedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request head: a connection
+    that has not sent a complete head in time is closed, so idle partial heads
+    (slowloris) can not hold connections forever."""
+
+    header_timeout: float = HttpLimits.header_timeout
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn's signature
+        super().connection_made(transport)
+        self._head_deadline: asyncio.TimerHandle | None = None
+        self._arm_head_deadline()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:
+            self._cancel_head_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head_deadline()
+        super().connection_lost(exc)
+
+    def _arm_head_deadline(self) -> None:
+        self._cancel_head_deadline()
+        self._head_deadline = self.loop.call_later(self.header_timeout, self._head_timed_out)
+
+    def _cancel_head_deadline(self) -> None:
+        if getattr(self, "_head_deadline", None) is not None:
+            assert self._head_deadline is not None
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def _head_timed_out(self) -> None:
+        self._head_deadline = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            log.info("closed a connection that sent no complete request head in %.0f s", self.header_timeout)
+            self.transport.close()
+
+
+def server_options(limits: HttpLimits) -> dict[str, Any]:
+    """uvicorn.Config keyword arguments that enforce `limits`."""
+    protocol = type("TimedH11Protocol", (BoundedH11Protocol,), {"header_timeout": limits.header_timeout})
+    return {
+        "http": protocol,
+        "h11_max_incomplete_event_size": limits.max_header_bytes,
+        "timeout_keep_alive": limits.keep_alive_timeout,
+        "limit_concurrency": limits.limit_concurrency,
+    }
+
+
+def raise_open_file_limit() -> tuple[int, int]:
+    """Lift the soft RLIMIT_NOFILE to the hard limit; returns (before, after)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            return soft, soft
+    return soft, resource.getrlimit(resource.RLIMIT_NOFILE)[0]

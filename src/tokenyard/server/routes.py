@@ -1,0 +1,87 @@
+"""THE route handler: every API's generation endpoint is this one function driving
+that API's spoke (apis/spoke.py); count_tokens, tokenize and the model list share
+its guard. In order: auth, body, validation, model, start the generation, stream or
+assemble; any failure on the way is the API's own error from its one table."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..apis.anthropic.spoke import SPOKE as ANTHROPIC
+from ..apis.anthropic.spoke import parse_count_tokens
+from ..apis.errors import ErrorTable, fault_of
+from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
+from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
+from ..apis.spoke import RequestContext, Spoke
+from .common import ServerState, check_auth, log_prompt, read_json
+from .sse import event_stream, run_to_end
+
+log = logging.getLogger("tokenyard.server")
+
+Handler = Callable[[Request, ServerState], Awaitable[Response]]
+
+
+def error_response(errors: ErrorTable, error: BaseException) -> JSONResponse:
+    """Any exception as the API's envelope and status."""
+    fault = fault_of(error)
+    return JSONResponse(errors.body(fault), status_code=errors.status(fault), headers=errors.headers(fault))
+
+
+def guarded(errors: ErrorTable, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint that authenticates, then runs `handler`; whatever it raises is
+    answered from `errors` (never a bare 500 page)."""
+
+    async def endpoint(request: Request) -> Response:
+        state: ServerState = request.app.state.tokenyard
+        try:
+            check_auth(request, state)
+            return await handler(request, state)
+        except Exception as error:
+            return error_response(errors, error)
+
+    return endpoint
+
+
+def context(request: Request, state: ServerState) -> RequestContext:
+    return RequestContext(request.headers, state.replay, state.config.enable_streaming_tool_dispatch)
+
+
+def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of one API's generation route."""
+
+    async def handler(request: Request, state: ServerState) -> Response:
+        body = await read_json(request, state.config.max_body_bytes)
+        ctx = context(request, state)
+        parsed = spoke.parse(body, ctx)
+        state.check_model(parsed.model)
+        generation = state.pipeline.start(parsed.conversation, call_id_prefix=spoke.call_id_prefix)
+        log_prompt(state, body, generation)
+        if parsed.conversation.request_kind is not None:
+            log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)
+        encoder = spoke.encoder(parsed, ctx)
+        if parsed.stream:
+            return await event_stream(state, generation, encoder)
+        return JSONResponse(await run_to_end(state, generation, encoder))
+
+    return guarded(spoke.errors, handler)
+
+
+async def count_tokens(request: Request, state: ServerState) -> Response:
+    """Anthropic's `/v1/messages/count_tokens`: the exact prompt generation would send."""
+    parsed = parse_count_tokens(await read_json(request, state.config.max_body_bytes), context(request, state))
+    state.check_model(parsed.model)
+    return JSONResponse({"input_tokens": len(state.pipeline.render(parsed.conversation).token_ids)})
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/v1/messages", generate(ANTHROPIC), methods=["POST"]),
+        Route("/v1/messages/count_tokens", guarded(ANTHROPIC.errors, count_tokens), methods=["POST"]),
+        Route("/v1/chat/completions", generate(OPENAI_CHAT), methods=["POST"]),
+        Route("/v1/responses", generate(OPENAI_RESPONSES), methods=["POST"]),
+    ]

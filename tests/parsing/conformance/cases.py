@@ -1,0 +1,182 @@
+"""Loading and judging the conformance cases (the data lives in `*.json` beside this).
+
+Each file holds one parser family's cases taken from a peer's public tests
+(vLLM, SGLang, llama.cpp, Dynamo): the raw model output, the tools offered, and
+the expected reasoning, content and calls, with the source repository, file and
+test name. A case whose `disagreement` is set records tokenyard's expectation in
+`expect` and the peer's in `disagreement.peer`, with the reason; `note` explains a
+peer fixture whose recorded state is not the behaviour the peer asks for (Dynamo's
+KnownBroken fixtures). Cases whose source repo is `tokenyard` are our own (from
+the issues), run the same way but not counted as peer cases.
+
+What is compared, and why:
+- content is the text the Chat Completions message would carry: text runs plus
+  the raw text of calls that could not be delivered (cut, or invalid arguments),
+  in order. Whitespace is collapsed before comparing and an empty string equals
+  null: peers disagree among themselves on trimming around markers, and
+  tokenyard reports block-edge whitespace as markers.
+- reasoning likewise.
+- calls compare by name and parsed arguments (JSON values, so key order and
+  spacing do not matter); `id` only where a case names one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tokenyard.conversation import ToolSpec
+from tokenyard.events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
+from tokenyard.parsing.splitter import OutputSplitter
+from tokenyard.parsing.tools.base import CallIds
+
+HERE = Path(__file__).parent
+CATEGORIES = (
+    "format_basics",
+    "multiple_calls",
+    "no_call",
+    "malformed",
+    "end_of_output",
+    "inside_reasoning",
+    "unicode_escaping",
+    "streaming_edges",
+    "typing",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    family: str
+    id: str
+    category: str
+    source: dict[str, str]
+    reasoning_parser: str | None
+    tool_parser: str | None
+    options: dict[str, Any]
+    tools: list[ToolSpec] | None
+    output: str
+    expect: dict[str, Any]
+    disagreement: dict[str, Any] | None
+    note: str | None = None
+
+    @property
+    def from_peer(self) -> bool:
+        """Taken from a peer's tests (else one of tokenyard's own cases, kept here
+        for the same whole/per-character/chunked treatment)."""
+        return self.source.get("repo") != "tokenyard"
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}/{self.id}"
+
+
+def _tool(spec: dict[str, Any] | str) -> ToolSpec:
+    if isinstance(spec, str):
+        return ToolSpec(name=spec, description="", parameters={"type": "object", "properties": {}})
+    return ToolSpec(
+        name=spec["name"],
+        description=spec.get("description", ""),
+        parameters=spec.get("parameters", {"type": "object", "properties": {}}),
+    )
+
+
+def load_cases() -> list[Case]:
+    cases: list[Case] = []
+    for path in sorted(HERE.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        family = data["family"]
+        defaults = data.get("defaults", {})
+        for raw in data["cases"]:
+            merged = {**defaults, **raw}
+            tools = merged.get("tools")
+            category = merged["category"]
+            assert category in CATEGORIES, f"{family}/{merged['id']}: unknown category {category!r}"
+            cases.append(
+                Case(
+                    family=family,
+                    id=merged["id"],
+                    category=category,
+                    source=merged["source"],
+                    reasoning_parser=merged.get("reasoning_parser"),
+                    tool_parser=merged.get("tool_parser"),
+                    options=merged.get("options", {}),
+                    tools=None if tools is None else [_tool(t) for t in tools],
+                    output=merged["output"],
+                    expect=merged["expect"],
+                    disagreement=merged.get("disagreement"),
+                    note=merged.get("note"),
+                )
+            )
+    return cases
+
+
+def run(case: Case, chunks: list[str]) -> list[ParseEvent]:
+    splitter = OutputSplitter(
+        case.reasoning_parser,
+        case.tool_parser,
+        tools=case.tools,
+        call_ids=CallIds(nonce="conformance"),
+        **case.options,
+    )
+    events: list[ParseEvent] = []
+    for chunk in chunks:
+        events.extend(splitter.feed(chunk))
+    events.extend(splitter.finish())
+    return events
+
+
+def chunkings(text: str, seed: str, rounds: int = 4) -> list[list[str]]:
+    """Whole, one character at a time, and `rounds` seeded random chunkings."""
+    out = [[text], list(text)]
+    rng = random.Random(seed)
+    for _ in range(rounds):
+        chunks, i = [], 0
+        while i < len(text):
+            step = rng.randint(1, 12)
+            chunks.append(text[i : i + step])
+            i += step
+        out.append(chunks)
+    return out
+
+
+def outcome(events: list[ParseEvent]) -> dict[str, Any]:
+    reasoning: list[str] = []
+    content: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for event in events:
+        kind = type(event)
+        if kind is ReasoningDelta:
+            reasoning.append(event.text)  # type: ignore[union-attr]
+        elif kind is TextDelta or (kind is Marker and not event.text.strip()):  # type: ignore[union-attr]
+            # Whitespace between text runs is content, as the Chat message joins them.
+            content.append(event.text)  # type: ignore[union-attr]
+        elif kind is ToolCallIncomplete:
+            content.append(event.raw)  # type: ignore[union-attr]
+        elif kind is ToolCallReady:
+            calls.append({"name": event.name, "arguments": json.loads(event.arguments), "id": event.id})  # type: ignore[union-attr]
+    return {"reasoning": "".join(reasoning), "content": "".join(content), "calls": calls}
+
+
+def _text(value: str | None) -> str:
+    return " ".join((value or "").split())
+
+
+def agrees(got: dict[str, Any], expect: dict[str, Any]) -> list[str]:
+    """What differs between an outcome and an expectation (empty: they agree)."""
+    problems: list[str] = []
+    for key in ("reasoning", "content"):
+        if key in expect and _text(got[key]) != _text(expect[key]):
+            problems.append(f"{key}: got {got[key]!r}, expected {expect[key]!r}")
+    if "calls" in expect:
+        want = expect["calls"]
+        have = [{"name": c["name"], "arguments": c["arguments"]} for c in got["calls"]]
+        plain = [{"name": c["name"], "arguments": c.get("arguments", {})} for c in want]
+        if have != plain:
+            problems.append(f"calls: got {have!r}, expected {plain!r}")
+        for g, w in zip(got["calls"], want, strict=False):
+            if "id" in w and g["id"] != w["id"]:
+                problems.append(f"call id: got {g['id']!r}, expected {w['id']!r}")
+    return problems

@@ -1,0 +1,48 @@
+"""One end-of-output policy for every format (parsing/tools/base.py): a call cut
+inside its arguments is never dispatched; a call whose arguments were complete
+when the output ended, with only closing markers missing, is recovered."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tokenyard.conversation import ToolSpec
+from tokenyard.engines.wire import Call, render_output
+
+from .support import parse, splitter_factory, summary
+from .wire_examples import TOOL_EXAMPLES
+
+TOOL = ToolSpec(
+    name="get_weather",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"],
+    },
+)
+ARGUMENTS = {"days": 3, "city": "Tokyo"}
+_LAST_MARKER = re.compile(r"\s*(?:<[^<>]{1,40}>|\[[A-Z_]+\]|```)\s*$")
+
+
+def _raw(tool: str) -> str:
+    return render_output([Call("get_weather", ARGUMENTS)], tool, TOOL_EXAMPLES[tool][0]).rstrip()
+
+
+@pytest.mark.parametrize("tool", sorted(TOOL_EXAMPLES))
+def test_a_call_cut_inside_its_arguments_is_never_dispatched(tool):
+    raw = _raw(tool)
+    cut = raw[: raw.index("Tokyo") + 3]
+    events = parse(splitter_factory(TOOL_EXAMPLES[tool][0], tool, [TOOL]), cut)
+    assert [s for s in summary(events) if s[0] != "text"] == [("incomplete", "get_weather", "truncated")]
+
+
+@pytest.mark.parametrize("tool", sorted(TOOL_EXAMPLES))
+def test_a_complete_call_missing_its_last_closing_marker_is_recovered(tool):
+    raw = _raw(tool)
+    match = _LAST_MARKER.search(raw)
+    if match is None:
+        pytest.skip("the format has no closing marker after the arguments")
+    events = parse(splitter_factory(TOOL_EXAMPLES[tool][0], tool, [TOOL]), raw[: match.start()])
+    assert [s for s in summary(events) if s[0] != "text"] == [("call", "get_weather", ARGUMENTS)]
