@@ -125,6 +125,7 @@ class ToolSpec(BaseModel):
     @property
     def model_name(self) -> str:
         return model_facing_name(self.name, self.namespace)
+
     # Deferred (Anthropic `defer_loading`): only its name and description are shown
     # up front; its definition is rendered where a tool search references it.
     deferred: bool = False

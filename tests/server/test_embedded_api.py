@@ -51,7 +51,9 @@ def test_smollm2_answers_and_reuses_the_shared_prefix(tmp_path):
         second, warm_ttft, warm_usage = streamed(client, "Which front-end library does the team use?")
         assert second.strip()
         assert warm_usage.cache_read_input_tokens > 800
-        warm_prompt = warm_usage.input_tokens + warm_usage.cache_creation_input_tokens + warm_usage.cache_read_input_tokens
+        warm_prompt = (
+            warm_usage.input_tokens + warm_usage.cache_creation_input_tokens + warm_usage.cache_read_input_tokens
+        )
         assert warm_prompt > cold_prompt - 50
         print(
             f"\nSmolLM2 via /v1/messages, {cold_prompt} prompt tokens: cold TTFT {cold_ttft:.2f}s; "

@@ -121,8 +121,8 @@ def _pack(tokens: Sequence[int]) -> bytes:
     return zlib.compress(array("I", tokens).tobytes(), 1)
 
 
-def _unpack(data: bytes) -> array:
-    out = array("I")
+def _unpack(data: bytes) -> array[int]:
+    out: array[int] = array("I")
     out.frombytes(zlib.decompress(data))
     return out
 
