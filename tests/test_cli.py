@@ -80,3 +80,15 @@ def test_codex_catalog_writes_an_entry_per_served_id(tmp_path):
     assert catalog["models"][0]["model_messages"] == PROFILE["model_messages"]
     unknown = run([*args, "--context-window", "1", "--codex-models", str(models), "--codex-profile", "gpt-9"], "")
     assert unknown.returncode == 2 and "no model 'gpt-9' in the Codex catalog" in unknown.stderr
+
+
+def test_serve_without_the_embedded_extra_says_what_to_install(monkeypatch, capsys):
+    import importlib.util
+
+    from tokenyard import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    assert cli.main(["serve"]) == 2
+    hint = capsys.readouterr().err
+    assert "needs torch" in hint and "download.pytorch.org/whl/cpu" in hint and "--engine remote" in hint

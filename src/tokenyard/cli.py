@@ -149,19 +149,37 @@ def _env_flag(name: str) -> bool:
     return str(_env(name, "")).lower() in ("1", "true", "yes", "on")
 
 
+EMBEDDED_INSTALL_HINT = """\
+tokenyard: the embedded CPU engine needs {missing}, which are not installed. Either
+  install it, CPU-only (no CUDA download):
+    pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+    pip install 'tokenyard[embedded]'
+  or serve from a GPU engine (vLLM, SGLang) instead:
+    tokenyard serve --engine remote --engine-url http://127.0.0.1:8001 --model <the engine's model folder>"""
+
+
+def missing_embedded_packages() -> list[str]:
+    """What the embedded extra needs and this environment lacks."""
+    from importlib.util import find_spec
+
+    return [name for name in ("torch", "transformers") if find_spec(name) is None]
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import logging
-
-    import uvicorn
 
     from .prompting.prefix_watch import PrefixWatch
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
+    from .server.graceful import serve
     from .server.limits import HttpLimits, raise_open_file_limit, server_options
     from .server.loading import ModelSettings, load
     from .server.pipeline import Pipeline
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.engine == "embedded" and (missing := missing_embedded_packages()):
+        print(EMBEDDED_INSTALL_HINT.format(missing=", ".join(missing)), file=sys.stderr)
+        return 2
     load_parser_plugins(args)
     settings = ModelSettings(
         model=args.model,
@@ -178,7 +196,11 @@ def run_serve(args: argparse.Namespace) -> int:
         kv_block_size=args.kv_block_size,
         kv_blocks=args.kv_blocks,
         max_batched_tokens=args.max_batched_tokens,
-        engine_url=args.engine_url,
+        engine_urls=tuple(args.engine_url or ()),
+        kv_events=tuple(args.kv_events or ()),
+        router_policy=args.router_policy,
+        workers=args.workers,
+        forward_priority=args.forward_priority,
         engine_model=args.engine_model,
         engine_api_key=args.engine_api_key,
     )
@@ -224,16 +246,16 @@ def run_serve(args: argparse.Namespace) -> int:
         keep_alive_timeout=args.keep_alive_timeout,
         limit_concurrency=args.limit_concurrency,
     )
-    uvicorn.run(
+    started = serve(
         create_app(state),
         host=args.host,
         port=args.port,
         loop=loop,
         log_level=args.log_level,
-        access_log=False,
+        on_shutdown=state.pipeline.drain,
         **server_options(limits),
     )
-    return 0
+    return 0 if started else 1
 
 
 def _add_plugin_flags(command: argparse.ArgumentParser, from_env: bool) -> None:
@@ -355,9 +377,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--engine-url",
-        default=_env("engine_url"),
+        action="append",
+        default=[u for u in (_env("engine_url") or "").split(",") if u] or None,
         metavar="URL",
-        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001)",
+        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001); "
+        "repeat it for a pool of servers of the same model, routed by KV-cache overlap against load",
+    )
+    serve.add_argument(
+        "--kv-events",
+        action="append",
+        default=None,
+        metavar="ENDPOINT[,REPLAY]",
+        help="remote engine pool: a worker's KV-event stream (vLLM --kv-events-config endpoint, e.g. "
+        "tcp://127.0.0.1:5557, and its replay endpoint), one per --engine-url in the same order ('' for none)",
+    )
+    serve.add_argument(
+        "--router-policy",
+        default=_env("router_policy", "kv"),
+        choices=["kv", "least-loaded", "round-robin"],
+        help="engine pool: how a worker is chosen (default kv: cached prefix against load)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=int(_env("workers", 1)),
+        metavar="N",
+        help="simulated engine: N workers, each publishing vLLM-format KV events over loopback ZMQ",
+    )
+    serve.add_argument(
+        "--forward-priority",
+        action="store_true",
+        default=_env_flag("forward_priority"),
+        help="send agent-hint priorities to the engines (vLLM needs --scheduling-policy priority)",
     )
     serve.add_argument(
         "--engine-model",
@@ -509,11 +560,43 @@ def build_parser() -> argparse.ArgumentParser:
     catalog.add_argument("--no-reasoning", action="store_true", help="the model does not reason")
     catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
     catalog.set_defaults(run=run_codex_catalog)
+
+    from .launchers.common import LAUNCHER_FLAGS_HELP
+
+    for client, what in (("claude", "Claude Code"), ("codex", "Codex"), ("openclaw", "OpenClaw")):
+        commands.add_parser(
+            client,
+            help=f"run {what} against tokenyard (starting a server if none runs), everything set",
+            description=f"tokenyard {client} [launcher options] [{client} arguments…]\n\n{LAUNCHER_FLAGS_HELP}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
     return parser
 
 
+LAUNCHERS = ("claude", "codex", "openclaw")
+
+
+def run_launcher(client: str, argv: Sequence[str]) -> int:
+    """`tokenyard claude|codex|openclaw [launcher options] [client args…]`."""
+    from importlib import import_module
+
+    from .launchers.common import LaunchError
+
+    launcher = import_module(f"tokenyard.launchers.{client}")
+    try:
+        code: int = launcher.launch(argv)
+        return code
+    except LaunchError as error:
+        print(f"tokenyard {client}: {error}", file=sys.stderr)
+        return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    # The client's own arguments must reach it untouched, so argparse never sees them.
+    if arguments and arguments[0] in LAUNCHERS:
+        return run_launcher(arguments[0], arguments[1:])
+    args = build_parser().parse_args(arguments)
     try:
         return args.run(args)
     except (UnknownParserError, ValueError, OSError) as error:

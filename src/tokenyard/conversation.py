@@ -159,6 +159,20 @@ class SamplingParams(BaseModel):
     seed: int | None = None
 
 
+class AgentHints(BaseModel):
+    """Serving hints a harness may send (Dynamo's `nvext.agent_hints`, or headers).
+    `priority`: higher is served sooner (tokenyard's queue; forwarded to engines that
+    schedule by priority). `strict_priority`: a queue tier that always precedes lower
+    ones. `osl`: the expected output length in tokens (load estimates).
+    `speculative_prefill`: when the turn ends in tool calls, prefill the next turn's
+    prefix on the chosen worker while the tools run."""
+
+    priority: int = 0
+    strict_priority: int = 0
+    osl: int | None = Field(default=None, ge=0)
+    speculative_prefill: bool = False
+
+
 class Conversation(BaseModel):
     model: str
     system: list[Text] = Field(default_factory=list)
@@ -178,6 +192,7 @@ class Conversation(BaseModel):
     parent_agent_id: str | None = None
     # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
     agent: str | None = None
+    hints: AgentHints = Field(default_factory=AgentHints)
     # What kind of request this is when it is not an ordinary turn ("compaction").
     request_kind: str | None = None
 

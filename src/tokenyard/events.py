@@ -133,7 +133,7 @@ Event = ParseEvent | PromptProcessed | Usage | Finish | StreamError
 def event_to_dict(event: Event) -> dict[str, Any]:
     """A JSON-ready view of an event, `type` first (used by `tokenyard parse`)."""
     out: dict[str, Any] = {"type": type(event).__name__}
-    for name in event.__slots__:  # type: ignore[union-attr]
+    for name in event.__slots__:
         value = getattr(event, name)
         out[name] = event_to_dict(value) if isinstance(value, Usage) else value
     return out
@@ -148,7 +148,7 @@ def merge_adjacent(events: list[ParseEvent]) -> list[ParseEvent]:
         last = out[-1] if out else None
         kind = type(event)
         if (kind is TextDelta or kind is ReasoningDelta or kind is Marker) and type(last) is kind:
-            out[-1] = kind(last.text + event.text)  # type: ignore[union-attr,call-arg]
+            out[-1] = kind(last.text + event.text)  # type: ignore[union-attr]
         elif kind is ToolCallDelta and type(last) is ToolCallDelta and last.index == event.index:  # type: ignore[union-attr]
             out[-1] = ToolCallDelta(event.index, last.arguments + event.arguments)  # type: ignore[union-attr]
         else:

@@ -49,6 +49,16 @@ class KvEventSink(Protocol):
     """Where an engine reports the blocks it caches and evicts: a router's index in
     the same process, or a publisher of KV events to routers elsewhere."""
 
-    def stored(self, worker: str, hashes: Iterable[BlockHash]) -> None: ...
+    def stored(
+        self,
+        worker: str,
+        hashes: Sequence[BlockHash],
+        *,
+        parent: BlockHash | None = None,
+        token_ids: Sequence[int] = (),
+    ) -> None:
+        """`hashes` are consecutive blocks following `parent` (None: they start the
+        sequence); `token_ids` their tokens, for sinks that publish KV events."""
+        ...
 
     def removed(self, worker: str, hashes: Iterable[BlockHash]) -> None: ...

@@ -60,3 +60,17 @@ def test_gateway_overhead_quick(capsys):
     assert load("gateway_overhead").main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "tokenyard" in out and "direct" in out
+
+
+def test_kv_routing_quick(capsys):
+    assert load("kv_routing").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "kv-aware / round-robin TTFT p50 = " in out
+    for policy in ("round-robin", "least-loaded", "kv-aware"):
+        assert f"\n{policy} " in out
+
+
+def test_agent_session_quick(capsys):
+    assert load("agent_session").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "tokenyard vs (a) LiteLLM-style: " in out and "+ speculative prefill" in out

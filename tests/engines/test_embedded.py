@@ -23,6 +23,7 @@ pytest.importorskip("accelerate", reason="embedded engine deps missing: pip inst
 from tokenyard.engines import embedded
 from tokenyard.engines.base import EngineRequest, PromptTooLong
 from tokenyard.engines.embedded import (
+    BACKGROUND_MAX_TOKENS,
     EmbeddedEngine,
     PrefixStore,
     resolve_embedded_model,
@@ -179,7 +180,7 @@ def test_shared_prefix_is_reused_and_faster(engine: EmbeddedEngine, tokenizer: T
     assert again[0].cached_tokens == len(first) - 1
 
 
-def test_concurrent_requests_are_served_one_after_another(engine: EmbeddedEngine, tokenizer: Tokenizer):
+def test_concurrent_requests_all_complete(engine: EmbeddedEngine, tokenizer: Tokenizer):
     prompts = [render(tokenizer, [{"role": "user", "content": f"Say the number {n}."}]) for n in (1, 2, 3)]
 
     async def together():
@@ -187,6 +188,37 @@ def test_concurrent_requests_are_served_one_after_another(engine: EmbeddedEngine
 
     for ids, chunks, _ in asyncio.run(together()):
         assert len(ids) == 3 and chunks[-1].finish_reason == "length"
+
+
+def test_the_users_turn_goes_ahead_of_a_running_background_request(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    title = render(tokenizer, [{"role": "user", "content": "Count from one to one thousand."}])
+    turn = render(tokenizer, [{"role": "user", "content": "Say hello."}])
+    order: list[str] = []
+
+    async def run(name: str, req: EngineRequest, started: asyncio.Event | None = None) -> list:
+        chunks = []
+        async for chunk in engine.generate(req):
+            order.append(name)
+            chunks.append(chunk)
+            if started is not None:
+                started.set()
+        return chunks
+
+    async def scenario():
+        running = asyncio.Event()
+        background = request(tokenizer, title, max_tokens=2000, background=True)
+        title_task = asyncio.create_task(run("title", background, running))
+        await running.wait()
+        turn_chunks = await run("turn", request(tokenizer, turn, max_tokens=20))
+        return turn_chunks, await title_task
+
+    turn_chunks, title_chunks = asyncio.run(scenario())
+    first, last = order.index("turn"), len(order) - 1 - order[::-1].index("turn")
+    # Once the turn was queued, the background request made no progress until it was done.
+    assert "title" not in order[first : last + 1]
+    assert turn_chunks[-1].finish_reason is not None
+    # Background output is capped however much the request asked for.
+    assert sum(len(c.token_ids) for c in title_chunks) <= BACKGROUND_MAX_TOKENS
 
 
 def test_prompt_over_the_window_is_refused_before_any_work(engine: EmbeddedEngine):

@@ -109,3 +109,13 @@ def test_magistral_and_mistral_told_apart_by_name():
     assert detect_profile(None, None, name="mistralai/Magistral-Small-2509").family == "magistral"
     assert detect_profile(None, None, name="mistralai/Devstral-Small-2507").family == "mistral"
     assert detect_profile(None, None, name="moonshotai/Kimi-K3").family == "kimi-k3"
+
+
+def test_qwen25_is_hermes_without_reasoning():
+    for profile in (
+        detect_profile(None, _llama_cpp_template("Qwen-Qwen2.5-7B-Instruct.jinja"), name="unnamed.gguf"),
+        detect_profile(None, None, name="Qwen2.5 Coder 1.5B Instruct"),  # a GGUF's general.name
+        detect_profile(None, None, name="Qwen/Qwen2.5-Coder-1.5B-Instruct"),
+    ):
+        assert (profile.family, profile.reasoning_parser, profile.tool_parser) == ("qwen2.5", None, "hermes")
+    assert detect_profile(None, None, name="Qwen/Qwen3-8B").family == "qwen3", "Qwen3 is not caught by qwen2"

@@ -50,6 +50,9 @@ class EngineRequest:
     # script their answers (tests, demos, benchmarks) read them; real ones do not.
     prompt_text: str = ""
     conversation: Conversation | None = None
+    # A request the user is not waiting on (an agent's title or summary request):
+    # engines that schedule may run it after the others and cap its output.
+    background: bool = False
 
 
 @dataclass

@@ -2,8 +2,9 @@
 
 `resolve_embedded_model` turns what the user named (a HF model directory, a `.gguf`
 file, or the built-in `smollm2`) into a HF model directory, converting a GGUF to a
-bf16 directory once into a cache folder. `EmbeddedEngine` serves it: one generation
-at a time on a worker thread, tokens streamed to the event loop as they come, and the
+bf16 directory once into a cache folder. `EmbeddedEngine` serves it: requests
+scheduled step by step on a worker thread (the user's turns ahead of background
+requests), tokens streamed to the event loop as they come, and the
 KV cache of recent sequences kept so that a request sharing a prefix with an earlier
 one (every turn of an agent conversation) prefills only what is new.
 
@@ -33,8 +34,8 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -291,14 +292,34 @@ def _cropped_copy(cache: DynamicCache, length: int) -> DynamicCache:
 
 # ------------------------------------------------------------------ the engine
 
-# Prefill in slices this long: the worker checks for an abort between slices, and
-# peak activation memory stays flat however long the prompt.
+# Prefill in slices this long: the scheduler can switch requests (and honour an
+# abort) between slices, and peak activation memory stays flat however long the prompt.
 PREFILL_CHUNK = 1024
+# Background requests (a session's titles and summaries) write short answers; a
+# model that loops must not hold the engine for 32,000 tokens.
+BACKGROUND_MAX_TOKENS = 256
 _DONE = object()
+
+
+@dataclass
+class _Job:
+    """One request on the scheduler: `steps` runs one forward pass per next()."""
+
+    background: bool
+    abort: threading.Event
+    emit: Callable[[object], None]
+    steps: Iterator[None]
 
 
 class EmbeddedEngine:
     """A transformers causal LM served from this process.
+
+    Every forward pass runs on one worker thread, which schedules step by step: each
+    request advances one prefill slice or one decode token at a time, requests of
+    the user's own turns (foreground) take turns with each other, and background
+    requests run only when no foreground one is waiting. So a title request never
+    holds the engine while the user's turn waits, two turns progress together, and
+    an abort is honoured within one step.
 
     `threads`: torch intra-op threads; default all cores but one, which is left to the
     event loop (HTTP, parsing, detokenizing) — OpenMP workers spin and stall badly when
@@ -325,7 +346,9 @@ class EmbeddedEngine:
         self.prefix_store = PrefixStore(max_cache_tokens)
         self._model = None
         self._executor: ThreadPoolExecutor | None = None
-        self._aborts: set[threading.Event] = set()
+        self._jobs: deque[_Job] = deque()
+        self._wake = threading.Condition()
+        self._closing = False
 
     def info(self) -> EngineInfo:
         return self._info
@@ -334,12 +357,14 @@ class EmbeddedEngine:
         if self._model is not None:
             return
         if self._executor is None:
-            # One worker thread runs every generation in arrival order: on a few cores,
-            # two at once would each run at half speed and both answer late.
+            # One worker thread runs every forward pass: on a few cores, two threads at
+            # once would each run at half speed; the scheduler interleaves instead.
             self._executor = ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="tokenyard-embedded", initializer=self._init_worker
             )
         await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
+        self._closing = False
+        self._executor.submit(self._schedule)  # runs until close(), whichever event loop is current
 
     def _init_worker(self) -> None:
         import torch
@@ -353,8 +378,11 @@ class EmbeddedEngine:
         self._model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=getattr(torch, self.dtype)).eval()
 
     async def close(self) -> None:
-        for abort in list(self._aborts):
-            abort.set()
+        with self._wake:
+            self._closing = True
+            for job in self._jobs:
+                job.abort.set()
+            self._wake.notify()
         if self._executor is not None:
             await asyncio.to_thread(self._executor.shutdown, wait=True)
             self._executor = None
@@ -367,10 +395,10 @@ class EmbeddedEngine:
             raise PromptTooLong(prompt_length, self._info.max_model_len)
         if prompt_length == 0:
             raise EngineError("empty prompt")
-        if self._executor is None or self._model is None:
+        if self._executor is None or self._model is None or self._closing:
             raise EngineError("the embedded engine is not started")
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[object] = asyncio.Queue()
         abort = threading.Event()
 
         def emit(item: object) -> None:
@@ -379,33 +407,55 @@ class EmbeddedEngine:
             except RuntimeError:  # the loop is gone: nobody is listening any more
                 abort.set()
 
-        self._aborts.add(abort)
-        loop.run_in_executor(self._executor, self._run, request, emit, abort)
+        job = _Job(request.background, abort, emit, self._steps(request, emit, abort))
+        with self._wake:
+            self._jobs.append(job)
+            self._wake.notify()
         try:
             while (item := await queue.get()) is not _DONE:
                 if isinstance(item, BaseException):
                     raise EngineError(f"embedded generation failed: {item}") from item
+                assert isinstance(item, EngineChunk)
                 yield item
         finally:
-            # The consumer finished, went away or was cancelled: the worker stops at its next token.
+            # The consumer finished, went away or was cancelled: the job ends at its next step.
             abort.set()
-            self._aborts.discard(abort)
 
     # ------------------------------------------------------------ worker thread
 
-    def _run(self, request: EngineRequest, emit: Callable[[object], None], abort: threading.Event) -> None:
-        try:
-            if not abort.is_set():
-                self._generate_blocking(request, emit, abort)
-        except Exception as error:  # noqa: BLE001 -- handed to the consumer, raised there as an EngineError
-            emit(error)
-        finally:
-            emit(_DONE)
-
-    def _generate_blocking(
-        self, request: EngineRequest, emit: Callable[[object], None], abort: threading.Event
-    ) -> None:
+    def _schedule(self) -> None:
+        """Run jobs one step at a time until close(): the first foreground job in
+        line, else the first background one; a job that stepped goes to the back of
+        the line, so jobs of one priority take turns."""
         import torch
+
+        while True:
+            with self._wake:
+                while not self._jobs and not self._closing:
+                    self._wake.wait()
+                if self._closing and not self._jobs:
+                    return
+                job = next((j for j in self._jobs if not j.background), self._jobs[0])
+                self._jobs.remove(job)
+            finished = True
+            try:
+                if not job.abort.is_set():
+                    with torch.inference_mode():
+                        next(job.steps)
+                    finished = False
+            except StopIteration:
+                pass
+            except Exception as error:  # noqa: BLE001 -- handed to the consumer, raised there as an EngineError
+                job.emit(error)
+            if finished:
+                job.emit(_DONE)
+            else:
+                with self._wake:
+                    self._jobs.append(job)
+
+    def _steps(self, request: EngineRequest, emit: Callable[[object], None], abort: threading.Event) -> Iterator[None]:
+        """The request as a sequence of forward passes (one per next()); the KV cache
+        goes back to the prefix store when it finishes cleanly."""
         from transformers import DynamicCache
 
         prompt = list(request.prompt_token_ids)
@@ -414,6 +464,8 @@ class EmbeddedEngine:
         fed: list[int] = prompt[:cached_tokens]  # the tokens whose KV `cache` holds
         stop_ids = set(request.stop_token_ids)
         budget = min(request.max_tokens, self._info.max_model_len - len(prompt))
+        if request.background:
+            budget = min(budget, BACKGROUND_MAX_TOKENS)
         sampler = _Sampler(request)
         first = True
         # The prompt's KV goes into the prefix store after this request (put, below).
@@ -431,8 +483,7 @@ class EmbeddedEngine:
             )
             first = False
 
-        with torch.inference_mode():
-            self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort)
+        yield from self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort)
         # Not reached when a forward pass raised: it may have updated some layers and not others.
         self.prefix_store.put(fed, cache)
 
@@ -446,15 +497,17 @@ class EmbeddedEngine:
         sampler: _Sampler,
         send: Callable[..., None],
         abort: threading.Event,
-    ) -> None:
-        """Run the request on `cache`, keeping `fed` equal to the tokens it holds; returns
-        when finished or, within one token or prefill slice, once `abort` is set."""
+    ) -> Iterator[None]:
+        """Run the request on `cache`, keeping `fed` equal to the tokens it holds,
+        yielding after every forward pass; returns when finished or, within one
+        token or prefill slice, once `abort` is set."""
         logits = None
         for start in range(len(fed), len(prompt), PREFILL_CHUNK):
             if abort.is_set():
                 return
             logits = self._forward(prompt[start : start + PREFILL_CHUNK], cache)
             fed.extend(prompt[start : start + PREFILL_CHUNK])
+            yield
         produced = 0
         while produced < budget:
             token = sampler.pick(logits)
@@ -468,6 +521,7 @@ class EmbeddedEngine:
             if produced < budget:
                 logits = self._forward([token], cache)
                 fed.append(token)
+                yield
         send([], "length")
 
     def _forward(self, token_ids: list[int], cache: DynamicCache) -> torch.Tensor:

@@ -85,6 +85,7 @@ class RemoteEngine:
         read_timeout: float = 300.0,
         startup_timeout: float = 120.0,
         max_connections: int = 64,
+        forward_priority: bool = False,
     ):
         self.base_url = _api_root(base_url)
         self._model = model
@@ -94,6 +95,8 @@ class RemoteEngine:
         self._read_timeout = read_timeout
         self._startup_timeout = startup_timeout
         self._max_connections = max_connections
+        # vLLM refuses priorities unless started with --scheduling-policy priority.
+        self._forward_priority = forward_priority
         self._session: aiohttp.ClientSession | None = None
 
     def info(self) -> EngineInfo:
@@ -182,6 +185,9 @@ class RemoteEngine:
             value = getattr(request, key)
             if value is not None:
                 body[key] = value
+        hints = request.conversation.hints if request.conversation is not None else None
+        if self._forward_priority and hints is not None and hints.priority:
+            body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
         return body
 
     async def generate(self, request: EngineRequest) -> AsyncIterator[EngineChunk]:

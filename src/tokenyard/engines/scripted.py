@@ -6,8 +6,8 @@ raw format (engines/wire.py) — reasoning markers, tool-call syntax and all —
 streams it back token by token through the real tokenizer. That is how end-to-end
 tests drive real harnesses through every parser.
 
-Rules (the default): if the last message carries tool results, answer with text
-that quotes them; otherwise call a tool (a shell tool such as Claude Code's `Bash`, Codex's
+Rules (the default): if the messages since the model's last turn carry tool
+results, answer with text that quotes them; otherwise call a tool (a shell tool such as Claude Code's `Bash`, Codex's
 `exec_command` or OpenClaw's `exec` when one is offered, else the first tool; arguments made from its
 schema), or answer with text when none is offered. With thinking on, each
 answer starts with a short reasoning block.
@@ -21,6 +21,7 @@ a conversation; the last turn repeats.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -135,7 +136,11 @@ class ScriptedEngine:
     def _rule_answer(self, conversation: Conversation | None, thinking: bool) -> list[Segment]:
         messages = conversation.messages if conversation else []
         last = messages[-1] if messages else None
-        results = [p for p in last.parts if isinstance(p, ToolResult)] if last and last.role in ("user", "tool") else []
+        # The results answer the model's last turn even when the client appends a
+        # message of its own after them (OpenClaw adds an internal-context user
+        # message after every tool result when it offers its full tool set).
+        since_model = list(itertools.takewhile(lambda m: m.role != "assistant", reversed(messages)))
+        results = [p for m in reversed(since_model) for p in m.parts if isinstance(p, ToolResult)]
         segments: list[Segment] = []
         if results:
             quoted = "\n".join(r.text() for r in results).strip()

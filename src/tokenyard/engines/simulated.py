@@ -156,7 +156,7 @@ class BlockPool:
         self,
         num_blocks: int,
         *,
-        on_store: Callable[[BlockHash], None] | None = None,
+        on_store: Callable[[BlockHash, BlockHash | None, Sequence[int]], None] | None = None,
         on_evict: Callable[[BlockHash], None] | None = None,
     ):
         if num_blocks < 1:
@@ -203,14 +203,17 @@ class BlockPool:
             block.ref_count += 1
         return [*hits, *(self._allocate() for _ in range(fresh))]
 
-    def register(self, block: Block, block_hash: BlockHash) -> None:
-        """Enter a block whose tokens are all computed into the prefix cache."""
+    def register(
+        self, block: Block, block_hash: BlockHash, parent: BlockHash | None = None, tokens: Sequence[int] = ()
+    ) -> None:
+        """Enter a block whose tokens are all computed into the prefix cache (`parent`:
+        the previous block's hash, `tokens` its own; for KV events)."""
         if block_hash in self._cached:
             return  # another sequence computed the same prefix first; this copy stays private
         block.block_hash = block_hash
         self._cached[block_hash] = block
         if self._on_store:
-            self._on_store(block_hash)
+            self._on_store(block_hash, parent, tokens)
 
     def release(self, blocks: Sequence[Block]) -> None:
         """Drop one reference to each of a sequence's blocks, tail first: the tail goes
@@ -532,7 +535,9 @@ class SimulatedEngine:
             seq.computed += count
             full = seq.computed // self.block_size
             for index in range(seq.registered, full):
-                self.pool.register(seq.blocks[index], seq.hashes[index])
+                parent = seq.hashes[index - 1] if index else None
+                tokens = seq.tokens[index * self.block_size : (index + 1) * self.block_size]
+                self.pool.register(seq.blocks[index], seq.hashes[index], parent, tokens)
             seq.registered = full
             if seq.computed == len(seq.tokens):
                 self._sample(seq)
@@ -568,9 +573,9 @@ class SimulatedEngine:
     def _blocks_for(self, tokens: int) -> int:
         return math.ceil(tokens / self.block_size)
 
-    def _stored(self, block_hash: BlockHash) -> None:
+    def _stored(self, block_hash: BlockHash, parent: BlockHash | None, tokens: Sequence[int]) -> None:
         if self._kv_events is not None:
-            self._kv_events.stored(self._worker_id, (block_hash,))
+            self._kv_events.stored(self._worker_id, (block_hash,), parent=parent, token_ids=tokens)
 
     def _evicted(self, block_hash: BlockHash) -> None:
         self.stats.evicted_blocks += 1

@@ -29,6 +29,7 @@ from ..conversation import ToolSpec
 from ..events import ParseEvent, ReasoningDelta, TextDelta
 from .json_stream import JsonStreamError, JsonValueScanner
 from .markers import MarkerSet
+from .patterns import always_match
 from .tools.base import CallIds, ToolParser, is_function_name, split_before
 
 START = "<|start|>"
@@ -51,7 +52,7 @@ _HEADER_LIMIT = 512
 _LONGEST_STOP = max(len(t) for t in (START, CHANNEL, MESSAGE, END, RETURN, CALL))
 # The prompt's `<|start|>assistant` may be followed directly by the recipient.
 _RECIPIENT_FIRST = re.compile(r" ?to=").match
-_JSON_SPACE = re.compile(r"[ \t\r\n]*").match
+_JSON_SPACE = always_match(r"[ \t\r\n]*")
 
 # Parser states; the message bodies come last (`feed`'s hot path tests `>= _REASONING`).
 _BEGIN, _OUTSIDE, _HEADER, _REASONING, _TEXT, _CALL = range(6)

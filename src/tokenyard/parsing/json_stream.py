@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 
-_STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*').match
+from .patterns import always_match
+
+_STRING_RUN = always_match(r'[^"\\\x00-\x1f]*')
 _PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]*').fullmatch
-_WHITESPACE_RUN = re.compile(r"[ \t\n\r]*").match
+_WHITESPACE_RUN = always_match(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?").fullmatch
 _LITERALS = ("true", "false", "null")
 _LITERAL_PREFIXES = frozenset(lit[:i] for lit in _LITERALS for i in range(1, len(lit) + 1))

@@ -136,6 +136,8 @@ PROFILES: dict[str, ModelProfile] = {
         # kind, thinking included, is a special token the model writes. Generation
         # ends at the tokenizer's EOS.
         ModelProfile("inkling", "inkling", "inkling", reasoning_markers=("<|content_thinking|>", "<|end_message|>")),
+        # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
+        ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
     )
 }
 
@@ -181,6 +183,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),
+    (r"qwen2", "qwen2.5"),
     (r"nemotron.*nano", "nemotron-nano"),
     (r"nemotron", "nemotron"),
     (r"llama-?4", "llama-4"),
@@ -240,6 +243,8 @@ def detect_profile(
                 return PROFILES[family]
         if "<tool_call>" in template and "<think>" in template:
             return PROFILES["qwen3"]
+        if "<tool_call>" in template and "You are Qwen" in template:
+            return PROFILES["qwen2.5"]
     joined = " ".join(names).lower()
     for pattern, family in _NAME_SIGNS:
         if re.search(pattern, joined):

@@ -1,7 +1,8 @@
 """Which worker holds which cached blocks (keyed by `kv_blocks` hashes).
 
-Engines report what they store and evict; a router asks the index which worker
-already holds the longest prefix of a new prompt.
+Engines report what they store and evict (in process, or as KV events that
+`kv_events.KvMirror` translates); a router asks the index which worker already
+holds the longest prefix of a new prompt.
 """
 
 from __future__ import annotations
@@ -16,18 +17,38 @@ class KvIndex:
 
     def __init__(self) -> None:
         self._holders: dict[BlockHash, set[str]] = {}
+        self._held: dict[str, set[BlockHash]] = {}
 
-    def stored(self, worker: str, hashes: Iterable[BlockHash]) -> None:
+    def stored(
+        self,
+        worker: str,
+        hashes: Iterable[BlockHash],
+        *,
+        parent: BlockHash | None = None,
+        token_ids: Sequence[int] = (),
+    ) -> None:
+        del parent, token_ids  # the hashes already stand for their prefixes
+        held = self._held.setdefault(worker, set())
         for block in hashes:
             self._holders.setdefault(block, set()).add(worker)
+            held.add(block)
 
     def removed(self, worker: str, hashes: Iterable[BlockHash]) -> None:
+        held = self._held.get(worker, set())
         for block in hashes:
+            held.discard(block)
             holders = self._holders.get(block)
             if holders is not None:
                 holders.discard(worker)
                 if not holders:
                     del self._holders[block]
+
+    def clear(self, worker: str) -> None:
+        """Forget everything `worker` holds (its cache was reset, or it left)."""
+        self.removed(worker, list(self._held.pop(worker, ())))
+
+    def block_count(self, worker: str) -> int:
+        return len(self._held.get(worker, ()))
 
     def overlaps(self, hashes: Sequence[BlockHash]) -> dict[str, int]:
         """For each worker holding block 0 of `hashes`, how many leading blocks it holds

@@ -7,7 +7,6 @@ an engine directly.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,8 +24,10 @@ from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
 from ..apis.errors import ApiError, Fault
 from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
+from ..routing.pool import EnginePool
+from . import metrics, tokenize_routes
 from . import routes as generation_routes
-from . import tokenize_routes
+from .admission import PriorityGate
 from .common import ServerConfig, ServerState
 from .limits import GuardConfig, RequestGuard, error_table, normalize_hosts, normalize_origins
 from .routes import guarded
@@ -120,11 +121,14 @@ def create_app(state: ServerState) -> Starlette:
         Route("/v1/models", _models_route(list_models), methods=["GET"]),
         Route("/v1/models/{model_id:path}", _models_route(get_model), methods=["GET"]),
         Route("/health", health, methods=["GET"]),
+        Route("/metrics", metrics.metrics_endpoint, methods=["GET"]),
     ]
+    if isinstance(state.pipeline.engine, EnginePool):
+        metrics.watch_pool(state.pipeline.engine)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state.slots = asyncio.Semaphore(state.config.max_concurrency)
+        state.slots = PriorityGate(state.config.max_concurrency)
         await state.pipeline.engine.start()
         try:
             yield
@@ -140,7 +144,7 @@ def create_app(state: ServerState) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(RequestGuard, config=guard)],
+        middleware=[Middleware(RequestGuard, config=guard), Middleware(metrics.MetricsMiddleware)],
         exception_handlers={404: unknown_path, 405: unknown_path},
     )
     app.state.tokenyard = state

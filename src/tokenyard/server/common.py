@@ -15,7 +15,10 @@ from starlette.requests import Request
 
 from ..apis.errors import ApiError, Fault, invalid_request, not_found
 from ..apis.replay_state import ReplayState
+from ..conversation import AgentHints
 from ..sealing import ReasoningSeal
+from . import metrics
+from .admission import PriorityGate
 from .limits import MAX_JSON_DEPTH, check_json_depth
 from .pipeline import Generation, Pipeline
 
@@ -45,7 +48,7 @@ class ServerState:
     pipeline: Pipeline
     seal: ReasoningSeal
     config: ServerConfig = field(default_factory=ServerConfig)
-    slots: asyncio.Semaphore | None = None
+    slots: PriorityGate | None = None
     waiting: int = 0  # requests queued for a slot
     busy: int = 0  # slots held
     replay: ReplayState = field(init=False)
@@ -111,19 +114,22 @@ class Slot:
             self._state.slots.release()  # type: ignore[union-attr]  # checked in __init__
 
 
-async def acquire_slot(state: ServerState) -> Slot:
+async def acquire_slot(state: ServerState, hints: AgentHints | None = None) -> Slot:
+    """A generation slot, in agent-hint priority order, waited for at most max_queue_wait."""
     assert state.slots is not None
     if state.slots.locked() and state.waiting >= state.config.max_queue:
         raise overloaded("too many requests are waiting for the model; retry shortly")
     state.waiting += 1
+    started = time.perf_counter()
     try:
-        await asyncio.wait_for(state.slots.acquire(), state.config.max_queue_wait)
+        await asyncio.wait_for(state.slots.acquire(hints), state.config.max_queue_wait)
     except TimeoutError:
         raise overloaded(
             f"no generation slot became free within {state.config.max_queue_wait:g} s; retry shortly"
         ) from None
     finally:
         state.waiting -= 1
+    metrics.observe_queue_wait(time.perf_counter() - started)
     return Slot(state)
 
 

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..engines.base import Engine
+from ..engines.remote import RemoteEngine
+from ..kv_blocks import KvEventSink
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, canonical_reasoning_name, reasoning_format
 from ..parsing.registry import check_tool_parser_name
 from ..prompting.profiles import detect_profile
 from ..prompting.render import PromptRenderer
 from ..prompting.template import ChatTemplate
 from ..prompting.tokenizer import Tokenizer
+from ..routing.kv_events import KvMirror
+from ..routing.kv_index import KvIndex
+from ..routing.kv_publisher import ZmqKvPublisher
+from ..routing.kv_subscriber import KvEventSubscriber
+from ..routing.pool import EnginePool, Worker
+from ..routing.router import POLICIES, Router
 from .pipeline import ServedModel
 
 BUILTIN_MODELS = ("smollm2",)
@@ -36,8 +45,16 @@ class ModelSettings:
     kv_block_size: int = 16
     kv_blocks: int | None = None
     max_batched_tokens: int = 8192
-    # remote engine
+    # remote engine; several URLs make a pool of workers serving the same model
     engine_url: str | None = None
+    engine_urls: tuple[str, ...] = ()
+    # Per worker, in --engine-url order: its KV-event endpoint "tcp://HOST:PORT[,REPLAY]".
+    kv_events: tuple[str, ...] = ()
+    router_policy: str = "kv"
+    # simulated engine: how many simulated workers (each publishing KV events over ZMQ)
+    workers: int = 1
+    # Forward agent-hint priorities to the engines (vLLM needs --scheduling-policy priority).
+    forward_priority: bool = False
     engine_model: str | None = None
     engine_api_key: str | None = None
 
@@ -102,16 +119,22 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
 
             window = settings.max_model_len or 262_144
             blocks = settings.kv_blocks or max(65_536, -(-window // settings.kv_block_size))
-            engine = SimulatedEngine(
-                tokenizer,
-                scripted,
-                block_size=settings.kv_block_size,
-                num_blocks=blocks,
-                max_batched_tokens=settings.max_batched_tokens,
-                max_model_len=window,
-                time_scale=settings.time_scale,
-                name=names[0],
-            )
+
+            def simulated(kv_events: KvEventSink | None = None, worker: str = "simulated-0") -> SimulatedEngine:
+                return SimulatedEngine(
+                    tokenizer,
+                    scripted,
+                    block_size=settings.kv_block_size,
+                    num_blocks=blocks,
+                    max_batched_tokens=settings.max_batched_tokens,
+                    max_model_len=window,
+                    time_scale=settings.time_scale,
+                    kv_events=kv_events,
+                    worker_id=worker,
+                    name=names[0],
+                )
+
+            engine = simulated() if settings.workers <= 1 else _simulated_pool(settings, simulated)
     elif settings.engine == "embedded":
         from ..engines.embedded import EmbeddedEngine
 
@@ -119,16 +142,58 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
             raise ValueError("the embedded engine needs a model directory, a .gguf file or a built-in model")
         engine = EmbeddedEngine(folder)
     elif settings.engine == "remote":
-        from ..engines.remote import RemoteEngine
-
-        if not settings.engine_url:
+        urls = settings.engine_urls or ((settings.engine_url,) if settings.engine_url else ())
+        if not urls:
             raise ValueError("--engine remote needs --engine-url URL (an OpenAI-compatible completions server)")
-        engine = RemoteEngine(
-            settings.engine_url,
-            model=settings.engine_model,
-            api_key=settings.engine_api_key,
-            max_model_len=settings.max_model_len,
-        )
+        remotes = [
+            RemoteEngine(
+                url,
+                model=settings.engine_model,
+                api_key=settings.engine_api_key,
+                max_model_len=settings.max_model_len,
+                forward_priority=settings.forward_priority,
+            )
+            for url in urls
+        ]
+        engine = remotes[0] if len(remotes) == 1 and not settings.kv_events else _remote_pool(settings, remotes)
     else:
         raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated, remote")
     return model, engine
+
+
+def _router(settings: ModelSettings) -> Router:
+    if settings.router_policy not in POLICIES:
+        raise ValueError(f"unknown router policy {settings.router_policy!r}; known: {', '.join(POLICIES)}")
+    return Router(KvIndex(), policy=settings.router_policy)
+
+
+def _remote_pool(settings: ModelSettings, remotes: list[RemoteEngine]) -> EnginePool:
+    if len(settings.kv_events) > len(remotes):
+        raise ValueError(f"{len(settings.kv_events)} --kv-events endpoints for {len(remotes)} --engine-url workers")
+    router = _router(settings)
+    workers = []
+    for n, remote in enumerate(remotes):
+        name = remote.base_url.split("://", 1)[-1]
+        events = None
+        if n < len(settings.kv_events) and settings.kv_events[n]:
+            endpoint, _, replay = settings.kv_events[n].partition(",")
+            events = KvEventSubscriber(KvMirror(name, router.index), endpoint, replay_endpoint=replay or None)
+        workers.append(Worker(name, remote, events=events, health_url=f"{remote.base_url}/health"))
+    return EnginePool(workers, router)
+
+
+def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink, str], Engine]) -> EnginePool:
+    """Simulated workers, each publishing vLLM-format KV events on a loopback port the
+    router subscribes to: the same path a fleet of vLLM servers takes."""
+    router = _router(settings)
+    workers = []
+    for n in range(settings.workers):
+        name = f"simulated-{n}"
+        publisher = ZmqKvPublisher("tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0")
+        publisher.bind()
+        assert publisher.replay_endpoint is not None
+        events = KvEventSubscriber(
+            KvMirror(name, router.index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
+        )
+        workers.append(Worker(name, simulated(publisher, name), events=events, publisher=publisher))
+    return EnginePool(workers, router)

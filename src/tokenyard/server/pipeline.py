@@ -12,13 +12,14 @@ which aborts the request there.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from ..apis.errors import ENGINE_FAILED_MESSAGE
-from ..conversation import Conversation, ToolCall
+from ..conversation import Conversation, Message, Reasoning, Text, ToolCall
 from ..engines.base import Engine, EngineError, EngineRequest, PromptTooLong
 from ..events import (
     Event,
@@ -26,6 +27,7 @@ from ..events import (
     PromptProcessed,
     ReasoningDelta,
     StreamError,
+    TextDelta,
     ToolCallReady,
     Usage,
 )
@@ -35,11 +37,23 @@ from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import PromptRenderer, RenderedPrompt
 from ..prompting.streams import prompt_stream
+from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 
 log = logging.getLogger("tokenyard.pipeline")
 
 DEFAULT_MAX_TOKENS = 4096
+SHUTTING_DOWN = "tokenyard is shutting down; the generation was stopped"
+
+
+def is_background(conversation: Conversation) -> bool:
+    """A request the user is not waiting on: an agent client (one that names its
+    session) sending no tools. Its turns always carry tools, compaction requests
+    included; what it sends without them is a title, a summary or a topic check
+    (Claude Code sends those to its small/fast model)."""
+    if conversation.request_kind == "compaction":  # a summary the next turn waits for
+        return False
+    return conversation.session_key is not None and not conversation.tools
 
 
 @dataclass
@@ -95,6 +109,19 @@ class Pipeline:
         # Diagnostics quote prompt text only when the operator asks (--log-prompt-excerpts).
         self.log_prompt_excerpts = log_prompt_excerpts
         self._stop_ids = model.stop_token_ids()
+        # Graceful shutdown: once draining, every running generation ends with a
+        # StreamError; those waiting on the engine are woken by cancelling their task.
+        self._draining = False
+        self._awaiting_engine: set[asyncio.Task[object]] = set()
+        # Speculative prefills in flight (held so they are not garbage-collected).
+        self._prefills: set[asyncio.Task[None]] = set()
+
+    def drain(self) -> None:
+        """The server is stopping: end every running stream with the API's error
+        event now (its engine work is aborted when its stream closes)."""
+        self._draining = True
+        for task in list(self._awaiting_engine):
+            task.cancel(SHUTTING_DOWN)
 
     def render(self, conversation: Conversation, *, add_generation_prompt: bool = True) -> RenderedPrompt:
         """The exact prompt generation would use (count_tokens and tokenize use it)."""
@@ -151,10 +178,12 @@ class Pipeline:
             stop_token_ids=self._stop_ids,
             prompt_text=prompt.text,
             conversation=conversation,
+            background=is_background(conversation),
         )
         detokenizer = self.model.tokenizer.detokenizer()
         stops = _StopScanner(sampling.stop)
         completion_tokens = 0
+        turn = _TurnParts()
         text_only_output: list[str] = []
         reasoning: list[str] = []
         calls = 0
@@ -163,8 +192,25 @@ class Pipeline:
         engine_finish = "stop"
         stop_sequence: str | None = None
         stream = self.engine.generate(request)
+        task = asyncio.current_task()
         try:
-            async for chunk in stream:
+            while True:
+                if self._draining:
+                    raise EngineError(SHUTTING_DOWN)
+                if task is not None:
+                    self._awaiting_engine.add(task)
+                try:
+                    chunk = await anext(stream)
+                except StopAsyncIteration:
+                    raise EngineError("the engine ended the stream without a finish reason") from None
+                except asyncio.CancelledError:
+                    if not self._draining or task is None:
+                        raise
+                    task.uncancel()
+                    raise EngineError(SHUTTING_DOWN) from None
+                finally:
+                    if task is not None:
+                        self._awaiting_engine.discard(task)
                 if not announced:
                     announced = True
                     cached = chunk.cached_tokens or 0
@@ -188,11 +234,10 @@ class Pipeline:
                         reasoning.append(event.text)
                     elif type(event) is ToolCallReady:
                         calls += 1
+                    turn.add(event)
                     yield event
                 if stop_sequence is not None or chunk.finish_reason is not None:
                     break
-            else:
-                raise EngineError("the engine ended the stream without a finish reason")
         except EngineError as error:
             if not announced:
                 yield PromptProcessed(len(prompt.token_ids), 0)
@@ -206,6 +251,7 @@ class Pipeline:
                 reasoning.append(event.text)
             elif type(event) is ToolCallReady:
                 calls += 1
+            turn.add(event)
             yield event
         if text_only_output:
             completion_tokens += len(self.model.tokenizer.encode("".join(text_only_output)))
@@ -218,6 +264,8 @@ class Pipeline:
         )
         if calls:
             reason = "tool_calls"
+            if conversation.hints.speculative_prefill:
+                self._prefill_next_turn(generation, turn.message())
         elif stop_sequence is not None:
             reason = "stop_sequence"
         elif engine_finish == "length":
@@ -225,6 +273,60 @@ class Pipeline:
         else:
             reason = "stop"
         yield Finish(reason, stop_sequence, usage)  # type: ignore[arg-type]
+
+    def _prefill_next_turn(self, generation: Generation, answer: Message) -> None:
+        """The turn ended in tool calls: while they run, prefill the next turn's prefix
+        (this conversation and its answer, rendered as the next request will render
+        them, token for token) on the worker the session's next turn goes to, so that
+        turn only prefills the tool results."""
+        conversation = generation.conversation
+        following = conversation.model_copy(update={"messages": [*conversation.messages, answer]})
+
+        async def prefill() -> None:
+            try:
+                prompt = await asyncio.to_thread(self.render, following, add_generation_prompt=False)
+                if len(prompt.token_ids) >= self.engine.info().max_model_len:
+                    return
+                request = EngineRequest(
+                    request_id=f"{generation.request_id}-prefill",
+                    prompt_token_ids=prompt.token_ids,
+                    max_tokens=1,
+                    stop_token_ids=self._stop_ids,
+                    conversation=conversation,
+                )
+                async for _ in self.engine.generate(request):
+                    pass
+            except (EngineError, TemplateError) as error:
+                log.info("speculative prefill failed: %s", error)
+
+        task = asyncio.get_running_loop().create_task(prefill())
+        self._prefills.add(task)
+        task.add_done_callback(self._prefills.discard)
+
+
+class _TurnParts:
+    """The answer as the next request will carry it: its parts in the order produced."""
+
+    def __init__(self) -> None:
+        self._parts: list[Reasoning | Text | ToolCall] = []
+
+    def add(self, event: Event) -> None:
+        last = self._parts[-1] if self._parts else None
+        if type(event) is ReasoningDelta:
+            if isinstance(last, Reasoning):
+                last.text += event.text
+            else:
+                self._parts.append(Reasoning(text=event.text))
+        elif type(event) is TextDelta:
+            if isinstance(last, Text):
+                last.text += event.text
+            else:
+                self._parts.append(Text(text=event.text))
+        elif type(event) is ToolCallReady:
+            self._parts.append(ToolCall(id=event.id, name=event.name, arguments=event.arguments))
+
+    def message(self) -> Message:
+        return Message(role="assistant", parts=list(self._parts))
 
 
 class _StopScanner:

@@ -15,6 +15,7 @@ from starlette.routing import Route
 from ..apis.anthropic.spoke import SPOKE as ANTHROPIC
 from ..apis.anthropic.spoke import parse_count_tokens
 from ..apis.errors import ErrorTable, fault_of
+from ..apis.hints import read_agent_hints
 from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import RequestContext, Spoke
@@ -59,6 +60,7 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         ctx = context(request, state)
         parsed = spoke.parse(body, ctx)
         state.check_model(parsed.model)
+        parsed.conversation.hints = read_agent_hints(body, request.headers)
         generation = state.pipeline.start(parsed.conversation, call_id_prefix=spoke.call_id_prefix)
         log_prompt(state, body, generation)
         if parsed.conversation.request_kind is not None:

@@ -16,6 +16,7 @@ from starlette.types import Receive, Scope, Send
 from ..apis.errors import engine_failed, fault_of
 from ..apis.spoke import Frame, StreamEncoder
 from ..events import StreamError
+from . import metrics
 from .common import ServerState, Slot, acquire_slot
 from .pipeline import Generation
 
@@ -88,9 +89,9 @@ async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncGe
 async def run_to_end(state: ServerState, generation: Generation, encoder: StreamEncoder) -> dict[str, Any]:
     """A non-streaming request: the whole generation, in a slot, assembled by the
     encoder; an engine failure is raised as the API error it is."""
-    slot = await acquire_slot(state)
+    slot = await acquire_slot(state, generation.conversation.hints)
     try:
-        async for event in generation.events():
+        async for event in metrics.observed(generation, generation.events()):
             if isinstance(event, StreamError):
                 raise engine_failed(event.message)
             encoder.feed(event)
@@ -107,10 +108,10 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
     """A streaming request: the generation's events as the encoder's frames, in a
     slot, with keep-alives during silences. A failure mid-stream ends it with the
     API's own error frames, never a truncated stream."""
-    slot = await acquire_slot(state)
+    slot = await acquire_slot(state, generation.conversation.hints)
 
     async def frames() -> AsyncGenerator[bytes]:
-        events = with_keepalive(generation.events(), state.config.keepalive_seconds)
+        events = with_keepalive(metrics.observed(generation, generation.events()), state.config.keepalive_seconds)
         try:
             for frame in encoder.start():
                 yield frame_bytes(frame)

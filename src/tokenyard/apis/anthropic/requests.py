@@ -135,7 +135,7 @@ def to_conversation(
         mode = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}[request.tool_choice.type]
         if mode == "named" and not request.tool_choice.name:
             raise invalid_request("tool_choice.name: required when type is 'tool'", "tool_choice")
-        choice = ToolChoice(mode=mode, name=request.tool_choice.name)  # type: ignore[arg-type]
+        choice = ToolChoice(mode=mode, name=request.tool_choice.name)
     thinking = ThinkingControl()
     if request.thinking is not None:
         thinking = ThinkingControl(mode=request.thinking.type, budget_tokens=request.thinking.budget_tokens)
@@ -182,8 +182,9 @@ def _session_from_user_id(user_id: str) -> str | None:
         data = json.loads(user_id)
     except ValueError:
         data = None
-    if isinstance(data, dict) and isinstance(data.get("session_id"), str):
-        return data["session_id"]
+    session = data.get("session_id") if isinstance(data, dict) else None
+    if isinstance(session, str):
+        return session
     marker = "_session_"
     if marker in user_id:
         return user_id.rsplit(marker, 1)[1] or None

@@ -183,8 +183,8 @@ def _parts(content: str | list[dict[str, Any]] | None, where: str, *, allow_imag
             out.append(Text(text=part.text))
         elif isinstance(part, RefusalPart):
             out.append(Text(text=part.refusal))
-        else:
-            out.append(_image(part.image_url.url))  # type: ignore[union-attr]
+        elif isinstance(part, ImagePart):
+            out.append(_image(part.image_url.url))
     return out
 
 

@@ -17,9 +17,10 @@ markers included.
 from __future__ import annotations
 
 import re
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 
 from ..coercion import coerce_value, dumps, parameter_types
+from ..patterns import always_match
 from .base import ToolParser, is_function_name
 
 _OPEN = "<|tool_call>"
@@ -27,9 +28,9 @@ _CLOSE = "<tool_call|>"
 _QUOTE = '<|"|>'
 _HEAD = re.compile(r"<\|tool_call>\s*call:([^{}\s<>]{1,256})\s*\{")
 _HEAD_PREFIX = re.compile(r"<\|tool_call>\s*(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z")
-_WHITESPACE = re.compile(r"\s*")
-_SCALAR = re.compile(r"[^\s,}\]<{\[:]*")
-_BARE_KEY = re.compile(r"[^:{}\[\],<\n]*")
+_WHITESPACE = always_match(r"\s*")
+_SCALAR = always_match(r"[^\s,}\]<{\[:]*")
+_BARE_KEY = always_match(r"[^:{}\[\],<\n]*")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _LOOSE_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
@@ -129,7 +130,7 @@ class Gemma4ToolParser(ToolParser):
         try:
             end = self._convert(buf, pos, final)
         except _SyntaxError as error:
-            at = error.args[0]
+            at: int = error.args[0]
             self._raw(buf[pos:at])
             self._state = _BROKEN
             return at
@@ -161,7 +162,7 @@ class Gemma4ToolParser(ToolParser):
                 i = j + len(_QUOTE)
                 continue
             if st == _KEY_BARE:
-                j = _BARE_KEY.match(buf, i).end()
+                j = _BARE_KEY(buf, i).end()
                 self._pieces.append(buf[i:j])
                 if sum(map(len, self._pieces)) > _MAX_KEY:
                     raise _SyntaxError(j)
@@ -190,14 +191,14 @@ class Gemma4ToolParser(ToolParser):
                 i = j + len(_QUOTE)
                 continue
             if st == _SCALAR_VALUE:
-                j = _SCALAR.match(buf, i).end()
+                j = _SCALAR(buf, i).end()
                 self._pieces.append(buf[i:j])
                 if j == n and not final:
                     return n
                 self._end_scalar(j)
                 i = j
                 continue
-            i = _WHITESPACE.match(buf, i).end()
+            i = _WHITESPACE(buf, i).end()
             if i == n:
                 return n
             c = buf[i]
@@ -310,7 +311,7 @@ class Gemma4ToolParser(ToolParser):
     # ---- after the arguments -------------------------------------------------------
 
     def _after_arguments(self, buf: str, pos: int, final: bool) -> int:
-        space = _WHITESPACE.match(buf, pos).end()
+        space = _WHITESPACE(buf, pos).end()
         if buf.startswith(_CLOSE, space):
             self._close_call(buf[pos : space + len(_CLOSE)])
             self._exit_region()

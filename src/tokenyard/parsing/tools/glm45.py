@@ -17,11 +17,11 @@ text). Known failure shape handled: a call with no arguments
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import ClassVar
 
 from ..markers import MarkerSet
+from ..patterns import always_match, always_search
 from .base import ToolParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
@@ -36,10 +36,10 @@ _KEY_STOPS = MarkerSet([_KEY_CLOSE, _KEY_OPEN, _VALUE_OPEN, _CLOSE])
 # A value ends only at its own closing tag: other tags inside it are its text.
 _VALUE_STOPS = MarkerSet([_VALUE_CLOSE])
 _CLOSE_SET = MarkerSet([_CLOSE])
-_WHITESPACE = re.compile(r"\s*").match
-_GAP = re.compile(r"(?:\s|\\n)*").match  # whitespace, or a literal backslash-n
+_WHITESPACE = always_match(r"\s*")
+_GAP = always_match(r"(?:\s|\\n)*")  # whitespace, or a literal backslash-n
 # A name's trailing gap (and a backslash that may still become a literal `\n`).
-_NAME_TAIL = re.compile(r"(?:\s|\\n)*\\?\Z").search
+_NAME_TAIL = always_search(r"(?:\s|\\n)*\\?\Z")
 _KEY_LIMIT = 256
 
 

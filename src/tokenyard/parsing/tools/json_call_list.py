@@ -14,14 +14,16 @@ something that is not a call list comes out as text, whole.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from typing import ClassVar
 
+from ...conversation import ToolSpec
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, split_before, starts_with
+from ..patterns import always_match
+from .base import BadCallSyntax, CallIds, JsonCallReader, NotACall, split_before, starts_with
 from .call_list import CallListParser
 
-WHITESPACE = re.compile(r"[ \t\r\n]*").match
+WHITESPACE = always_match(r"[ \t\r\n]*")
 
 # States; subclasses number theirs from `FIRST_SUBCLASS_STATE`.
 MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
@@ -40,8 +42,8 @@ class JsonCallListParser(CallListParser):
     # A tag that closes the section; it may also stand in for a missing `]`.
     close_tag: ClassVar[str] = ""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
+        super().__init__(tools, call_ids)
         # Where the rest of a call with broken arguments ends: its section's
         # closing tag, else the next call's start marker (or the end of output).
         self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts

@@ -7,8 +7,11 @@ output; several calls are separated by `;` or a newline and run to the end of ou
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ...conversation import ToolSpec
 from ...events import ParseEvent
-from .base import JsonCallReader
+from .base import CallIds, JsonCallReader
 from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, WHITESPACE, JsonCallListParser
 
 _OUTPUT_START = FIRST_SUBCLASS_STATE
@@ -22,8 +25,8 @@ class Llama3JsonToolParser(JsonCallListParser):
     separator = ";"
     newline_separates = True
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
+        super().__init__(tools, call_ids)
         # The output's first `{` may open a bare call: start inside the region.
         self._enter_region("")
         self._in_region = True

@@ -13,10 +13,10 @@ call's id; decoders that drop special tokens leave `name{...}`, also accepted.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from ..json_stream import JsonStreamError, JsonValueScanner
+from ..patterns import always_match
 from .base import is_function_name, starts_with
 from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, MARKER, SKIP, WHITESPACE, JsonCallListParser
 
@@ -24,8 +24,8 @@ _TOOL_CALLS = "[TOOL_CALLS]"
 _TOOL_CALLS_END = "[/TOOL_CALLS]"
 _ARGS = "[ARGS]"
 _CALL_ID = "[CALL_ID]"
-_NAME_RUN = re.compile(r"[\w.\-:/]*").match
-_ID_RUN = re.compile(r"[\w\-]*").match
+_NAME_RUN = always_match(r"[\w.\-:/]*")
+_ID_RUN = always_match(r"[\w\-]*")
 _LONGEST_NAME = 256
 
 _SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 7)

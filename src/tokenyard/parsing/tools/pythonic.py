@@ -17,22 +17,23 @@ import ast
 import json
 import re
 
+from ..patterns import always_match
 from .base import is_function_name, starts_with
 from .call_list import CallListParser
 
 _PYTHON_START = "<|python_start|>"
 _PYTHON_END = "<|python_end|>"
-_WHITESPACE = re.compile(r"[ \t\r\n]*").match
+_WHITESPACE = always_match(r"[ \t\r\n]*")
 _NAME_START = re.compile(r"[A-Za-z_]").match
-_NAME_RUN = re.compile(r"[\w.]*").match
+_NAME_RUN = always_match(r"[\w.]*")
 _LONGEST_NAME = 256
 # Inside a call: runs of characters that neither quote nor bracket anything.
-_CODE_RUN = re.compile(r"[^'\"()\[\]{}]*").match
+_CODE_RUN = always_match(r"[^'\"()\[\]{}]*")
 _STRING_RUN = {
-    "'": re.compile(r"[^'\\]*").match,
-    '"': re.compile(r'[^"\\]*').match,
-    "'''": re.compile(r"[^'\\]*").match,
-    '"""': re.compile(r'[^"\\]*').match,
+    "'": always_match(r"[^'\\]*"),
+    '"': always_match(r'[^"\\]*'),
+    "'''": always_match(r"[^'\\]*"),
+    '"""': always_match(r'[^"\\]*'),
 }
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 

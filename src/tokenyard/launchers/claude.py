@@ -1,0 +1,113 @@
+"""`tokenyard claude [args…]`: Claude Code against tokenyard.
+
+Claude Code keeps its global settings in `$CLAUDE_CONFIG_DIR/.claude.json`; pointing
+CLAUDE_CONFIG_DIR at a tokenyard-owned folder leaves the user's ~/.claude.json and
+~/.claude alone, and lets the launcher mark onboarding complete there — otherwise an
+interactive first start tries to reach api.anthropic.com before it ever asks
+tokenyard anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    LaunchOptions,
+    RunningServer,
+    ServedModel,
+    announce_settings,
+    choose_models,
+    client_key,
+    ensure_server,
+    find_client,
+    launcher_home,
+    parse_launch_args,
+    run_client,
+    served_models,
+)
+
+# Claude Code's own settings: no telemetry, error reporting or update checks (it
+# runs offline against a local server), and a key sent as a bearer token
+# (ANTHROPIC_API_KEY would make the interactive client ask to approve it).
+QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+}
+
+
+# The share of the window Claude Code may ask for per request (see window_settings).
+OUTPUT_SHARE = 12
+
+
+def prepare_config_dir(folder: Path) -> Path:
+    """`.claude.json` in the tokenyard-owned config folder, onboarding marked done;
+    any other state Claude Code keeps there is left as it is."""
+    path = folder / ".claude.json"
+    state: dict[str, Any] = {}
+    if path.exists():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            state = loaded if isinstance(loaded, dict) else {}
+        except ValueError:
+            state = {}
+    state["hasCompletedOnboarding"] = True
+    path.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    return folder
+
+
+def window_settings(model: ServedModel) -> dict[str, str]:
+    """What tells Claude Code 2.1.330 the served model's real window (it does not read
+    it from the server: tests/e2e/CLAUDE_CODE_NOTES.md). CLAUDE_CODE_MAX_CONTEXT_TOKENS
+    is the window it compacts against. It keeps its per-request output budget plus
+    ~13K tokens free below that window, so the budget is held to about a twelfth of
+    the window (at its default 32000 a 32K window would compact on every turn).
+    CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is clamped to at least 100K."""
+    if model.context_window is None:
+        return {}
+    budget = model.context_window // OUTPUT_SHARE
+    if model.max_output_tokens is not None:
+        budget = min(budget, model.max_output_tokens)
+    return {
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(model.context_window),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max(1, budget)),
+    }
+
+
+def claude_settings(url: str, main: ServedModel, small: ServedModel, config_dir: Path) -> dict[str, str]:
+    return {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_AUTH_TOKEN": client_key(),
+        "ANTHROPIC_MODEL": main.id,
+        "ANTHROPIC_SMALL_FAST_MODEL": small.id,
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": small.id,
+        "CLAUDE_CONFIG_DIR": str(config_dir),
+        **window_settings(main),
+        **QUIET,
+    }
+
+
+def client_environment(settings: Mapping[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env.update(settings)
+    return env
+
+
+def launch(argv: Sequence[str]) -> int:
+    options: LaunchOptions = parse_launch_args(argv)
+    binary = find_client("claude")
+    server: RunningServer = ensure_server(options)
+    try:
+        main, small = choose_models(served_models(options.url), options)
+        config_dir = prepare_config_dir(launcher_home("claude"))
+        settings = claude_settings(options.url, main, small, config_dir)
+    except BaseException:
+        server.stop()
+        raise
+    announce_settings("claude", settings)
+    return run_client([binary, *options.client_args], client_environment(settings), server)

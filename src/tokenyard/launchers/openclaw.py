@@ -1,0 +1,97 @@
+"""`tokenyard openclaw [args…]`: OpenClaw against tokenyard.
+
+OpenClaw reads the config file named by OPENCLAW_CONFIG_PATH and keeps its state in
+OPENCLAW_STATE_DIR; the launcher points both into a tokenyard-owned folder and writes
+a config there with a single provider (tokenyard's Anthropic Messages API) whose
+models carry the real `contextWindow` and `maxTokens`, so the user's own
+~/.openclaw stays untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .common import (
+    RunningServer,
+    ServedModel,
+    announce_settings,
+    choose_models,
+    client_key,
+    ensure_server,
+    find_client,
+    launcher_home,
+    parse_launch_args,
+    run_client,
+    served_models,
+)
+
+PROVIDER = "tokenyard"
+# Only for a server that states no limits (an older tokenyard): a window small
+# enough for any model tokenyard serves, said out loud when used.
+ASSUMED_WINDOW = 32_768
+ASSUMED_MAX_TOKENS = 4096
+
+
+def _model_entry(model: ServedModel) -> dict[str, Any]:
+    return {
+        "id": model.id,
+        "name": model.id,
+        "reasoning": True,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": model.context_window or ASSUMED_WINDOW,
+        "maxTokens": model.max_output_tokens or ASSUMED_MAX_TOKENS,
+    }
+
+
+def openclaw_config(url: str, main: ServedModel, models: Sequence[ServedModel]) -> dict[str, Any]:
+    return {
+        "agents": {"defaults": {"model": {"primary": f"{PROVIDER}/{main.id}"}}},
+        # Direct tool schemas: open models call a tool they can see far more reliably
+        # than one found through OpenClaw's tool-search indirection.
+        "tools": {"toolSearch": False},
+        "plugins": {"enabled": False},
+        "models": {
+            "mode": "merge",
+            "providers": {
+                PROVIDER: {
+                    "baseUrl": url.rstrip("/"),
+                    "apiKey": client_key(),
+                    "api": "anthropic-messages",
+                    "models": [_model_entry(m) for m in models],
+                }
+            },
+        },
+    }
+
+
+def launch(argv: Sequence[str]) -> int:
+    options = parse_launch_args(argv)
+    binary = find_client("openclaw")
+    server: RunningServer = ensure_server(options)
+    try:
+        models = served_models(options.url)
+        main, _ = choose_models(models, options)
+        path = launcher_home("openclaw") / "openclaw.json"
+        path.write_text(json.dumps(openclaw_config(options.url, main, models), indent=2) + "\n", encoding="utf-8")
+    except BaseException:
+        server.stop()
+        raise
+    if main.context_window is None:
+        print(
+            f"tokenyard openclaw: {options.url} states no context window; assuming {ASSUMED_WINDOW} tokens",
+            file=sys.stderr,
+        )
+    # OpenClaw keeps its state (a SQLite database, sessions) in OPENCLAW_STATE_DIR,
+    # ~/.openclaw otherwise, even when OPENCLAW_CONFIG_PATH names the config.
+    settings = {
+        "OPENCLAW_CONFIG_PATH": str(path),
+        "OPENCLAW_STATE_DIR": str(path.parent),
+        "OPENCLAW_NO_AUTO_UPDATE": "1",  # no self-update checks against a local model
+    }
+    announce_settings("openclaw", {**settings, "model": f"{PROVIDER}/{main.id}"})
+    return run_client([binary, *options.client_args], {**os.environ, **settings}, server)

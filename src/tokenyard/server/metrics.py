@@ -1,0 +1,227 @@
+"""Prometheus metrics (`GET /metrics`), names prefixed `tokenyard_`.
+
+Per request (labels `api`, `model`): time to first token, inter-token latency,
+end-to-end latency, prompt/cached/completion tokens, engine errors, the prefix each
+session turn reused from the session's previous prompt and the cause of every
+divergence, and the dispatch lead time (a tool call ready → the end of its turn:
+how much earlier streaming dispatch starts the tool). The queue: wait and depth.
+Per worker of an engine pool (label `worker`), read when scraped: routing
+decisions by reason, prompt tokens routed and the overlap expected there, in-flight
+requests and load, health, blocks indexed from KV events, event gaps, errors, and
+the time to first token seen from each worker.
+
+The `api` label comes from the request path (`MetricsMiddleware`), so no route has
+to pass it along.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..events import Event, Finish, PromptProcessed, StreamError, ToolCallReady
+
+if TYPE_CHECKING:
+    from ..routing.pool import EnginePool, Worker
+    from .pipeline import Generation
+
+REGISTRY = CollectorRegistry()
+
+_LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+_TOKEN_GAP = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28)
+_RATIO = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+
+TTFT = Histogram(
+    "tokenyard_time_to_first_token_seconds", "Request arrival to the first output", ["api", "model"],
+    buckets=_LATENCY, registry=REGISTRY,
+)  # fmt: skip
+INTER_TOKEN = Histogram(
+    "tokenyard_inter_token_latency_seconds", "Gap between consecutive output events", ["api", "model"],
+    buckets=_TOKEN_GAP, registry=REGISTRY,
+)  # fmt: skip
+E2E = Histogram(
+    "tokenyard_request_duration_seconds", "Request arrival to the end of its answer", ["api", "model"],
+    buckets=_LATENCY, registry=REGISTRY,
+)  # fmt: skip
+QUEUE_WAIT = Histogram(
+    "tokenyard_queue_wait_seconds", "Time waiting for a generation slot", buckets=_LATENCY, registry=REGISTRY
+)
+QUEUE_DEPTH = Gauge("tokenyard_queue_depth", "Requests waiting for a generation slot", registry=REGISTRY)
+PROMPT_TOKENS = Counter("tokenyard_prompt_tokens", "Prompt tokens", ["api", "model"], registry=REGISTRY)
+CACHED_TOKENS = Counter(
+    "tokenyard_cached_tokens", "Prompt tokens the engine found in its prefix cache", ["api", "model"], registry=REGISTRY
+)
+COMPLETION_TOKENS = Counter("tokenyard_completion_tokens", "Generated tokens", ["api", "model"], registry=REGISTRY)
+PREFIX_REUSE = Histogram(
+    "tokenyard_prefix_reuse_ratio",
+    "Per session turn: the share of the prompt that repeats the session's previous prompt",
+    ["api", "model"], buckets=_RATIO, registry=REGISTRY,
+)  # fmt: skip
+DIVERGENCES = Counter(
+    "tokenyard_prefix_divergences", "Session prompts that broke the previous prompt's prefix, by cause",
+    ["api", "model", "cause"], registry=REGISTRY,
+)  # fmt: skip
+DISPATCH_LEAD = Histogram(
+    "tokenyard_dispatch_lead_seconds", "A tool call ready to dispatch → the end of its turn", ["api", "model"],
+    buckets=_LATENCY, registry=REGISTRY,
+)  # fmt: skip
+ENGINE_ERRORS = Counter(
+    "tokenyard_engine_errors", "Generations that ended with an engine error", ["api", "model"], registry=REGISTRY
+)
+WORKER_TTFT = Histogram(
+    "tokenyard_worker_time_to_first_token_seconds", "Dispatch to a worker → its first chunk", ["worker"],
+    buckets=_LATENCY, registry=REGISTRY,
+)  # fmt: skip
+
+_API: contextvars.ContextVar[str] = contextvars.ContextVar("tokenyard_api", default="other")
+_API_PATHS = {
+    "/v1/messages": "anthropic",
+    "/v1/chat/completions": "openai_chat",
+    "/v1/responses": "openai_responses",
+}
+
+
+class MetricsMiddleware:
+    """Names the API a request came in on, for the labels of what it produces."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope.get("path", "")
+            _API.set(next((api for prefix, api in _API_PATHS.items() if path.startswith(prefix)), "other"))
+        await self.app(scope, receive, send)
+
+
+def observe_queue_wait(seconds: float) -> None:
+    QUEUE_WAIT.observe(seconds)
+
+
+def observe_worker_ttft(worker: str, seconds: float) -> None:
+    WORKER_TTFT.labels(worker).observe(seconds)
+
+
+async def observed(generation: Generation, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """`events`, passed through while they are measured."""
+    labels = (_API.get(), generation.pipeline.model.name)
+    started = time.perf_counter()
+    report = generation.prefix
+    if report is not None and report.previous_tokens:
+        PREFIX_REUSE.labels(*labels).observe(report.matched_tokens / max(1, report.prompt_tokens))
+        if report.divergence is not None:
+            DIVERGENCES.labels(*labels, report.divergence.cause).inc()
+    last_output: float | None = None
+    ready: list[float] = []
+    async for event in events:
+        now = time.perf_counter()
+        kind = type(event)
+        if kind is PromptProcessed or kind is Finish or kind is StreamError:
+            if kind is Finish:
+                usage = event.usage  # type: ignore[union-attr]  # narrowed by the type check above
+                PROMPT_TOKENS.labels(*labels).inc(usage.prompt_tokens)
+                CACHED_TOKENS.labels(*labels).inc(usage.cached_tokens)
+                COMPLETION_TOKENS.labels(*labels).inc(usage.completion_tokens)
+                E2E.labels(*labels).observe(now - started)
+                for at in ready:
+                    DISPATCH_LEAD.labels(*labels).observe(now - at)
+            elif kind is StreamError:
+                ENGINE_ERRORS.labels(*labels).inc()
+        else:
+            if last_output is None:
+                TTFT.labels(*labels).observe(now - started)
+            else:
+                INTER_TOKEN.labels(*labels).observe(now - last_output)
+            last_output = now
+            if kind is ToolCallReady:
+                ready.append(now)
+        yield event
+
+
+class _PoolCollector(Collector):
+    """An engine pool's per-worker state, read when scraped."""
+
+    def __init__(self, pool: EnginePool):
+        self.pool = pool
+
+    def collect(self) -> Iterable[Any]:
+        pool = self.pool
+        decisions = CounterMetricFamily(
+            "tokenyard_routing_decisions", "Requests routed, by worker and reason", labels=["worker", "reason"]
+        )
+        for (name, reason), count in sorted(pool.stats.decisions.items()):
+            decisions.add_metric([name, reason], count)
+        yield decisions
+
+        def per_worker(family: CounterMetricFamily | GaugeMetricFamily, value: Callable[[Worker], float | None]) -> Any:
+            for name, worker in sorted(pool.workers.items()):
+                measured = value(worker)
+                if measured is not None:
+                    family.add_metric([name], measured)
+            return family
+
+        def counter(name: str, doc: str) -> CounterMetricFamily:
+            return CounterMetricFamily(name, doc, labels=["worker"])
+
+        def gauge(name: str, doc: str) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, doc, labels=["worker"])
+
+        stats, index = pool.stats, pool.router.index
+        yield per_worker(
+            counter("tokenyard_routing_prompt_tokens", "Prompt tokens routed to each worker"),
+            lambda w: stats.prompt_tokens[w.name],
+        )
+        yield per_worker(
+            counter(
+                "tokenyard_routing_overlap_tokens", "Prompt tokens routed to a worker expected to hold them cached"
+            ),
+            lambda w: stats.overlap_tokens[w.name],
+        )
+        yield per_worker(counter("tokenyard_worker_errors", "Failures of each worker"), lambda w: w.errors)
+        yield per_worker(
+            counter("tokenyard_kv_event_gaps", "Sequence gaps in a worker's KV events"),
+            lambda w: w.events.stats.gaps if w.events else None,
+        )
+        yield per_worker(gauge("tokenyard_worker_healthy", "1 while the worker is in the pool"), lambda w: w.healthy)
+        yield per_worker(gauge("tokenyard_worker_requests", "In-flight requests"), lambda w: w.load.requests)
+        yield per_worker(
+            gauge("tokenyard_worker_load_tokens", "Uncached prompt + expected output tokens in flight"),
+            lambda w: w.load.tokens,
+        )
+        yield per_worker(
+            gauge("tokenyard_worker_cached_blocks", "KV blocks the worker holds, from its events"),
+            lambda w: index.block_count(w.name) if w.events else None,
+        )
+
+
+_watched: dict[int, _PoolCollector] = {}
+
+
+def watch_pool(pool: EnginePool) -> None:
+    """Export `pool`'s workers (the last pool watched replaces any before it)."""
+    for collector in _watched.values():
+        REGISTRY.unregister(collector)
+    _watched.clear()
+    collector = _PoolCollector(pool)
+    REGISTRY.register(collector)
+    _watched[id(pool)] = collector
+    pool.on_first_chunk = observe_worker_ttft
+
+
+def set_queue_depth(waiting: int) -> None:
+    QUEUE_DEPTH.set(waiting)
+
+
+async def metrics_endpoint(request: Request) -> Response:
+    state = request.app.state.tokenyard
+    set_queue_depth(state.waiting)
+    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,76 @@
+"""`tokenyard claude | codex | openclaw` complete a real tool round trip.
+
+Each runs in a fresh loopback-only namespace with a fresh HOME: the launcher finds
+no server, starts `tokenyard serve` (scripted engine, a fixture model) itself, writes
+the client's configuration into its own folder, runs the real CLI, and stops the
+server when the CLI exits. The user's own client configuration under HOME is never
+written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from tests.e2e.harness import Completed, claude_binary, clients_dir, codex_binary, openclaw_binary, run_isolated
+from tests.fixtures import model_dir
+
+TOOL_OUTPUT = "tokenyard-scripted-42"  # only if the shell really ran the scripted command
+PROMPT = "Run a shell command and tell me what it printed."
+MODEL = "tokenyard/qwen3-coder"
+PORT = 8000  # the launcher's default URL; every namespace has its own port space
+
+
+def launch(
+    tmp_path: Path, client: str, *client_args: str, timeout: float = 180, extra_env: dict[str, str] | None = None
+) -> Completed:
+    home = tmp_path / "home"
+    serve = ["--model", str(model_dir("qwen3-coder")), "--engine", "scripted", "--served-model-name", MODEL]
+    serve += ["--tool-call-parser", "qwen3_coder", "--reasoning-parser", "qwen3"]
+    argv = [sys.executable, "-m", "tokenyard.cli", client, *(f"--serve-arg={a}" for a in serve), *client_args]
+    env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir()), **(extra_env or {})}
+    if "PYTHONPATH" in os.environ:  # a source checkout under test rather than the installed package
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return run_isolated(argv, home=home, env=env, cwd=home / "project", timeout=timeout)
+
+
+def assert_untouched_home(tmp_path: Path, *names: str) -> None:
+    home = tmp_path / "home"
+    assert not [n for n in names if (home / n).exists()], "the launcher wrote the user's own client configuration"
+
+
+def test_tokenyard_claude(tmp_path):
+    claude_binary()
+    result = launch(tmp_path, "claude", "-p", PROMPT, "--allowedTools", "Bash")
+    assert result.returncode == 0, result.report()
+    assert TOOL_OUTPUT in result.stdout, result.report()
+    assert f"ANTHROPIC_MODEL={MODEL}" in result.stderr, "the launcher says what it set"
+    assert (tmp_path / "cache" / "launchers" / "claude" / ".claude.json").exists()
+    assert_untouched_home(tmp_path, ".claude.json", ".claude")
+
+
+def test_tokenyard_codex(tmp_path):
+    codex_binary()
+    result = launch(tmp_path, "codex", "exec", PROMPT)  # outside a git repository: the launcher allows it
+    assert result.returncode == 0, result.report()
+    assert TOOL_OUTPUT in result.stdout, result.report()
+    assert "Model metadata for" not in result.stderr, "Codex fell back to guessed metadata: no catalog"
+    assert (tmp_path / "cache" / "launchers" / "codex" / "config.toml").exists()
+    assert_untouched_home(tmp_path, ".codex")
+
+
+def test_tokenyard_openclaw(tmp_path):
+    openclaw_binary()
+    home = tmp_path / "home"
+    (home / "tmp").mkdir(parents=True)
+    result = launch(
+        tmp_path, "openclaw", "agent", "exec", "--code-mode", "direct", "--thinking", "off", "--timeout", "150",
+        "--cwd", str(home / "project"), PROMPT,
+        timeout=240,
+        # No helper-binary downloads or self-update in a namespace without a network.
+        extra_env={"OPENCLAW_OFFLINE": "1", "OPENCLAW_NO_AUTO_UPDATE": "1", "TMPDIR": str(home / "tmp")},
+    )  # fmt: skip
+    assert result.returncode == 0, result.report()
+    assert TOOL_OUTPUT in result.stdout, result.report()
+    assert_untouched_home(tmp_path, ".openclaw")
