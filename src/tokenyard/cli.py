@@ -216,6 +216,7 @@ def run_serve(args: argparse.Namespace) -> int:
             prefix_watch=PrefixWatch(),
             engine_timeout=args.engine_timeout or None,
             offload=Offload(args.offload_workers, enabled=not args.no_offload),
+            log_prompt_excerpts=args.log_prompt_excerpts,
         ),
         ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
@@ -478,6 +479,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("prompt_log"),
         metavar="FILE",
         help="append each request and its rendered prompt as a JSON line",
+    )
+    serve.add_argument(
+        "--log-prompt-excerpts",
+        action="store_true",
+        default=_env_flag("log_prompt_excerpts"),
+        help="quote prompt text around a prefix divergence in the log (off: positions, token counts and causes only)",
     )
     serve.add_argument(
         "--allowed-hosts",

@@ -64,10 +64,18 @@ class Image(_Part):
     url: str | None = None
 
 
+class ToolReference(_Part):
+    """A tool search's answer names a deferred tool: its full definition enters the
+    prompt here, and the model may call it from now on."""
+
+    type: Literal["tool_reference"] = "tool_reference"
+    tool_name: str
+
+
 class ToolResult(_Part):
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
-    content: list[Text | Image] = Field(default_factory=list)
+    content: list[Text | Image | ToolReference] = Field(default_factory=list)
     is_error: bool = False
     name: str | None = None
     # Tools this result made available (a Codex `tool_search_output`): the prompt lists
@@ -76,6 +84,9 @@ class ToolResult(_Part):
 
     def text(self) -> str:
         return "".join(p.text for p in self.content if isinstance(p, Text))
+
+    def references(self) -> list[str]:
+        return [p.tool_name for p in self.content if isinstance(p, ToolReference)]
 
 
 Part = Annotated[Text | Reasoning | ToolCall | ToolResult | Image, Field(discriminator="type")]
@@ -114,6 +125,10 @@ class ToolSpec(BaseModel):
     @property
     def model_name(self) -> str:
         return model_facing_name(self.name, self.namespace)
+
+    # Deferred (Anthropic `defer_loading`): only its name and description are shown
+    # up front; its definition is rendered where a tool search references it.
+    deferred: bool = False
 
 
 class ToolChoice(BaseModel):
@@ -183,6 +198,10 @@ class Conversation(BaseModel):
     template_kwargs: dict[str, Any] = Field(default_factory=dict)
     # Identifies the agent session for prefix-stability tracking.
     session_key: str | None = None
+    # Within a session: the agent that sent this (a subagent's id) and the agent
+    # that started it (Claude Code's x-claude-code-agent-id / -parent-agent-id).
+    agent_id: str | None = None
+    parent_agent_id: str | None = None
     # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
     agent: str | None = None
     hints: AgentHints = Field(default_factory=AgentHints)

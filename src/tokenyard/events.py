@@ -96,6 +96,8 @@ class PromptProcessed:
 
     prompt_tokens: int
     cached_tokens: int
+    # Prompt tokens the engine newly stored in its prefix cache (0: none, or unknown).
+    cache_written_tokens: int = 0
 
 
 @dataclass(slots=True)
@@ -104,6 +106,8 @@ class Usage:
     cached_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0
+    # Prompt tokens the engine newly stored in its prefix cache (0: none, or unknown).
+    cache_written_tokens: int = 0
 
 
 FinishReason = Literal["stop", "length", "stop_sequence", "tool_calls", "cancelled", "error"]

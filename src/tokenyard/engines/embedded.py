@@ -317,10 +317,19 @@ class EmbeddedEngine:
         reasoning = request.constraints.reasoning_budget
         tracker = ReasoningBudgetTracker(reasoning) if reasoning is not None else None
         first = True
+        # The prompt's KV goes into the prefix store after this request (put, below).
+        written = len(prompt) - cached_tokens if len(prompt) <= self.prefix_store.max_tokens else 0
 
         def send(token_ids: list[int], finish: EngineFinish | None = None) -> None:
             nonlocal first
-            emit(EngineChunk(token_ids=token_ids, finish_reason=finish, cached_tokens=cached_tokens if first else None))
+            emit(
+                EngineChunk(
+                    token_ids=token_ids,
+                    finish_reason=finish,
+                    cached_tokens=cached_tokens if first else None,
+                    cache_written_tokens=written if first else None,
+                )
+            )
             first = False
 
         yield from self._prefill_and_decode(prompt, cache, fed, budget, stop_ids, sampler, send, abort, tracker)

@@ -547,6 +547,8 @@ class SimulatedEngine:
         if first:
             seq.timing.first_token_ms = self._clock_ms
         chunk = EngineChunk(cached_tokens=seq.timing.cached_tokens if first else None)
+        if first:  # the prompt's full blocks are registered by now; the hits were already cached
+            chunk.cache_written_tokens = max(0, seq.registered * self.block_size - (seq.timing.cached_tokens or 0))
         if seq.sampled < len(seq.planned):
             token = seq.planned[seq.sampled]
             seq.tokens.append(token)

@@ -5,8 +5,9 @@ cc_entrypoint=sdk-cli;` at the very start of the system prompt. The hex suffix i
 derived from the first user prompt, so it differs between sessions: left in, it
 breaks every cross-session prefix match at token zero (a cached 170 ms TTFT becomes
 900 ms). The model never needs it. It arrives as its own system block or as the
-first line of one; both are handled, in the system prompt and in system/developer
-messages (Claude Code moves the system prompt into `messages` for unknown models).
+first line of one; both are handled, in the system prompt and in every
+system/developer message, leading or inline (Claude Code moves the system prompt
+into `messages` for unknown models, and sends system messages mid-conversation).
 """
 
 from __future__ import annotations
@@ -42,26 +43,23 @@ def _strip_blocks(blocks: list[Text]) -> tuple[list[Text], bool]:
 
 
 def strip_billing_preamble(conversation: Conversation) -> tuple[Conversation, bool]:
-    """The conversation without the billing header (wherever the system prompt
-    is), and whether one was found. The input is not modified."""
+    """The conversation without the billing header (in the system prompt and in
+    any system/developer message), and whether one was found. The input is not
+    modified."""
     system, stripped = _strip_blocks(conversation.system)
-    messages = conversation.messages
-    if not stripped:
-        for i, message in enumerate(messages):
-            if message.role not in ("system", "developer"):
-                break
-            texts = [p for p in message.parts if isinstance(p, Text)]
-            if len(texts) != len(message.parts):
-                continue
-            kept, found = _strip_blocks(texts)
-            if found:
-                messages = list(messages)
-                if kept:
-                    messages[i] = Message(role=message.role, parts=kept)
-                else:
-                    del messages[i]
-                stripped = True
-                break
+    messages: list[Message] = []
+    for message in conversation.messages:
+        texts = [p for p in message.parts if isinstance(p, Text)]
+        if message.role not in ("system", "developer") or len(texts) != len(message.parts):
+            messages.append(message)
+            continue
+        kept, found = _strip_blocks(texts)
+        if not found:
+            messages.append(message)
+            continue
+        stripped = True
+        if kept:
+            messages.append(Message(role=message.role, parts=list(kept)))
     if not stripped:
         return conversation, False
     return conversation.model_copy(update={"system": system, "messages": messages}), True

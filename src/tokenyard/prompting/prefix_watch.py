@@ -1,18 +1,27 @@
-"""Per-session prefix stability, watched.
+"""Per-stream prefix stability, watched.
 
-An agent session's turn N+1 prompt should start with turn N's prompt token for
+An agent stream's turn N+1 prompt should start with turn N's prompt token for
 token (plus the model's output); that is what lets the engine reuse its KV cache.
-`PrefixWatch` remembers each session's last prompt compactly — chained hashes of
+`PrefixWatch` remembers each stream's recent prompts compactly — chained hashes of
 fixed-size token blocks for the fast comparison, and the token ids compressed for
 the rare diagnosis — in a bounded LRU, and for each new prompt reports how many
-tokens matched. When a prompt diverges before the end of the previous one it
-explains where and why: the token position, the text on both sides, and the likely
-cause (billing header, changed reasoning, reordered or changed tools, changed
-system prompt, edited history).
+tokens matched. A stream keeps a few branches, because a client forks it (a
+compaction or summary request extends the history, then the conversation goes on
+from the point before the fork): a prompt that extends any remembered branch is
+stable. When a prompt extends none it explains where and why: the token position,
+the token counts and the likely cause (billing header, changed reasoning,
+reordered or changed tools, changed system prompt, edited history). The text on
+both sides is kept for an operator who asks for it (`describe(excerpts=True)`);
+by default no prompt text reaches a log.
+
+A stream is keyed by session, agent and model (see streams.py); a subagent's
+stream records its parent, a compaction request is labelled as such, and the
+first request after a compaction starts its stream over instead of diverging.
 """
 
 from __future__ import annotations
 
+import logging
 import zlib
 from array import array
 from collections import OrderedDict
@@ -20,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..kv_blocks import BlockHash, block_hashes
+from .streams import StreamKind
 
 Decode = Callable[[Sequence[int]], str]
 
@@ -50,24 +60,47 @@ class Divergence:
     current: str  # the new prompt's text from there on (a window)
     cause: str
 
-    def describe(self) -> str:
-        return (
-            f"prompt diverged at token {self.position} ({self.cause}): …{self.before!r} then "
-            f"previous {self.previous!r} vs now {self.current!r}"
-        )
+    def describe(self, *, excerpts: bool = False) -> str:
+        """Position and cause; the prompt text around it only with `excerpts`."""
+        text = f"prompt diverged at token {self.position} ({self.cause})"
+        if excerpts:
+            text += f": …{self.before!r} then previous {self.previous!r} vs now {self.current!r}"
+        return text
 
 
 @dataclass(frozen=True)
 class PrefixReport:
-    session: str
+    session: str  # the stream's key
     prompt_tokens: int
-    matched_tokens: int  # leading tokens shared with the session's previous prompt
-    previous_tokens: int  # 0 for a session's first prompt
-    divergence: Divergence | None  # set when the prompt broke the previous one's prefix
+    matched_tokens: int  # leading tokens shared with the closest remembered prompt
+    previous_tokens: int  # that prompt's length; 0 for a stream's first prompt
+    divergence: Divergence | None  # set when the prompt extends no remembered prompt
+    kind: str = StreamKind.TURN.value
+    parent: str | None = None  # the agent that started this stream
+    new_stream: bool = False  # first prompt of the stream (or restarted after a compaction)
 
     @property
     def stable(self) -> bool:
         return self.divergence is None
+
+    def diagnostics(self, *, excerpts: bool = False) -> list[tuple[int, str]]:
+        """(logging level, message) lines: token counts, positions and causes;
+        prompt text only with `excerpts`."""
+        counts = f"{self.prompt_tokens} prompt tokens, {self.matched_tokens} matched of {self.previous_tokens}"
+        if self.kind == StreamKind.COMPACTION.value:
+            where = "" if self.divergence is None else f"; {self.divergence.describe(excerpts=excerpts)}"
+            return [(logging.INFO, f"stream {self.session}: compaction request ({counts}{where})")]
+        if self.new_stream:
+            origin = f", started by agent {self.parent}" if self.parent else ""
+            restarted = " after a compaction" if self.kind == StreamKind.RESUMED.value else ""
+            return [
+                (logging.INFO, f"stream {self.session}: new stream{restarted}{origin} ({self.prompt_tokens} tokens)")
+            ]
+        if self.divergence is not None:
+            return [
+                (logging.WARNING, f"stream {self.session}: {self.divergence.describe(excerpts=excerpts)} ({counts})")
+            ]
+        return [(logging.DEBUG, f"stream {self.session}: {counts}")]
 
 
 @dataclass
@@ -78,22 +111,31 @@ class _Remembered:
     facts: PromptFacts = field(default_factory=PromptFacts)
 
 
+@dataclass
+class _Stream:
+    branches: list[_Remembered]  # most recent last
+    parent: str | None = None
+
+
 def _pack(tokens: Sequence[int]) -> bytes:
     return zlib.compress(array("I", tokens).tobytes(), 1)
 
 
-def _unpack(data: bytes) -> array:
-    out = array("I")
+def _unpack(data: bytes) -> array[int]:
+    out: array[int] = array("I")
     out.frombytes(zlib.decompress(data))
     return out
 
 
 class PrefixWatch:
-    def __init__(self, *, block_size: int = 32, max_sessions: int = 512, context_chars: int = 80):
+    def __init__(
+        self, *, block_size: int = 32, max_sessions: int = 512, context_chars: int = 80, max_branches: int = 4
+    ):
         self.block_size = block_size
         self.max_sessions = max_sessions
         self.context_chars = context_chars
-        self._sessions: OrderedDict[str, _Remembered] = OrderedDict()
+        self.max_branches = max_branches
+        self._sessions: OrderedDict[str, _Stream] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -104,47 +146,59 @@ class PrefixWatch:
         tokens: Sequence[int],
         decode: Decode,
         facts: PromptFacts | None = None,
+        *,
+        kind: StreamKind = StreamKind.TURN,
+        parent: str | None = None,
     ) -> PrefixReport:
-        """Compare `tokens` with the session's previous prompt, then remember it."""
+        """Compare `tokens` with the stream's remembered prompts, then remember it."""
         facts = facts or PromptFacts()
         hashes = block_hashes(tokens, self.block_size)
-        previous = self._sessions.pop(session, None)
-        report = PrefixReport(session, len(tokens), 0, 0, None)
-        if previous is not None:
-            report = self._compare(session, tokens, hashes, decode, facts, previous)
-        self._sessions[session] = _Remembered(hashes, len(tokens), _pack(tokens), facts)
+        stream = self._sessions.pop(session, None)
+        remembered = _Remembered(hashes, len(tokens), _pack(tokens), facts)
+        if stream is None or not stream.branches:
+            self._remember(session, _Stream([remembered], parent))
+            return PrefixReport(session, len(tokens), 0, 0, None, kind.value, parent, new_stream=True)
+        compared = [(self._matched(tokens, hashes, branch), branch) for branch in stream.branches]
+        extended = [branch for matched, branch in compared if matched == branch.length]
+        if extended:  # the prompt extends a branch: it replaces it, or forks from it
+            branch = max(extended, key=lambda b: b.length)
+            if kind is not StreamKind.COMPACTION:
+                stream.branches.remove(branch)
+            stream.branches.append(remembered)
+            del stream.branches[: -self.max_branches]
+            self._remember(session, stream)
+            return PrefixReport(session, len(tokens), branch.length, branch.length, None, kind.value, stream.parent)
+        matched, closest = max(compared, key=lambda pair: pair[0])
+        if kind is StreamKind.RESUMED:  # the history was replaced by its summary: start over
+            self._remember(session, _Stream([remembered], stream.parent))
+            return PrefixReport(
+                session, len(tokens), matched, closest.length, None, kind.value, stream.parent, new_stream=True
+            )
+        divergence = self._diagnose(matched, _unpack(closest.tokens_z), tokens, decode, facts, closest.facts)
+        stream.branches.append(remembered)
+        del stream.branches[: -self.max_branches]
+        self._remember(session, stream)
+        return PrefixReport(session, len(tokens), matched, closest.length, divergence, kind.value, stream.parent)
+
+    def _remember(self, session: str, stream: _Stream) -> None:
+        self._sessions[session] = stream
         while len(self._sessions) > self.max_sessions:
             self._sessions.popitem(last=False)
-        return report
 
-    def _compare(
-        self,
-        session: str,
-        tokens: Sequence[int],
-        hashes: list[BlockHash],
-        decode: Decode,
-        facts: PromptFacts,
-        previous: _Remembered,
-    ) -> PrefixReport:
-        # Whole matching blocks by hash, then token by token from there.
+    def _matched(self, tokens: Sequence[int], hashes: list[BlockHash], previous: _Remembered) -> int:
+        """Leading tokens shared with `previous`: whole blocks by hash, then token by token."""
         blocks = 0
         for old, new in zip(previous.block_hashes, hashes, strict=False):
             if old != new:
                 break
             blocks += 1
-        start = blocks * self.block_size
+        matched = blocks * self.block_size
         limit = min(previous.length, len(tokens))
-        old_tokens = None
-        matched = start
         if matched < limit:
             old_tokens = _unpack(previous.tokens_z)
             while matched < limit and old_tokens[matched] == tokens[matched]:
                 matched += 1
-        divergence = None
-        if matched < previous.length:
-            old_tokens = old_tokens if old_tokens is not None else _unpack(previous.tokens_z)
-            divergence = self._diagnose(matched, old_tokens, tokens, decode, facts, previous.facts)
-        return PrefixReport(session, len(tokens), matched, previous.length, divergence)
+        return matched
 
     def _diagnose(
         self,

@@ -10,18 +10,23 @@ text the output continues."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from ..conversation import Conversation
+from ..conversation import Conversation, Message, Text, ToolCall, ToolResult, ToolSpec
+from .deferred_tools import declared_tools
 from .literal_text import LiteralShield, Span
 from .preamble import strip_billing_preamble
 from .prefix_watch import PromptFacts
 from .profiles import ModelProfile
-from .replay import template_input
-from .template import ChatTemplate
+from .replay import InlineSystem, template_input
+from .template import ChatTemplate, TemplateError
 from .tokenizer import Tokenizer
+
+_PROBE_TEXT = "tokenyard inline system probe"
+_PROBE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class PromptRenderer:
         # A template that never mentions tool calls can not show the model its tools.
         self.template_has_tools = "tool_calls" in template.source or "tool_call" in template.source
         self._shield = LiteralShield(tokenizer.added_tokens.values())
+        self.inline_system = probe_inline_system(self)
 
     def render(
         self,
@@ -72,7 +78,11 @@ class PromptRenderer:
         original_tools = conversation.tools
         conversation = self._hide_special_spellings(conversation)
         prepared = template_input(
-            conversation, self.profile, self.template.traits, template_has_tools=self.template_has_tools
+            conversation,
+            self.profile,
+            self.template.traits,
+            template_has_tools=self.template_has_tools,
+            inline_system=self.inline_system,
         )
         # Templates that print today's date change the prompt at midnight only;
         # a fixed `now` keeps tests deterministic.
@@ -96,7 +106,7 @@ class PromptRenderer:
             prepared.messages[0]["content"] if prepared.messages and prepared.messages[0]["role"] == "system" else ""
         )
         facts = PromptFacts(
-            tool_names=tuple(t.model_name for t in original_tools),
+            tool_names=tuple(t.model_name for t in declared_tools(original_tools)),
             system_digest=hashlib.blake2b(system.encode(), digest_size=8).hexdigest(),
             reasoning_markers=markers or ("<think>", "</think>"),
         )
@@ -121,3 +131,51 @@ class PromptRenderer:
 
     def _reveal_special_spellings(self, rendered: str) -> tuple[str, list[Span]]:
         return self._shield.reveal(rendered)
+
+
+def probe_inline_system(renderer: PromptRenderer) -> InlineSystem:
+    """Render a short agent turn with and without a system message inserted after a
+    tool result (trailing, and followed by a user message). Keep such messages in
+    place only if the template accepts them and the only change is the inserted
+    span, after everything that came before; otherwise fold them."""
+    tool = ToolSpec(name="probe_tool", description="A probe.")
+    base = [
+        Message(role="user", parts=[Text(text="first question")]),
+        Message(role="assistant", parts=[ToolCall(id="call_probe_1", name="probe_tool", arguments="{}")]),
+        Message(role="user", parts=[ToolResult(tool_call_id="call_probe_1", content=[Text(text="probe result")])]),
+    ]
+    inserted = Message(role="system", parts=[Text(text=_PROBE_TEXT)])
+    follow_up = Message(role="user", parts=[Text(text="second question")])
+
+    def render(messages: list[Message], generation: bool) -> str:
+        conversation = Conversation(model="probe", system=[Text(text="probe system")], messages=messages, tools=[tool])
+        prepared = template_input(
+            conversation,
+            renderer.profile,
+            renderer.template.traits,
+            template_has_tools=renderer.template_has_tools,
+            inline_system=InlineSystem.PRESERVE,
+        )
+        return renderer.template.render(
+            prepared.messages, prepared.tools, generation, now=_PROBE_TIME, **prepared.kwargs
+        )
+
+    try:
+        history = render(base, False)
+        pairs = [
+            (render(base, True), render([*base, inserted], True)),
+            (render([*base, follow_up], True), render([*base, inserted, follow_up], True)),
+        ]
+    except TemplateError:
+        return InlineSystem.FOLD
+    for without, with_ in pairs:
+        if not (with_.startswith(history) and _only_insertion(without, with_)):
+            return InlineSystem.FOLD
+    return InlineSystem.PRESERVE
+
+
+def _only_insertion(without: str, with_: str) -> bool:
+    """`with_` is `without` plus one contiguous span holding the probe text."""
+    head = len(os.path.commonprefix([without, with_]))
+    tail = len(os.path.commonprefix([without[head:][::-1], with_[head:][::-1]]))
+    return head + tail == len(without) and _PROBE_TEXT in with_[head : len(with_) - tail]

@@ -15,7 +15,14 @@ prefix of turn N+1's:
 - tool results become `tool` messages, so templates that look for "the last user
   query" see the agentic turn as one turn;
 - tool-call arguments go in as the template reads them: the exact JSON text where
-  it accepts a string, a mapping that serialises back to that exact text otherwise.
+  it accepts a string, a mapping that serialises back to that exact text otherwise;
+- a system message later in the conversation (Claude Code's reminders after tool
+  results, a trailing system turn) stays a system message where the template's
+  start-up probe showed that is safe (`InlineSystem.PRESERVE`); otherwise it is
+  folded into the user or tool message before it (after an assistant turn it
+  becomes a user message), so the render never fails and never moves earlier text;
+- deferred tools (tool search) are listed by name after the system prompt and
+  defined inside the tool result that references them (see deferred_tools.py).
 
 Thinking controls map to template variables: Anthropic `thinking`
 enabled/adaptive/disabled and OpenAI `reasoning.effort`; and when the family has a
@@ -27,15 +34,27 @@ tool-calling turns keep their reasoning.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
-from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolResult, ToolSpec
+from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolReference, ToolResult, ToolSpec
+from .deferred_tools import declared_tools, deferred_listing, functions_block
 from .profiles import ModelProfile
 from .template import ExactJson, TemplateTraits
 
 SYSTEM_BLOCK_SEPARATOR = "\n\n"
 IMAGE_PLACEHOLDER = "[image]"
+# Between a message's own text and a system message folded into it.
+FOLD_SEPARATOR = "\n\n"
+
+
+class InlineSystem(Enum):
+    """How a system message after the first non-system message is rendered."""
+
+    PRESERVE = "preserve"  # as its own system message, in place
+    FOLD = "fold"  # into the adjacent turn's text
 
 
 @dataclass(frozen=True)
@@ -101,8 +120,10 @@ def _arguments(call: ToolCall, traits: TemplateTraits) -> Any:
     return value
 
 
-def _content_text(parts: list[Text | Image]) -> str:
-    return "\n".join(p.text if isinstance(p, Text) else IMAGE_PLACEHOLDER for p in parts)
+def _content_text(parts: Sequence[Text | Image | ToolReference]) -> str:
+    return "\n".join(
+        p.text if isinstance(p, Text) else IMAGE_PLACEHOLDER for p in parts if not isinstance(p, ToolReference)
+    )
 
 
 def _system_text(conversation: Conversation) -> tuple[str, list[Message]]:
@@ -158,7 +179,7 @@ def _assistant_dicts(message: Message, profile: ModelProfile, traits: TemplateTr
     return out
 
 
-def _user_dicts(message: Message) -> list[dict[str, Any]]:
+def _user_dicts(message: Message, tools: list[ToolSpec]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     texts: list[Text | Image] = []
     for part in message.parts:
@@ -168,6 +189,10 @@ def _user_dicts(message: Message) -> list[dict[str, Any]]:
                 text = (text + "\n" if text else "") + loaded_tools_text(part.loaded_tools)
             if part.is_error and not text.startswith("Error"):
                 text = f"Error: {text}"
+            references = part.references()
+            if references:
+                block = functions_block(references, tools)
+                text = f"{text}\n{block}" if text else block
             entry = {"role": "tool", "tool_call_id": part.tool_call_id, "content": text}
             if part.name:
                 entry["name"] = part.name
@@ -180,7 +205,12 @@ def _user_dicts(message: Message) -> list[dict[str, Any]]:
 
 
 def template_input(
-    conversation: Conversation, profile: ModelProfile, traits: TemplateTraits, *, template_has_tools: bool = True
+    conversation: Conversation,
+    profile: ModelProfile,
+    traits: TemplateTraits,
+    *,
+    template_has_tools: bool = True,
+    inline_system: InlineSystem = InlineSystem.PRESERVE,
 ) -> TemplateInput:
     """The messages, tools and variables to render `conversation` with.
 
@@ -189,9 +219,13 @@ def template_input(
     format the way tool-tuned ChatML models were trained on it, so the model still
     sees its tools and the hermes parser reads its calls."""
     system, messages = _system_text(conversation)
-    fallback = not template_has_tools and bool(conversation.tools)
+    declared = declared_tools(conversation.tools)
+    fallback = not template_has_tools and bool(declared)
     if fallback:
-        system = (system + SYSTEM_BLOCK_SEPARATOR if system else "") + hermes_tools_prompt(conversation.tools)
+        system = (system + SYSTEM_BLOCK_SEPARATOR if system else "") + hermes_tools_prompt(declared)
+    listing = deferred_listing(conversation)
+    if listing:
+        system = (system + SYSTEM_BLOCK_SEPARATOR if system else "") + listing
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -200,13 +234,22 @@ def template_input(
             dicts = _assistant_dicts(message, profile, traits)
             out.extend(_hermes_assistant(d) for d in dicts) if fallback else out.extend(dicts)
         elif message.role in ("user", "tool"):
-            dicts = _user_dicts(message)
+            dicts = _user_dicts(message, conversation.tools)
             out.extend(_hermes_tool_result(d) for d in dicts) if fallback else out.extend(dicts)
         else:  # a system/developer message later in the conversation
-            out.append({"role": "system", "content": message.text()})
+            text = message.text()
+            if inline_system is InlineSystem.PRESERVE:
+                out.append({"role": "system", "content": text})
+            elif out and out[-1]["role"] in ("user", "tool"):
+                # Into the turn it follows: that text is already final, so the
+                # next turn renders it identically.
+                content = out[-1].get("content") or ""
+                out[-1] = {**out[-1], "content": content + FOLD_SEPARATOR + text if content else text}
+            else:  # after an assistant turn: a user turn of its own
+                out.append({"role": "user", "content": text})
     return TemplateInput(
         out,
-        None if fallback else tool_dicts(conversation.tools),
+        None if fallback else tool_dicts(declared),
         template_kwargs(conversation, profile, traits),
         thinking_enabled(conversation, profile),
     )

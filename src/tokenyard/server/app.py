@@ -22,7 +22,7 @@ from starlette.routing import Route
 from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
 from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
 from ..apis.errors import ApiError, Fault
-from ..apis.models import anthropic_model, model_list, openai_model
+from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
 from ..routing.pool import EnginePool
 from . import metrics, tokenize_routes
@@ -35,6 +35,24 @@ from .routes import guarded
 __all__ = ["ServerConfig", "ServerState", "create_app"]
 
 log = logging.getLogger("tokenyard.server.models")
+
+
+def model_card(state: ServerState, model_id: str) -> ModelCard:
+    """The served model's real limits: the engine's window; a request may ask for up
+    to the whole window as output (generation stops where the window ends)."""
+    model = state.pipeline.model
+    window = state.pipeline.engine.info().max_model_len
+    reads = model.renderer.template.traits.reads_kwargs
+    thinking = model.profile.reasoning_parser is not None
+    return ModelCard(
+        id=model_id,
+        created=model.created,
+        max_input_tokens=window,
+        max_tokens=window,
+        thinking=thinking,
+        thinking_switch=model.profile.thinking_kwarg is not None or "enable_thinking" in reads,
+        effort=thinking and "reasoning_effort" in reads,
+    )
 
 
 def _models_route(handler: Callable[[Request, ServerState, bool], Awaitable[Response]]) -> Callable[..., Any]:
@@ -50,8 +68,7 @@ def _models_route(handler: Callable[[Request, ServerState, bool], Awaitable[Resp
 
 
 async def list_models(request: Request, state: ServerState, anthropic: bool) -> Response:
-    created = state.pipeline.model.created
-    body = model_list([(i, created) for i in state.model_ids()], anthropic)
+    body = model_list([model_card(state, i) for i in state.model_ids()], anthropic)
     profile = state.config.codex_profile
     if anthropic or profile is None or "client_version" not in request.query_params:
         return JSONResponse(body)
@@ -77,8 +94,8 @@ async def list_models(request: Request, state: ServerState, anthropic: bool) -> 
 async def get_model(request: Request, state: ServerState, anthropic: bool) -> Response:
     model_id = request.path_params["model_id"]
     state.check_model(model_id)
-    created = state.pipeline.model.created
-    return JSONResponse(anthropic_model(model_id, created) if anthropic else openai_model(model_id, created))
+    card = model_card(state, model_id)
+    return JSONResponse(anthropic_model(card) if anthropic else openai_model(card))
 
 
 async def health(request: Request) -> Response:

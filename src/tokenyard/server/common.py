@@ -151,8 +151,13 @@ def log_prompt(state: ServerState, body: Any, generation: Generation) -> None:
         "prompt_tokens": len(generation.prompt.token_ids),
         "preamble_stripped": generation.prompt.preamble_stripped,
         "session": generation.conversation.session_key,
+        "agent_id": generation.conversation.agent_id,
+        "parent_agent_id": generation.conversation.parent_agent_id,
+        "stream": generation.prefix.session if generation.prefix else None,
+        "stream_kind": generation.prefix.kind if generation.prefix else None,
         "request_kind": generation.conversation.request_kind,
         "prefix_matched_tokens": generation.prefix.matched_tokens if generation.prefix else None,
+        "prefix_stable": generation.prefix.stable if generation.prefix else None,
     }
     with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -70,6 +70,7 @@ from ..parsing.tools.base import CallIds
 from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
+from ..prompting.streams import prompt_stream
 from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
@@ -144,12 +145,15 @@ class Pipeline:
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         engine_timeout: float | None = DEFAULT_ENGINE_TIMEOUT,
         offload: Offload | None = None,
+        log_prompt_excerpts: bool = False,
     ):
         self.model = model
         self.engine = engine
         self.prefix_watch = prefix_watch if prefix_watch is not None else PrefixWatch()
         self.default_max_tokens = default_max_tokens
         self.engine_timeout = engine_timeout
+        # Diagnostics quote prompt text only when the operator asks (--log-prompt-excerpts).
+        self.log_prompt_excerpts = log_prompt_excerpts
         # Shared with the routes (body parsing of large requests): one pool per server.
         self.offload = offload if offload is not None else Offload()
         self.stop_ids = model.stop_token_ids()
@@ -241,15 +245,18 @@ class Pipeline:
         # asks for 32000); generation stops at the window instead of failing.
         max_tokens = max(1, min(wanted, window - len(prompt.token_ids)))
         prefix = None
-        if conversation.session_key:
+        stream = prompt_stream(conversation)
+        if stream is not None:
             prefix = self.prefix_watch.observe(
-                conversation.session_key,
+                stream.key,
                 prompt.token_ids,
                 lambda ids: self.model.tokenizer.decode(list(ids)),
                 prompt.facts,
+                kind=stream.kind,
+                parent=stream.parent,
             )
-            if prefix.divergence is not None:
-                log.warning("session %s: %s", conversation.session_key, prefix.divergence.describe())
+            for level, line in prefix.diagnostics(excerpts=self.log_prompt_excerpts):
+                log.log(level, "%s", line)
         call_ids = CallIds(prefix=call_id_prefix)
         call_ids.reserve(p.id for m in conversation.messages for p in m.parts if isinstance(p, ToolCall))
         constraints = self._constraints_for(conversation, prompt)
@@ -380,6 +387,7 @@ class _Turn:
         self.calls = 0
         self.turn = _TurnParts()
         self.cached = 0
+        self.written = 0
         self.engine_finish: EngineFinish = "stop"
         self.stop_sequence: str | None = None
         # Policy: the turn was ended after the first call, or broke the tool choice.
@@ -395,7 +403,8 @@ class _Turn:
                 if not announced:
                     announced = True
                     self.cached = chunk.cached_tokens or 0
-                    yield PromptProcessed(self.prompt_tokens, self.cached)
+                    self.written = chunk.cache_written_tokens or 0
+                    yield PromptProcessed(self.prompt_tokens, self.cached, self.written)
                     for event in self._police(self.splitter.feed(self.constraints.prefill)):
                         yield event
                 elif chunk.cached_tokens is not None:
@@ -551,6 +560,7 @@ class _Turn:
         return Usage(
             prompt_tokens=self.prompt_tokens,
             cached_tokens=self.cached,
+            cache_written_tokens=self.written,
             completion_tokens=completion,
             reasoning_tokens=len(self.tokenizer.encode("".join(self.reasoning))) if self.reasoning else 0,
         )

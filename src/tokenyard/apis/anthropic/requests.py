@@ -17,6 +17,7 @@ from ...conversation import (
     ThinkingControl,
     ToolCall,
     ToolChoice,
+    ToolReference,
     ToolResult,
     ToolSpec,
 )
@@ -31,6 +32,7 @@ from .schema import (
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
+    ToolReferenceBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -62,7 +64,7 @@ def _image(block: ImageBlock) -> Image:
 
 
 def _tool_result(block: ToolResultBlock, where: str) -> ToolResult:
-    content: list[Text | Image] = []
+    content: list[Text | Image | ToolReference] = []
     if isinstance(block.content, str):
         content.append(Text(text=block.content))
     elif block.content:
@@ -71,6 +73,8 @@ def _tool_result(block: ToolResultBlock, where: str) -> ToolResult:
                 content.append(Text(text=inner.text))
             elif isinstance(inner, ImageBlock):
                 content.append(_image(inner))
+            elif isinstance(inner, ToolReferenceBlock):
+                content.append(ToolReference(tool_name=inner.tool_name))
     return ToolResult(tool_call_id=block.tool_use_id, content=content, is_error=block.is_error)
 
 
@@ -86,6 +90,8 @@ def to_conversation(
     replay: ReplayState | None = None,
     session_key: str | None = None,
     agent: str | None = None,
+    agent_id: str | None = None,
+    parent_agent_id: str | None = None,
 ) -> Conversation:
     messages: list[Message] = []
     for n, param in enumerate(request.messages):
@@ -119,6 +125,7 @@ def to_conversation(
             name=t.name,
             description=t.description or "",
             parameters=t.input_schema or {"type": "object", "properties": {}},
+            deferred=t.defer_loading,
         )
         for t in request.tools or []
         if t.input_schema is not None or t.type in (None, "custom")
@@ -156,6 +163,8 @@ def to_conversation(
         thinking=thinking,
         session_key=session_key,
         agent=agent,
+        agent_id=agent_id,
+        parent_agent_id=parent_agent_id,
     )
 
 

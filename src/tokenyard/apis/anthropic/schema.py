@@ -44,6 +44,13 @@ class ToolResultBlock(_Wire):
     is_error: bool = False
 
 
+class ToolReferenceBlock(_Wire):
+    """Inside a tool_result: a tool search found this deferred tool."""
+
+    type: Literal["tool_reference"]
+    tool_name: str
+
+
 class ThinkingBlock(_Wire):
     type: Literal["thinking"]
     thinking: str = ""
@@ -62,6 +69,7 @@ BLOCK_TYPES: dict[str, type[_Wire]] = {
     "tool_result": ToolResultBlock,
     "thinking": ThinkingBlock,
     "redacted_thinking": RedactedThinkingBlock,
+    "tool_reference": ToolReferenceBlock,
 }
 
 
@@ -76,6 +84,8 @@ class ToolParam(_Wire):
     input_schema: dict[str, Any] | None = None
     # Server tools (web_search_20250305…) carry a type and no input_schema.
     type: str | None = None
+    # Tool search: the definition is loaded only when a search references it.
+    defer_loading: bool = False
 
 
 class ThinkingParam(_Wire):

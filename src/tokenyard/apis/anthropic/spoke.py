@@ -14,6 +14,9 @@ from .stream import MessageStream
 
 # Claude Code names its session (and so itself) in this header.
 SESSION_HEADER = "x-claude-code-session-id"
+# Its subagents name themselves and the agent that started them.
+AGENT_HEADER = "x-claude-code-agent-id"
+PARENT_AGENT_HEADER = "x-claude-code-parent-agent-id"
 
 
 class AnthropicMessages:
@@ -25,7 +28,12 @@ class AnthropicMessages:
         wire = validate(MessagesRequest, body)
         session = context.headers.get(SESSION_HEADER)
         conversation = to_conversation(
-            wire, replay=context.replay, session_key=session, agent="claude-code" if session else None
+            wire,
+            replay=context.replay,
+            session_key=session,
+            agent="claude-code" if session else None,
+            agent_id=context.headers.get(AGENT_HEADER),
+            parent_agent_id=context.headers.get(PARENT_AGENT_HEADER),
         )
         return ParsedRequest(conversation, wire.model, bool(wire.stream), wire)
 

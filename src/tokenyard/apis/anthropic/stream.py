@@ -140,15 +140,14 @@ class MessageStream:
             self._blocks[-1] = {"type": "text", "text": event.raw}
             return out
         if isinstance(event, PromptProcessed):
-            return [self._message_start(event.prompt_tokens, event.cached_tokens)]
+            return [self._message_start(event.prompt_tokens, event.cached_tokens, event.cache_written_tokens)]
         if isinstance(event, Finish):
             return self._finish(event)
         return []  # Markers carry no content; failures go to error()
 
-    def _message_start(self, prompt_tokens: int, cached_tokens: int) -> WireEvent:
+    def _message_start(self, prompt_tokens: int, cached_tokens: int, cache_written_tokens: int = 0) -> WireEvent:
         self.started = True
-        self._usage["input_tokens"] = prompt_tokens - cached_tokens
-        self._usage["cache_read_input_tokens"] = cached_tokens
+        self._set_prompt_usage(prompt_tokens, cached_tokens, cache_written_tokens)
         return (
             "message_start",
             {
@@ -237,9 +236,16 @@ class MessageStream:
         return ("content_block_delta", {"type": "content_block_delta", "index": self._index, "delta": delta})
 
     def _apply_usage(self, usage: Usage) -> None:
-        self._usage["input_tokens"] = usage.prompt_tokens - usage.cached_tokens
-        self._usage["cache_read_input_tokens"] = usage.cached_tokens
+        self._set_prompt_usage(usage.prompt_tokens, usage.cached_tokens, usage.cache_written_tokens)
         self._usage["output_tokens"] = usage.completion_tokens
+
+    def _set_prompt_usage(self, prompt: int, read: int, written: int) -> None:
+        """Anthropic splits the prompt in three: read from the cache, newly written to
+        it (what the engine stored for reuse), and the rest."""
+        written = max(0, min(written, prompt - read))
+        self._usage["input_tokens"] = prompt - read - written
+        self._usage["cache_read_input_tokens"] = read
+        self._usage["cache_creation_input_tokens"] = written
 
 
 def error_event(kind: str, message: str) -> WireEvent:

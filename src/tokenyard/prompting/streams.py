@@ -1,0 +1,71 @@
+"""Which prompt stream a request belongs to, for the prefix watch.
+
+One agent session sends several streams of prompts, each of which should extend
+its own previous prompt: the main conversation, each subagent (Claude Code's
+`x-claude-code-agent-id`, with `x-claude-code-parent-agent-id` naming the agent
+that started it), and background requests to another model id (Claude Code sends
+title and summary requests to its small-fast model). Two kinds of request are
+recognised by the text Claude Code writes into them:
+
+- a compaction request: the main history with an instruction to summarise it
+  appended to the last user message; a fork of the stream, not a divergence;
+- the first request after a compaction: the history replaced by the summary; the
+  stream starts over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from ..conversation import Conversation, Message, Text
+
+MAIN_AGENT = "main"
+# Claude Code 2.1.330's compaction instruction (appended to the last user message).
+COMPACTION_MARKERS = ("CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.",)
+# The first user message of the conversation that replaces a compacted one.
+CONTINUATION_MARKERS = ("This session is being continued from a previous conversation",)
+
+
+class StreamKind(Enum):
+    TURN = "turn"  # the next request of the stream
+    COMPACTION = "compaction"
+    RESUMED = "resumed after compaction"
+
+
+@dataclass(frozen=True)
+class PromptStream:
+    key: str  # session, agent and model: what the prefix watch compares within
+    kind: StreamKind
+    agent: str
+    parent: str | None  # the agent that started this one, when the client says
+
+
+def prompt_stream(conversation: Conversation) -> PromptStream | None:
+    """The stream of a request, or None when the client named no session."""
+    if conversation.session_key is None:
+        return None
+    agent = conversation.agent_id or MAIN_AGENT
+    key = f"{conversation.session_key}/{agent}/{conversation.model}"
+    return PromptStream(key, _kind(conversation), agent, conversation.parent_agent_id)
+
+
+def _kind(conversation: Conversation) -> StreamKind:
+    users = [m for m in conversation.messages if m.role == "user"]
+    if conversation.request_kind == "compaction" or (users and _contains(users[-1], COMPACTION_MARKERS)):
+        return StreamKind.COMPACTION
+    if users and _starts_with(users[0], CONTINUATION_MARKERS):
+        return StreamKind.RESUMED
+    return StreamKind.TURN
+
+
+def _texts(message: Message) -> list[str]:
+    return [p.text for p in message.parts if isinstance(p, Text)]
+
+
+def _contains(message: Message, markers: tuple[str, ...]) -> bool:
+    return any(marker in text for text in _texts(message) for marker in markers)
+
+
+def _starts_with(message: Message, markers: tuple[str, ...]) -> bool:
+    return any(text.lstrip().startswith(markers) for text in _texts(message))
