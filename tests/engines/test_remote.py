@@ -385,8 +385,9 @@ def test_mid_stream_engine_failure_is_an_api_error_event(standin, qwen3):
         assert names[0] == "message_start" and names[-1] == "error" and "message_stop" not in names
         assert "content_block_delta" in names  # output had started: the failure is not a truncated answer
         error = events[-1][1]["error"]
-        # The engine's own words (and its URL) stay in the server log.
+        # The client hears that the engine failed, never the engine's URL or its words.
         assert error["type"] == "api_error" and error["message"] == ENGINE_FAILED_MESSAGE
+        assert "127.0.0.1" not in error["message"]
 
 
 def test_cached_tokens_counted_at_the_end_reach_the_usage(standin, qwen3):
