@@ -53,7 +53,7 @@ def _raise_exception(message: str) -> None:
     raise jinja2.TemplateError(message)
 
 
-class ExactJson(dict):
+class ExactJson(dict[str, Any]):
     """Tool-call arguments as a mapping that remembers the exact JSON text the model
     wrote. Templates iterate it like any mapping, and `tojson` (with default
     formatting) gives back that exact text, so a replayed call is byte-identical to
@@ -208,7 +208,9 @@ def inspect_template(tree: jinja2.nodes.Template) -> TemplateTraits:
             string_use = True
         elif isinstance(parent, jinja2.nodes.Test) and parent.name == "string":
             string_test = True
-    arguments_as = "object" if mapping_use else "string" if string_use else None
+    arguments_as: Literal["object", "string"] | None = (
+        "object" if mapping_use else "string" if string_use else None
+    )
     return TemplateTraits(
         reads_reasoning_content=reads_reasoning,
         arguments_as=arguments_as,
@@ -275,7 +277,7 @@ def _argument_expressions(tree: jinja2.nodes.Template) -> list[jinja2.nodes.Node
                 )
         if len(aliases) == known:
             break
-    found = [
+    found: list[jinja2.nodes.Node] = [
         n
         for n in tree.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem, jinja2.nodes.Call))
         if _is_arguments_access(n)

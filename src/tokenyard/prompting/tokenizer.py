@@ -67,7 +67,7 @@ class Tokenizer:
     # ------------------------------------------------------------------ loaders
 
     @classmethod
-    def from_model_dir(cls, path: str | os.PathLike) -> Tokenizer:
+    def from_model_dir(cls, path: str | os.PathLike[str]) -> Tokenizer:
         """Load tokenizer.json, tokenizer_config.json and the chat template
         (chat_template.jinja, else chat_template.json, else the config's own)."""
         folder = Path(path)
@@ -76,6 +76,7 @@ class Tokenizer:
         config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
         # Templates may be shipped as a separate file; that file wins, as in transformers.
         jinja_path, json_path = folder / "chat_template.jinja", folder / "chat_template.json"
+        template: Any
         if jinja_path.exists():
             template = jinja_path.read_text(encoding="utf-8")
         elif json_path.exists():
@@ -320,11 +321,12 @@ def _without_added_tokens(backend: HFTokenizer) -> HFTokenizer:
 def _token_text(token: Any) -> str | None:
     """tokenizer_config tokens are strings or AddedToken dicts."""
     if isinstance(token, dict):
-        return token.get("content")
-    return token
+        content = token.get("content")
+        return content if isinstance(content, str) else None
+    return token if isinstance(token, str) else None
 
 
-def _piece_style(decoder: dict | None) -> str:
+def _piece_style(decoder: dict[str, Any] | None) -> str:
     """How a token's vocabulary string maps to output bytes, read off the decoder."""
     if decoder is None:
         raise ValueError("tokenizer has no decoder; cannot detokenize")
