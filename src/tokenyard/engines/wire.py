@@ -133,13 +133,13 @@ def render_output(
             out.append(segment.text)
             i += 1
         else:
-            calls = []
-            while i < len(segments) and isinstance(segments[i], Call):
-                calls.append(segments[i])
+            calls: list[Call] = []
+            while i < len(segments) and isinstance(segment := segments[i], Call):
+                calls.append(segment)
                 i += 1
             if tool_format is None:
                 raise ValueError("a call segment needs a tool format")
-            out.append(_render_calls(tool_format, calls, call_counter))  # type: ignore[arg-type]
+            out.append(_render_calls(tool_format, calls, call_counter))
             call_counter += len(calls)
     return "".join(out)
 

@@ -141,7 +141,9 @@ def _assistant_segments(message: Message) -> list[tuple[str, list[str], list[Too
     """Split an assistant turn at each reasoning block that follows text or calls:
     [(reasoning, texts, calls)], in order."""
     segments: list[tuple[str, list[str], list[ToolCall]]] = []
-    reasoning, texts, calls = "", [], []  # type: ignore[var-annotated]
+    reasoning = ""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
     for part in message.parts:
         if isinstance(part, Reasoning):
             if not part.text:

@@ -208,9 +208,7 @@ def inspect_template(tree: jinja2.nodes.Template) -> TemplateTraits:
             string_use = True
         elif isinstance(parent, jinja2.nodes.Test) and parent.name == "string":
             string_test = True
-    arguments_as: Literal["object", "string"] | None = (
-        "object" if mapping_use else "string" if string_use else None
-    )
+    arguments_as: Literal["object", "string"] | None = "object" if mapping_use else "string" if string_use else None
     return TemplateTraits(
         reads_reasoning_content=reads_reasoning,
         arguments_as=arguments_as,

@@ -30,7 +30,7 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ...events import (
     Event,
@@ -267,8 +267,10 @@ class ResponseStream:
         out = self._close("completed")
         route = self._routes.get(start.name)
         if route is None:
-            kind = "custom_tool_call" if start.name in self._custom_tools else "function_call"
-            route = CallRoute(kind, start.name)  # type: ignore[arg-type]
+            kind: Literal["function_call", "custom_tool_call"] = (
+                "custom_tool_call" if start.name in self._custom_tools else "function_call"
+            )
+            route = CallRoute(kind, start.name)
         if route.item_type == "tool_search_call":
             data: dict[str, Any] = {
                 "id": new_id("tsc"),

@@ -110,8 +110,8 @@ class KimiK3ToolParser(ToolParser):
         head = self._head(buf, j, _CALL_OPEN, final)
         if head is None:
             return None
-        if head:
-            attributes, end = head  # type: ignore[misc]
+        if isinstance(head, tuple):
+            attributes, end = head
             name = attributes.get("tool", "")
             self._marker(buf[i:j])
             if not is_function_name(name):  # no function to call: syntax with no destination
@@ -140,8 +140,8 @@ class KimiK3ToolParser(ToolParser):
         head = self._head(buf, j, _ARG_OPEN, final)
         if head is None:
             return None
-        if head:
-            attributes, end = head  # type: ignore[misc]
+        if isinstance(head, tuple):
+            attributes, end = head
             self._raw(buf[i:end])
             self._key = attributes.get("key", "")
             self._is_string = attributes.get("type", "string") == "string"
