@@ -266,6 +266,20 @@ class ToolParser:
             ToolCallReady(call.index, call.id, call.name, "".join(call.arguments), "".join(call.raw), call.declared)
         )
 
+    def _fail_until(self, buf: str, ends: MarkerSet, final: bool) -> int:
+        """After a call's arguments broke, the rest of it up to and including the
+        first of `ends` belongs to the failed call (its raw), never to the text."""
+        end, match = split_before(buf, ends, final)
+        if match is not None:
+            self._fail_call("invalid_arguments", buf[: match.end()])
+            self._exit_region()
+            return match.end()
+        self._raw(buf[:end])
+        if final:
+            self._fail_call("invalid_arguments")
+            self._exit_region()
+        return end
+
     def _fail_call(self, reason: str, raw: str = "") -> None:
         call = self._call
         if call is None:

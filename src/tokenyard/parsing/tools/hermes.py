@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_before
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
@@ -66,13 +66,4 @@ class HermesToolParser(ToolParser):
             self._exit_region()
             return lead
         # _SKIP_TO_CLOSE: the rest of a call whose arguments broke belongs to it.
-        end, match = split_before(buf, _CLOSE_SET, final)
-        if match is not None:
-            self._fail_call("invalid_arguments", buf[: match.end()])
-            self._exit_region()
-            return match.end()
-        self._raw(buf[:end])
-        if final:
-            self._fail_call("invalid_arguments")
-            self._exit_region()
-        return end
+        return self._fail_until(buf, _CLOSE_SET, final)

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from ...events import ParseEvent
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, split_before
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
 
 MESSAGE_MODEL = "<|message_model|>"
 CONTENT_TEXT = "<|content_text|>"
@@ -82,16 +82,7 @@ class InklingToolParser(ToolParser):
         if state == _AFTER_CALL:
             return self._after_call(buf, final)
         # _SKIP_TO_END: the rest of a block whose JSON broke belongs to the failed call.
-        end, match = split_before(buf, _BLOCK_ENDS_SET, final)
-        if match is not None:
-            self._fail_call("invalid_arguments", buf[: match.end()])
-            self._exit_region()
-            return match.end()
-        self._raw(buf[:end])
-        if final:
-            self._fail_call("invalid_arguments")
-            self._exit_region()
-        return end
+        return self._fail_until(buf, _BLOCK_ENDS_SET, final)
 
     def _header(self, buf: str, final: bool) -> int:
         opener = self._opener
