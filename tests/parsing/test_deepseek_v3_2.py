@@ -85,13 +85,13 @@ def test_string_true_streams_before_the_parameter_closes():
     assert streamed == '{"city": "Tok'
 
 
-def test_string_hint_beats_schema_and_false_is_typed():
+def test_string_hint_types_strings_and_false_is_typed():
     text = block(
         "function_calls",
         invoke(
             "edit",
             ("path", "true", "a.py"),
-            ("count", "true", "7"),  # the model said string: it stays one
+            ("count", "true", "7"),  # said string, but the schema allows only an integer: 7
             ("options", "false", '{"a": [1, 2.5, null]}'),
             ("lines", "false", '["x", "y"]'),
             ("force", "false", "true"),
@@ -106,7 +106,7 @@ def test_string_hint_beats_schema_and_false_is_typed():
             "edit",
             {
                 "path": "a.py",
-                "count": "7",
+                "count": 7,
                 "options": {"a": [1, 2.5, None]},
                 "lines": ["x", "y"],
                 "force": True,
@@ -279,4 +279,22 @@ def test_json_null_for_a_string_parameter_stays_the_string():
     )
     assert summary(parse(splitter_factory("deepseek_v3_2", "deepseek_v3_2", [note]), text)) == [
         ("call", "note", {"text": "null"})
+    ]
+
+
+def test_string_hint_yields_to_a_schema_that_allows_no_string():
+    from tokenyard.conversation import ToolSpec
+
+    score = ToolSpec(
+        name="score",
+        parameters={"type": "object", "properties": {"value": {"type": "integer"}, "label": {"type": "string"}}},
+    )
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="score">\n'
+        f'<{B}DSML{B}parameter name="value" string="true">42</{B}DSML{B}parameter>\n'
+        f'<{B}DSML{B}parameter name="label" string="true">42</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(splitter_factory("deepseek_v3_2", "deepseek_v3_2", [score]), text)) == [
+        ("call", "score", {"value": 42, "label": "42"})
     ]

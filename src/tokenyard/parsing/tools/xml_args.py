@@ -55,7 +55,11 @@ class ArgumentsBuilder:
         (DSML's `string="true"`); None defers to the schema."""
         self._owner._stream_args(("{" if self._count == 0 else ", ") + dumps(name) + ": ")
         self._count += 1
-        self._types = ("string",) if string_hint else parameter_types(self._tool, name)
+        # A string hint against a schema that allows no string (DSML `string="true">42`
+        # for an integer): the schema wins, as the value must fit the tool.
+        self._types = parameter_types(self._tool, name)
+        if string_hint and (not self._types or "string" in self._types):
+            self._types = ("string",)
         if string_hint is False and not self._types:
             self._types = ("null", "boolean", "integer", "number", "object", "array")
         # A value the format marks as not-a-string is JSON: held and decoded even
