@@ -198,8 +198,11 @@ class ReasoningParser:
 
     def feed(self, text: str) -> list[ParseEvent]:
         if not self.in_reasoning and not self._buf and text:
-            idle = self._idle_text_markers
             downstream = self._downstream
+            if downstream is not None and downstream._in_region and self._text_markers.trigger(text) is None:
+                # Inside a tool call (a long argument): no reasoning marker can start here.
+                return downstream.feed(text)
+            idle = self._idle_text_markers
             if (
                 idle is not None
                 and downstream is not None

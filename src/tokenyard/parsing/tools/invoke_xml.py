@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import ToolParser, is_function_name
@@ -61,6 +62,9 @@ class InvokeSyntax:
         # A value ends only at its own closing tag: any other tag inside it (an XML
         # file's content, a quoted DSML example) is the value's text.
         self.value_markers = MarkerSet([self.parameter_close])
+        # Value text with none of these characters neither begins the closing tag nor
+        # needs escaping in JSON: it streams as it is.
+        self.plain_value = re.compile("[" + re.escape(self.parameter_close[0]) + r'"\\\x00-\x1f]').search
 
 
 def _tag_name(attributes: str) -> tuple[str, str]:
@@ -97,6 +101,25 @@ class InvokeToolParser(ToolParser):
     (see the module docstring). A subclass sets `syntax` and `start_markers`."""
 
     syntax: ClassVar[InvokeSyntax]
+    _state = _HEAD
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        call = self._call
+        if self._state == _VALUE and call is not None and not self._buf and text:
+            # The hot path of a long value (a file's content): text that can not
+            # begin the value's closing tag is the value's text, no state machine.
+            arguments = self._arguments
+            assert arguments is not None
+            if arguments.plain_run and self.syntax.plain_value(text) is None:
+                call.raw.append(text)
+                call.arguments.append(text)
+                return [ToolCallDelta(call.index, text)]
+            if self.syntax.value_markers.trigger(text) is None:
+                call.raw.append(text)
+                arguments.text(text)
+                events, self._events = self._events, []
+                return events
+        return super().feed(text)
 
     def _enter_region(self, marker: str) -> None:
         self._state = _HEAD

@@ -49,6 +49,10 @@ class ArgumentsBuilder:
         self._held: list[str] = []
         self._fresh = False  # no value text seen yet for this parameter
         self._tail = ""  # a trailing newline held back while streaming
+        # Inside a streamed string value with nothing held back or left to strip:
+        # a chunk that needs no escaping is its own arguments fragment (a parser's
+        # hot path may then stream it without calling `text`).
+        self.plain_run = False
 
     def begin(self, name: str, string_hint: bool | None = None) -> None:
         """Start parameter `name`. `string_hint` is what the format itself says
@@ -69,6 +73,7 @@ class ArgumentsBuilder:
         self._held = []
         self._fresh = True
         self._tail = ""
+        self.plain_run = False
         if self._streaming:
             self._owner._stream_args('"')
 
@@ -91,9 +96,11 @@ class ArgumentsBuilder:
         if chunk:
             # Most chunks need no escaping; json.dumps is the slow path for those that do.
             self._owner._stream_args(json.dumps(chunk, ensure_ascii=False)[1:-1] if _NEEDS_ESCAPE(chunk) else chunk)
+        self.plain_run = not self._tail and not self._strip_newline
 
     def end(self) -> None:
         """The parameter's closing tag was read."""
+        self.plain_run = False
         if self._streaming:
             self._owner._stream_args('"')
             return
