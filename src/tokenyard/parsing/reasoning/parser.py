@@ -190,7 +190,7 @@ class ReasoningParser:
         # Text that can start neither a reasoning marker nor a tool-call marker, while
         # the tool parser is idle, is text: one check instead of one per parser.
         self._idle_text_markers = (
-            MarkerSet((*fmt.start, *fmt.end, *fmt.syntax, *downstream.start_markers))
+            MarkerSet((*fmt.start, *fmt.end, *fmt.syntax, *downstream.start_markers, *downstream.stray_markers))
             if downstream is not None and downstream.start_markers
             else None
         )

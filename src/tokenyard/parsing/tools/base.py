@@ -103,11 +103,15 @@ class ToolParser:
     # (a known failure shape): the reasoning ends and the call is parsed. Defaults
     # to `start_markers`.
     reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = None
+    # Special tokens of the format that, met in text outside any call, start nothing:
+    # they are syntax that lost its context and are reported as markers, never text.
+    stray_markers: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
         self._ids = call_ids or CallIds()
-        self._starts = MarkerSet(self.start_markers)
+        self._starts = MarkerSet((*self.start_markers, *self.stray_markers))
+        self._strays = frozenset(self.stray_markers)
         self._events: list[ParseEvent] = []
         self._buf = ""
         self._in_region = False
@@ -189,9 +193,14 @@ class ToolParser:
                     return
                 if at:
                     self._text(buf[:at])
+                marker = match.group()
+                if marker in self._strays:
+                    self._marker(marker)
+                    self._buf = buf[match.end() :]
+                    continue
                 self._buf = buf[at:]
                 self._in_region = True
-                self._enter_region(match.group())
+                self._enter_region(marker)
                 continue
             held = 0 if final else self._starts.held_suffix(buf)
             if held:

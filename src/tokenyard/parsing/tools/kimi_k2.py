@@ -12,7 +12,8 @@ Some checkpoints write a bare counter (`0`) as the header. The function is then
 the only tool offered, or the one tool whose parameters hold every argument key
 the call passes (read once the arguments are complete); a call that names no
 tool that way is syntax with no destination, reported as a marker so no special
-token reaches content.
+token reaches content. So is a section end, call end or argument token met in text
+outside any call.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class KimiK2ToolParser(TokenSectionToolParser):
     call_begin = "<|tool_call_begin|>"
     call_end = "<|tool_call_end|>"
     header_end = "<|tool_call_argument_begin|>"
+    stray_markers = (*section_ends, call_end, header_end)
 
     _inferred: str | None = None
 
