@@ -6,7 +6,8 @@ A block holds one or more invokes. A parameter's `string="true"` marks a string
 (streamed as it arrives); `string="false"` a JSON value, typed by the tool's
 schema; no hint defers to the schema. Also accepted: a JSON object as the whole
 invoke body, and (where the syntax allows) a bare invoke with no outer block. A
-value ends only at its own closing tag.
+value ends only at its own closing tag, and only where the call's next tag (or the
+end of the output) follows it: a closing tag inside the value is its text.
 """
 
 from __future__ import annotations
@@ -253,12 +254,35 @@ class InvokeToolParser(ToolParser):
                 self._exit_region()
             return end if end > pos else -1
         at = match.start()
+        closes = self._closes_value(buf, match.end(), final)
+        if not closes:
+            # Undecided (None: wait for what follows), or a closing tag the value
+            # itself holds (False: a file about the format), which is its text.
+            end = at if closes is None else match.end()
+            self._raw(buf[pos:end])
+            arguments.text(buf[pos:end])
+            return end if end > pos else -1
         self._raw(buf[pos:at])
         arguments.text(buf[pos:at])
         arguments.end()
         self._state = _BODY
         self._raw(match.group())
         return match.end()
+
+    def _closes_value(self, buf: str, i: int, final: bool) -> bool | None:
+        """Whether the parameter closing tag that ends at `i` ends the value: it does
+        when the next tag of the call (another parameter, the invoke's or the block's
+        end) or the end of the output follows it; None while that is unknown."""
+        syntax = self.syntax
+        j = skip_whitespace(buf, i)
+        if j == len(buf):
+            return True if final else None
+        for tag in (syntax.parameter_open, syntax.invoke_close, syntax.block_close):
+            if buf.startswith(tag, j):
+                return True
+            if not final and _partial(buf, j, tag):
+                return None
+        return False
 
     def _json(self, buf: str, pos: int, final: bool) -> int:
         scanner = self._scanner
