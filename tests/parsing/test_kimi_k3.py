@@ -78,3 +78,16 @@ def test_call_without_a_tool_name_is_syntax_with_no_destination():
     text = "Hi " + f'{OPEN}tools{S}{OPEN}call index="1"{S}{C}call{S}{C}tools{S}'
     events = parse(k3_tools_only, text)
     assert summary(events) == [("text", "Hi")]
+
+
+def test_a_stray_or_cut_off_special_token_outside_a_channel_is_a_marker():
+    for text, content in [
+        ("all done<|open|>", "all done"),
+        ("I am delegating.<|close|>response", "I am delegating."),
+        ("done<|open|>tool", "done"),
+        # (the space before a marker is block-edge whitespace, reported with the marker)
+        ("calls open with <|open|>call, then attributes", "calls open with, then attributes"),
+    ]:
+        events = parse(k3_tools_only, text)
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == content
+        assert "".join(e.text for e in events) == text

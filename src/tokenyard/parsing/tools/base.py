@@ -21,7 +21,9 @@ section's closing marker missing (max_tokens or EOS right after the arguments),
 is recovered: formats whose arguments are one JSON value recover it when that
 value closed; formats that list parameters tag by tag (no closing brace of their
 own) call `_close_at_end_of_output`, which recovers it only when every parameter
-the declared tool requires is present.
+the declared tool requires is present, and, when the call passed no parameter at
+all, only for a declared tool that takes none (a call cut right after its name
+may have been about to pass them).
 """
 
 from __future__ import annotations
@@ -195,8 +197,12 @@ class ToolParser:
                     self._text(buf[:at])
                 marker = match.group()
                 if marker in self._strays:
-                    self._marker(marker)
-                    self._buf = buf[match.end() :]
+                    end = self._stray_end(buf, at, marker, final)
+                    if end is None:  # wait to see how far the stray syntax runs
+                        self._buf = buf[at:]
+                        return
+                    self._marker(buf[at:end])
+                    self._buf = buf[end:]
                     continue
                 self._buf = buf[at:]
                 self._in_region = True
@@ -225,6 +231,11 @@ class ToolParser:
 
     def _enter_region(self, marker: str) -> None:
         """Called when a start marker is found; the buffer begins with it."""
+
+    def _stray_end(self, buf: str, at: int, marker: str, final: bool) -> int | None:
+        """Where the stray syntax that begins with `marker` at `at` ends (None: wait
+        for more input); by default the marker alone."""
+        return at + len(marker)
 
     def _parse_region(self, buf: str, final: bool) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -320,8 +331,10 @@ class ToolParser:
             self._fail_call("truncated", raw)
             return
         spec = self._tool(call.name)
-        required = (spec.parameters or {}).get("required", []) if spec is not None else []
-        if isinstance(value, dict) and all(key in value for key in required):
+        schema = (spec.parameters or {}) if spec is not None else {}
+        required = schema.get("required", [])
+        takes_none = spec is not None and not schema.get("properties")
+        if isinstance(value, dict) and all(key in value for key in required) and (value or takes_none):
             self._close_call(raw)
         else:
             self._fail_call("truncated", raw)
