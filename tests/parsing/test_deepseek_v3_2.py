@@ -4,7 +4,7 @@
 import pytest
 
 from tokenyard.conversation import ToolSpec
-from tokenyard.events import ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
 
 from .support import WEATHER, parse, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
@@ -56,9 +56,12 @@ def test_reference_literal(name):
 
 
 def test_block_names_are_per_version():
-    # Each version's outer block is its own; the other's is just text.
-    assert summary(parse(v32, block("tool_calls", TOKYO)))[0][0] == "text"
-    assert summary(parse(v4, block("function_calls", TOKYO)))[0][0] == "text"
+    # Each version's outer block is its own; the other's tags are damaged syntax
+    # (markers, never content), and the invoke inside is still the call.
+    for make, other in ((v32, "tool_calls"), (v4, "function_calls")):
+        events = parse(make, block(other, TOKYO))
+        assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+        assert f"<{B}DSML{B}{other}>" in "".join(e.text for e in events if isinstance(e, Marker))
 
 
 def test_prose_then_several_invokes_in_one_block_then_prose():
@@ -298,3 +301,15 @@ def test_string_hint_yields_to_a_schema_that_allows_no_string():
     assert summary(parse(splitter_factory("deepseek_v3_2", "deepseek_v3_2", [score]), text)) == [
         ("call", "score", {"value": 42, "label": "42"})
     ]
+
+
+def test_a_damaged_dsml_tag_outside_a_call_is_a_marker_not_content():
+    call = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Tokyo</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    for damaged in (f"<{B}DSML{B}functioncalls>", f"<{B}DSML{B} SugarPanel>", f"<{B}DSML{B}function_calls-ok scan"):
+        events = parse(v32, "Checking.\n\n" + damaged + "\n" + call)
+        assert summary(events) == [("text", "Checking."), ("call", "get_weather", {"city": "Tokyo"})]
+        assert damaged in "".join(e.text for e in events if isinstance(e, Marker))

@@ -122,6 +122,20 @@ class InvokeToolParser(ToolParser):
                 return events
         return super().feed(text)
 
+    def _stray_end(self, buf: str, at: int, marker: str, final: bool) -> int | None:
+        # A tag that begins with the format's special token but is no tag of it (a
+        # damaged block opener, `<｜DSML｜toolcalls>`): syntax up to its `>` or the
+        # end of its line, never content.
+        close = buf.find(">", at, at + _MAX_ATTRIBUTES)
+        newline = buf.find("\n", at, at + _MAX_ATTRIBUTES)
+        if close >= 0 and (newline < 0 or close < newline):
+            return close + 1
+        if newline >= 0:
+            return newline
+        if final or len(buf) - at >= _MAX_ATTRIBUTES:
+            return min(len(buf), at + _MAX_ATTRIBUTES)
+        return None
+
     def _enter_region(self, marker: str) -> None:
         self._state = _HEAD
         self._in_block = marker == self.syntax.block_open
