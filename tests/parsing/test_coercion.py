@@ -77,3 +77,10 @@ def test_type_names_tool_authors_write_are_understood():
     assert coerce_value("2.5", parameter_types(tool, "d")) == 2.5
     assert coerce_value("7", parameter_types(tool, "i")) == 7
     assert coerce_value("true", parameter_types(tool, "b")) is True
+
+
+def test_none_is_null_only_where_a_string_is_not_allowed():
+    assert coerce_value("none", ("string", "null")) == "none"
+    assert coerce_value("null", ("string", "null")) is None
+    assert coerce_value("None", ("integer", "null")) is None
+    assert coerce_value("none", ("string",)) == "none"

@@ -103,15 +103,20 @@ def coerce_value(text: str, types: tuple[str, ...]) -> Any:
     if not types:
         return text
     stripped = text.strip()
+    # Python's `None` reads as null only where a string is not allowed: for a
+    # `["string", "null"]` parameter "none" is a string (an enum value, a word).
+    loose_null = "string" not in types
     for kind in types:
         ok, value = _TRY[kind](stripped)
         if ok:
             return value
+        if kind == "null" and loose_null and stripped.lower() == "none":
+            return None
     return text
 
 
 def _try_null(s: str) -> tuple[bool, Any]:
-    return (s.lower() in ("null", "none"), None)
+    return (s.lower() == "null", None)
 
 
 def _try_boolean(s: str) -> tuple[bool, Any]:
