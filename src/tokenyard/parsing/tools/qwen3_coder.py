@@ -26,6 +26,14 @@ from .xml_args import ArgumentsBuilder
 _FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
 _FUNCTION_PREFIX = re.compile(r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:=[^>\n]{0,256})?)?)?)?)?)?)?)?)?)?\Z")
 _PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
+# Tags a model misspells (Step-3.5: `<function bash>`, `<functionbash>`, a `>` left
+# out before the line break, `<parameter=parameter=x>`), read only where the name is
+# one the request declared (`lenient_tags`).
+_LENIENT_FUNCTION = re.compile(r"\s*<function(?:=|\s+)?([A-Za-z_][\w.\-:/]{0,255})(?:>|\n)")
+_LENIENT_FUNCTION_PREFIX = re.compile(
+    r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:(?:=|\s+)?[\w.\-:/]{0,256})?)?)?)?)?)?)?)?)?)?\Z"
+)
+_LENIENT_PARAMETER = re.compile(r"<parameter=(?:parameter=)?([A-Za-z_][\w.\-]{0,255})(?:>|\n)")
 
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
@@ -52,6 +60,7 @@ class Qwen3CoderToolParser(ToolParser):
     # Inside reasoning, `<function=` is too often prose about code to end it.
     reasoning_exit_markers = (section_open,)
     _body_markers, _value_end = _section_markers(section_close)
+    lenient_tags: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -74,6 +83,10 @@ class Qwen3CoderToolParser(ToolParser):
             return self._parse_region(buf, final)
         if state == _FUNCTION_HEAD:
             match = _FUNCTION.match(buf)
+            if match is None and self.lenient_tags:
+                match = _LENIENT_FUNCTION.match(buf)
+                if match is not None and (self.tools is None or match.group(1) not in self.tools):
+                    match = None
             if match is not None and self._valid_name(match.group(1)):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
@@ -81,7 +94,8 @@ class Qwen3CoderToolParser(ToolParser):
                 self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=True)
                 self._state = _BODY
                 return match.end()
-            if match is None and _FUNCTION_PREFIX.match(buf) and not final:
+            prefix = _LENIENT_FUNCTION_PREFIX if self.lenient_tags else _FUNCTION_PREFIX
+            if match is None and prefix.match(buf) and not final:
                 return 0
             # Not a call after all: what was read is text.
             self._text(self._pending)
@@ -101,6 +115,8 @@ class Qwen3CoderToolParser(ToolParser):
             marker = match.group()
             if marker == "<parameter=":
                 param = _PARAMETER.match(buf, match.start())
+                if param is None and self.lenient_tags:
+                    param = self._lenient_parameter(buf, match.start())
                 if param is None:
                     if not final and len(buf) - match.start() < 270 and "\n" not in buf[match.start() :]:
                         return match.start()
@@ -150,6 +166,15 @@ class Qwen3CoderToolParser(ToolParser):
         self._marker(buf[:lead])
         self._exit_region()
         return lead
+
+    def _lenient_parameter(self, buf: str, at: int) -> re.Match[str] | None:
+        """A misspelled parameter tag at `at` that names a declared parameter."""
+        param = _LENIENT_PARAMETER.match(buf, at)
+        if param is None or self._call is None:
+            return None
+        spec = self._tool(self._call.name)
+        properties = (spec.parameters or {}).get("properties") if spec is not None else None
+        return param if isinstance(properties, dict) and param.group(1) in properties else None
 
     def _valid_name(self, name: str) -> bool:
         from .base import is_function_name
