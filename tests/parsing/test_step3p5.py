@@ -46,3 +46,16 @@ def test_misspelled_tags_are_read_only_for_declared_names():
     # qwen3_coder itself reads only well-formed tags.
     qwen = splitter_factory(None, "qwen3_coder", [bash])
     assert [s[0] for s in summary(parse(qwen, "<tool_call><function bash></function></tool_call>"))] == ["text"]
+
+
+def test_a_left_out_parameter_close_ends_at_the_next_declared_parameter():
+    weather = ToolSpec(
+        name="weather",
+        parameters={"type": "object", "properties": {"city": {"type": "string"}, "state": {"type": "string"}}},
+    )
+    make = splitter_factory(None, "step3p5", [weather])
+    text = "<tool_call><function=weather><parameter=city>Dallas<parameter=state>TX</parameter></function></tool_call>"
+    assert summary(parse(make, text)) == [("call", "weather", {"city": "Dallas", "state": "TX"})]
+    # A tag of an undeclared parameter, or of one already passed, is the value's text.
+    text = "<tool_call><function=weather><parameter=city>a<parameter=zip>1</parameter></function></tool_call>"
+    assert summary(parse(make, text)) == [("call", "weather", {"city": "a<parameter=zip>1"})]

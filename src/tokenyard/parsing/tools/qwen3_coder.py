@@ -65,6 +65,9 @@ class Qwen3CoderToolParser(ToolParser):
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         cls._body_markers, cls._value_end = _section_markers(cls.section_close)
+        if cls.lenient_tags:
+            # A value may also end where the next declared parameter's tag begins.
+            cls._value_end = MarkerSet(["</parameter>", "<parameter="])
 
     def _enter_region(self, marker: str) -> None:
         self._state = _SECTION
@@ -92,6 +95,7 @@ class Qwen3CoderToolParser(ToolParser):
                 self._open_call(name, self._pending + match.group())
                 self._pending = ""
                 self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=True)
+                self._given: set[str] = set()
                 self._state = _BODY
                 return match.end()
             prefix = _LENIENT_FUNCTION_PREFIX if self.lenient_tags else _FUNCTION_PREFIX
@@ -123,6 +127,7 @@ class Qwen3CoderToolParser(ToolParser):
                     self._raw(buf[match.start() : match.end()])
                     return match.end()
                 self._raw(param.group())
+                self._given.add(param.group(1).strip())
                 self._arguments.begin(param.group(1).strip())
                 self._state = _VALUE
                 return param.end()
@@ -136,6 +141,21 @@ class Qwen3CoderToolParser(ToolParser):
             return match.end()
         if state == _VALUE:
             end, match = split_before(buf, self._value_end, final)
+            if match is not None and match.group() == "<parameter=":
+                follows = self._next_parameter(buf, end, final)
+                if follows is not True:
+                    # Undecided (None: wait), or a tag the value itself holds (False).
+                    stop = end if follows is None else match.end()
+                    self._raw(buf[:stop])
+                    self._arguments.text(buf[:stop])
+                    return stop
+                # The model left this value's `</parameter>` out: the next declared
+                # parameter's tag ends it.
+                self._raw(buf[:end])
+                self._arguments.text(buf[:end])
+                self._arguments.end()
+                self._state = _BODY
+                return end if end else self._parse_region(buf, final)
             self._raw(buf[:end])
             self._arguments.text(buf[:end])
             if match is None:
@@ -167,14 +187,25 @@ class Qwen3CoderToolParser(ToolParser):
         self._exit_region()
         return lead
 
+    def _next_parameter(self, buf: str, at: int, final: bool) -> bool | None:
+        """Whether the `<parameter=` at `at`, inside a value, is the tag of a declared
+        parameter this call has not passed yet (None while that is unknown)."""
+        param = _PARAMETER.match(buf, at) or self._lenient_parameter(buf, at)
+        if param is None:
+            rest = buf[at : at + 270]
+            return None if not final and len(rest) < 270 and ">" not in rest and "\n" not in rest else False
+        name = param.group(1).strip()
+        return self._declares(name) and name not in self._given
+
+    def _declares(self, parameter: str) -> bool:
+        spec = self._tool(self._call.name) if self._call is not None else None
+        properties = (spec.parameters or {}).get("properties") if spec is not None else None
+        return isinstance(properties, dict) and parameter in properties
+
     def _lenient_parameter(self, buf: str, at: int) -> re.Match[str] | None:
         """A misspelled parameter tag at `at` that names a declared parameter."""
         param = _LENIENT_PARAMETER.match(buf, at)
-        if param is None or self._call is None:
-            return None
-        spec = self._tool(self._call.name)
-        properties = (spec.parameters or {}).get("properties") if spec is not None else None
-        return param if isinstance(properties, dict) and param.group(1) in properties else None
+        return param if param is not None and self._declares(param.group(1)) else None
 
     def _valid_name(self, name: str) -> bool:
         from .base import is_function_name

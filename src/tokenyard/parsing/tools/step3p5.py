@@ -2,8 +2,10 @@
 (`<tool_call>\\n<function=...>\\n<parameter=...>\\n...\\n</parameter>...`). A
 name of its own because vLLM and SGLang give it one; what differs is its
 reasoning (the template always opens `<think>`: reasoning parser `step3p5`), and
-that Step-3.5 misspells tags now and then (`<function bash>`, a `>` left out): those
-are read where they name a declared tool or parameter (`lenient_tags`)."""
+that Step-3.5 misspells tags now and then (`<function bash>`, a `>` or a
+`</parameter>` left out): those are read where they name a declared tool or
+parameter (`lenient_tags`; a value then also ends at the tag of a declared
+parameter the call has not passed yet)."""
 
 from __future__ import annotations
 
