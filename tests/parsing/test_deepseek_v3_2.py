@@ -313,3 +313,13 @@ def test_a_damaged_dsml_tag_outside_a_call_is_a_marker_not_content():
         events = parse(v32, "Checking.\n\n" + damaged + "\n" + call)
         assert summary(events) == [("text", "Checking."), ("call", "get_weather", {"city": "Tokyo"})]
         assert damaged in "".join(e.text for e in events if isinstance(e, Marker))
+
+
+def test_a_self_closing_invoke_is_a_call_with_no_arguments():
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather"/>\n'
+        f'<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Oslo</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(v32, text)) == [("call", "get_weather", {}), ("call", "get_weather", {"city": "Oslo"})]

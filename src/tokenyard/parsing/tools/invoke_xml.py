@@ -170,11 +170,17 @@ class InvokeToolParser(ToolParser):
             at = skip_whitespace(buf, pos + len(syntax.block_open))
         head = syntax.invoke_head.match(buf, at)
         if head is not None:
-            name, _ = _tag_name(head.group(1))
+            attributes = head.group(1)
+            self_closing = attributes.endswith("/")  # `<invoke name="submit"/>`: no parameters
+            name, _ = _tag_name(attributes[:-1] if self_closing else attributes)
             if is_function_name(name):
                 self._marker(buf[pos:at])
                 self._open_call(name, head.group())
                 self._first = False
+                if self_closing:
+                    self._close_call()
+                    self._state = _AFTER_CALL
+                    return head.end()
                 self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=syntax.strip_newline)
                 self._body_started = False
                 self._state = _BODY
