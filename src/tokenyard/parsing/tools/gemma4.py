@@ -91,7 +91,7 @@ class Gemma4ToolParser(ToolParser):
     sets `call_open`, `call_close` and `quote`."""
 
     name = "gemma4"
-    aliases = ("gemma",)
+    aliases: ClassVar[tuple[str, ...]] = ("gemma",)
     call_open: ClassVar[str] = _OPEN
     call_close: ClassVar[str] = _CLOSE
     quote: ClassVar[str] = _QUOTE

@@ -19,7 +19,7 @@ class HermesToolParser(ToolParser):
 
     name = "hermes"
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
-    start_markers = (_OPEN,)
+    start_markers: ClassVar[tuple[str, ...]] = (_OPEN,)
     close: ClassVar[str] = _CLOSE
     _close_set: ClassVar[MarkerSet] = MarkerSet([_CLOSE])
 
