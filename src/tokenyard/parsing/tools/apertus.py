@@ -31,6 +31,10 @@ class _NamedCallReader(JsonCallReader):
         self._key_text: list[str] = []
         self._name = ""
 
+    @property
+    def arguments_complete(self) -> bool:
+        return self._step == _CLOSE
+
     def feed(self, text: str) -> int:
         owner = self._owner
         i, n = 0, len(text)

@@ -477,6 +477,12 @@ class JsonCallReader:
         self._attribute(text[segment:])
         return -1
 
+    @property
+    def arguments_complete(self) -> bool:
+        """The call's arguments closed; at most the object's own brace is missing
+        (a call the end-of-output policy recovers)."""
+        return self.started and self._args_seen and self._state == _AFTER
+
     def _attribute(self, raw: str) -> None:
         if self.started:
             self._owner._raw(raw)

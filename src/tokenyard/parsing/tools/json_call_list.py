@@ -165,7 +165,9 @@ class JsonCallListParser(CallListParser):
             self._state = _AFTER_ITEM
             return end
         if final:
-            if reader.started:
+            if reader.arguments_complete:
+                self._close_call()  # only the object's closing brace is missing
+            elif reader.started:
                 self._fail_call("truncated")
             else:
                 self._text(self._pending + "".join(reader.pre_raw))
