@@ -27,3 +27,12 @@ def test_bare_names_and_a_bare_invoke_is_text():
 
 def test_cut_value_is_truncated():
     assert summary(parse(dots, LITERAL[: LITERAL.index("Tokyo") + 2])) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_a_json_call_object_may_stand_in_for_the_invokes():
+    text = '<dots_function_call>{"name": "get_weather", "arguments": {"city": "Tokyo"}}</dots_function_call>Done.'
+    assert summary(parse(dots, text)) == [("call", "get_weather", {"city": "Tokyo"}), ("text", "Done.")]
+    cut = '<dots_function_call>{"name": "get_weather", "arguments": {"ci'
+    assert summary(parse(dots, cut)) == [("incomplete", "get_weather", "truncated")]
+    not_json = "<dots_function_call>{not json}</dots_function_call>"
+    assert summary(parse(dots, not_json))[0][0] == "text"

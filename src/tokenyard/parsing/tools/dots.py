@@ -8,14 +8,17 @@
     </invoke>
     </dots_function_call>
 
-Values are untyped text, typed by the tool's schema; names may be quoted or bare.
+Values are untyped text, typed by the tool's schema; names may be quoted or bare. A
+block may instead hold one `{"name": ..., "arguments": {...}}` object.
 """
 
 from __future__ import annotations
 
 from .invoke_xml import InvokeSyntax, InvokeToolParser
 
-_DOTS = InvokeSyntax("dots_function_call", "invoke", "parameter", strip_newline=False, bare_invoke_starts_call=False)
+_DOTS = InvokeSyntax(
+    "dots_function_call", "invoke", "parameter", strip_newline=False, bare_invoke_starts_call=False, block_json=True
+)
 
 
 class DotsToolParser(InvokeToolParser):
