@@ -29,6 +29,7 @@ PEER_TOOL_NAMES: dict[str, dict[str, str | None]] = {
         "functiongemma": "functiongemma",
         "gemma4": "gemma4",
         "gigachat3": "gigachat3",
+        "gigachat35": "gigachat35",
         "glm45": "glm45",
         "glm47": "glm47",
         "granite": "granite",
@@ -150,6 +151,8 @@ PEER_REASONING_NAMES: dict[str, dict[str, str | None]] = {
         "deepseek_v41": "deepseek_v41",
         "ernie45": "ernie45",
         "gemma4": "gemma4",
+        # GigaChat 3.5: the template opens `<think>` for `reasoning=True`.
+        "gigachat35": "deepseek_r1",
         "glm45": "glm45",
         "glm47": "glm45",
         "granite": "granite",

@@ -172,7 +172,7 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("functiongemma", None, "functiongemma", reasoning_markers=None, stop=("<end_of_turn>",)),
         # GigaChat 3 / 3.1: the `function call` role, one JSON call; 3.5 writes GCML blocks.
         ModelProfile("gigachat3", None, "gigachat3", reasoning_markers=None, stop=("</s>",)),
-        ModelProfile("gigachat3.5", None, "gigachat35", reasoning_markers=None, stop=("</s>",)),
+        ModelProfile("gigachat3.5", "deepseek_r1", "gigachat35", thinking_kwarg="reasoning", stop=("</s>",)),
         ModelProfile("granite-3", None, "granite", reasoning_markers=None, stop=("<|end_of_text|>",)),
         ModelProfile("hunyuan-a13b", "hunyuan_a13b", "hunyuan_a13b"),
         # HY3's template opens `<think:opensource>` for reasoning_effort low/high (its
