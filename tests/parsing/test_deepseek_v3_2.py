@@ -4,9 +4,9 @@
 import pytest
 
 from tokenyard.conversation import ToolSpec
-from tokenyard.events import Marker, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, TextDelta, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
 
-from .support import WEATHER, parse, splitter_factory, summary
+from .support import WEATHER, parse, run_chunks, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
 
 B = "｜"  # U+FF5C
@@ -323,3 +323,37 @@ def test_a_self_closing_invoke_is_a_call_with_no_arguments():
         f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
     )
     assert summary(parse(v32, text)) == [("call", "get_weather", {}), ("call", "get_weather", {"city": "Oslo"})]
+
+
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "Example:\n```xml\n{call}\n```\n",
+        "Example:\n~~~\n{call}\n~~~\n",
+        "Example: `{call}`\n",
+    ],
+)
+def test_a_quoted_call_is_text_and_the_real_call_after_it_is_a_call(quote):
+    def call(city):
+        return (
+            f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+            f'<{B}DSML{B}parameter name="city" string="true">{city}</{B}DSML{B}parameter>\n'
+            f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+        )
+
+    quoted = quote.format(call=call("literal"))
+    for chunks in (1, 3, len(quoted) + 200):
+        text = quoted + call("Oslo")
+        events = run_chunks(v32, [text[i : i + chunks] for i in range(0, len(text), chunks)])
+        assert [s for s in summary(events) if s[0] == "call"] == [("call", "get_weather", {"city": "Oslo"})]
+        assert quoted.strip() in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def test_an_unquoted_call_after_balanced_code_spans_is_a_call():
+    text = (
+        "Run `ls` and `pwd` first.\n\n"
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Oslo</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(v32, text))[-1] == ("call", "get_weather", {"city": "Oslo"})

@@ -246,6 +246,8 @@ class ReasoningParser:
                 and not downstream._buf
                 and not idle.could_start(text)
             ):
+                if downstream._quotes is not None:
+                    downstream._quotes.note(text)
                 return [TextDelta(text)]
         markers = self._reasoning_markers if self.in_reasoning else self._text_markers
         if not self._buf and not markers.could_start(text):

@@ -47,6 +47,7 @@ from ...events import (
 )
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
+from .quoting import QuoteContext
 
 # What a model may plausibly call a function: identifiers, MCP-style `a__b`, dotted
 # and namespaced names. Anything else (spaces, quotes, newlines) is not a call.
@@ -108,12 +109,17 @@ class ToolParser:
     # Special tokens of the format that, met in text outside any call, start nothing:
     # they are syntax that lost its context and are reported as markers, never text.
     stray_markers: ClassVar[tuple[str, ...]] = ()
+    # Formats a model also writes when it explains them (DSML): a start marker in
+    # code (a fence, an inline code span), or a stray one right after a quote mark,
+    # is text, not a call (quoting.py).
+    quote_aware: ClassVar[bool] = False
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
         self._ids = call_ids or CallIds()
         self._starts = MarkerSet((*self.start_markers, *self.stray_markers))
         self._strays = frozenset(self.stray_markers)
+        self._quotes = QuoteContext() if self.quote_aware else None
         self._events: list[ParseEvent] = []
         self._buf = ""
         self._in_region = False
@@ -128,6 +134,8 @@ class ToolParser:
 
     def feed(self, text: str) -> list[ParseEvent]:
         if not self._in_region and not self._buf and not self._starts.could_start(text):
+            if self._quotes is not None:
+                self._quotes.note(text)
             return [TextDelta(text)] if text else []
         self._buf += text
         self._run(final=False)
@@ -196,6 +204,11 @@ class ToolParser:
                 if at:
                     self._text(buf[:at])
                 marker = match.group()
+                quotes = self._quotes
+                if quotes is not None and (quotes.in_code or (marker in self._strays and quotes.after_quote_mark)):
+                    self._text(marker)  # quoted syntax (an example) is text
+                    self._buf = buf[match.end() :]
+                    continue
                 if marker in self._strays:
                     end = self._stray_end(buf, at, marker, final)
                     if end is None:  # wait to see how far the stray syntax runs
@@ -244,6 +257,8 @@ class ToolParser:
 
     def _text(self, text: str) -> None:
         if text:
+            if self._quotes is not None:
+                self._quotes.note(text)
             self._events.append(TextDelta(text))
 
     def _marker(self, text: str) -> None:

@@ -26,3 +26,4 @@ class DeepSeekV32ToolParser(InvokeToolParser):
     syntax = _V3_2
     start_markers = _V3_2.start_markers
     stray_markers = ("<｜DSML｜", "</｜DSML｜")
+    quote_aware = True

@@ -23,3 +23,4 @@ class DeepSeekV4ToolParser(InvokeToolParser):
     syntax = _V4
     start_markers = _V4.start_markers
     stray_markers = ("<｜DSML｜", "</｜DSML｜")
+    quote_aware = True

@@ -22,7 +22,7 @@ from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
 from .token_section import skip_whitespace
-from .xml_args import ArgumentsBuilder
+from .xml_args import JSON_STRING_ESCAPES, ArgumentsBuilder
 
 # The attribute text of a tag: the name (quoted or bare) first, then the rest.
 _NAME_ATTRIBUTE = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))(.*)\Z""", re.DOTALL)
@@ -121,6 +121,10 @@ class InvokeToolParser(ToolParser):
                 return [ToolCallDelta(call.index, text)]
             if self.syntax.value_markers.trigger(text) is None:
                 call.raw.append(text)
+                if arguments.plain_run:  # a quote, backslash or line break: escaped
+                    fragment = text.translate(JSON_STRING_ESCAPES)
+                    call.arguments.append(fragment)
+                    return [ToolCallDelta(call.index, fragment)]
                 arguments.text(text)
                 events, self._events = self._events, []
                 return events

@@ -31,8 +31,10 @@ def _json_value(text: str) -> object:
         return _NOT_JSON
 
 
-# What json.dumps(ensure_ascii=False) escapes inside a string.
+# What json.dumps(ensure_ascii=False) escapes inside a string, and how: the same
+# output, one C-level `str.translate` instead of a json.dumps call per fragment.
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]').search
+JSON_STRING_ESCAPES = {c: json.dumps(chr(c))[1:-1] for c in range(0x20)} | {ord('"'): '\\"', ord("\\"): "\\\\"}
 
 
 class ArgumentsBuilder:
@@ -95,7 +97,7 @@ class ArgumentsBuilder:
             chunk, self._tail = chunk[:-1], "\n"
         if chunk:
             # Most chunks need no escaping; json.dumps is the slow path for those that do.
-            self._owner._stream_args(json.dumps(chunk, ensure_ascii=False)[1:-1] if _NEEDS_ESCAPE(chunk) else chunk)
+            self._owner._stream_args(chunk.translate(JSON_STRING_ESCAPES) if _NEEDS_ESCAPE(chunk) else chunk)
         self.plain_run = not self._tail and not self._strip_newline
 
     def end(self) -> None:

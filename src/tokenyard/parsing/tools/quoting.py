@@ -1,0 +1,66 @@
+"""Markdown context of the text a tool parser has let through: inside a fenced code
+block, an inline code span, or right after a quote mark. A format whose call
+syntax a model also writes when it explains the format (DSML) uses it to keep a
+call in code as text (an example is not a call to execute), and a damaged tag
+right after a quote mark as the text it quotes. A well-formed call right after a
+quote mark is still a call: prose may end in one."""
+
+from __future__ import annotations
+
+import re
+
+_SPECIAL = re.compile(r"[`~\n]").search
+QUOTE_CHARS = frozenset("'\"`“‘«")
+
+
+class QuoteContext:
+    __slots__ = ("_in_fence", "_ticks", "_line_head", "_blank_line", "_last")
+
+    def __init__(self) -> None:
+        self._in_fence = False
+        self._ticks = 0  # backticks in the current paragraph, outside fences
+        self._line_head = ""  # the current line's first characters after its indent
+        self._blank_line = True  # nothing but spaces on the current line so far
+        self._last = ""
+
+    @property
+    def in_code(self) -> bool:
+        """Inside a fenced code block or an inline code span."""
+        return self._in_fence or self._ticks % 2 == 1
+
+    @property
+    def after_quote_mark(self) -> bool:
+        return self._last in QUOTE_CHARS
+
+    def note(self, text: str) -> None:
+        if not text:
+            return
+        if _SPECIAL(text) is None:
+            self._last = text[-1]
+            if self._blank_line or len(self._line_head) < 3:
+                self._extend_line(text)
+            return
+        for char in text:
+            if char == "\n":
+                if self._line_head.startswith(("```", "~~~")):
+                    self._in_fence = not self._in_fence
+                    self._ticks = 0
+                elif self._blank_line:
+                    self._ticks = 0  # a blank line ends the paragraph (and any open span)
+                self._line_head = ""
+                self._blank_line = True
+            else:
+                self._extend_line(char)
+                if char == "`" and not self._in_fence and not self._line_head.startswith("``"):
+                    self._ticks += 1
+        self._last = text[-1]
+
+    def _extend_line(self, text: str) -> None:
+        if self._blank_line:
+            stripped = text.lstrip(" \t")
+            if not stripped:
+                return
+            self._blank_line = False
+            text = stripped
+        if len(self._line_head) < 3:
+            self._line_head += text[: 3 - len(self._line_head)]
