@@ -197,3 +197,13 @@ def test_a_stray_special_token_outside_a_call_is_a_marker(stray):
         )
         assert [s for s in summary(events) if s[0] == "text"] == [("text", "normal text"), ("text", "more")]
         assert stray in [e.text for e in events if isinstance(e, Marker)]
+
+
+def test_a_functions_header_without_its_index_is_not_a_call():
+    text = (
+        BEGIN
+        + call('{"city": "Oslo"}', "functions.get_weather.0")
+        + call('{"city": "Rome"}', "functions.get_weather:1")
+        + END
+    )
+    assert [s for s in summary(parse(kimi, text)) if s[0] == "call"] == [("call", "get_weather", {"city": "Rome"})]

@@ -59,3 +59,13 @@ def test_a_left_out_parameter_close_ends_at_the_next_declared_parameter():
     # A tag of an undeclared parameter, or of one already passed, is the value's text.
     text = "<tool_call><function=weather><parameter=city>a<parameter=zip>1</parameter></function></tool_call>"
     assert summary(parse(make, text)) == [("call", "weather", {"city": "a<parameter=zip>1"})]
+
+
+def test_a_call_closed_without_its_parameter_close_at_the_end_of_output():
+    bash = ToolSpec(name="bash", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
+    make = splitter_factory(None, "step3p5", [bash])
+    text = "<tool_call><function=bash><parameter=command>pwd</tool_call>"
+    assert summary(parse(make, text)) == [("call", "bash", {"command": "pwd"})]
+    # Anywhere else a closing tag inside a value is the value's text.
+    text = "<tool_call><function=bash><parameter=command>echo </tool_call> ok</parameter></function></tool_call>"
+    assert summary(parse(make, text)) == [("call", "bash", {"command": "echo </tool_call> ok"})]

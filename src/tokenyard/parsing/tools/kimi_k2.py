@@ -24,7 +24,7 @@ import re
 from .base import is_function_name
 from .token_section import BETWEEN, TokenSectionToolParser, skip_whitespace
 
-_CALL_ID = re.compile(r"(?:functions\.)?(.+?)(?::\d+)?").fullmatch
+_CALL_ID = re.compile(r"(?:functions\.)?(.+?)(:\d+)?").fullmatch
 
 
 class KimiK2ToolParser(TokenSectionToolParser):
@@ -50,6 +50,8 @@ class KimiK2ToolParser(TokenSectionToolParser):
         match = _CALL_ID(call_id)
         if match is None or not is_function_name(match.group(1)):
             return None
+        if call_id.startswith("functions.") and match.group(2) is None:
+            return None  # `functions.NAME` always ends in `:N`: without it the header is garbled
         return match.group(1), call_id
 
     def _read_header(self, buf: str, i: int, at: int, final: bool) -> int | None:

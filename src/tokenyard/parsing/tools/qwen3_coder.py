@@ -66,8 +66,9 @@ class Qwen3CoderToolParser(ToolParser):
         super().__init_subclass__(**kwargs)
         cls._body_markers, cls._value_end = _section_markers(cls.section_close)
         if cls.lenient_tags:
-            # A value may also end where the next declared parameter's tag begins.
-            cls._value_end = MarkerSet(["</parameter>", "<parameter="])
+            # A value may also end where the next declared parameter's tag begins, or
+            # at the call's or section's closing tag that ends the output.
+            cls._value_end = MarkerSet(["</parameter>", "<parameter=", "</function>", cls.section_close])
 
     def _enter_region(self, marker: str) -> None:
         self._state = _SECTION
@@ -141,6 +142,24 @@ class Qwen3CoderToolParser(ToolParser):
             return match.end()
         if state == _VALUE:
             end, match = split_before(buf, self._value_end, final)
+            if match is not None and match.group() in ("</function>", self.section_close):
+                # Step-3.5 closing the call with `</parameter>` left out: only where
+                # nothing but the end of the output follows.
+                rest = buf[match.end() :].lstrip()
+                ends = final and not rest
+                if not ends and not final and not rest:
+                    self._raw(buf[:end])
+                    self._arguments.text(buf[:end])
+                    return end
+                if not ends:
+                    self._raw(buf[: match.end()])
+                    self._arguments.text(buf[: match.end()])
+                    return match.end()
+                self._raw(buf[:end])
+                self._arguments.text(buf[:end])
+                self._arguments.end()
+                self._state = _BODY
+                return end if end else self._parse_region(buf, final)
             if match is not None and match.group() == "<parameter=":
                 follows = self._next_parameter(buf, end, final)
                 if follows is not True:
