@@ -84,3 +84,18 @@ def test_none_is_null_only_where_a_string_is_not_allowed():
     assert coerce_value("null", ("string", "null")) is None
     assert coerce_value("None", ("integer", "null")) is None
     assert coerce_value("none", ("string",)) == "none"
+
+
+def test_parameters_of_a_top_level_one_of_are_typed():
+    tool = ToolSpec(
+        name="acme",
+        parameters={
+            "type": "object",
+            "oneOf": [
+                {"type": "object", "properties": {"count": {"type": "integer"}}},
+                {"type": "object", "properties": {"kind": {"const": "other"}}},
+            ],
+        },
+    )
+    assert parameter_types(tool, "count")[0] == "integer"
+    assert coerce_value("7", parameter_types(tool, "count")) == 7

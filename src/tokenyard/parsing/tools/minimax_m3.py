@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from ..coercion import coerce_value, dumps, schema_types
+from ..coercion import coerce_value, dumps, schema_types, tool_properties
 from ..markers import MarkerSet
 from .base import ToolParser, is_function_name
 
@@ -121,8 +121,7 @@ class MinimaxM3ToolParser(ToolParser):
             if is_function_name(name):
                 self._open_call(name, buf[: match.end()])
                 tool = self._tool(name)
-                params = tool.parameters.get("properties") if tool and isinstance(tool.parameters, dict) else None
-                self._properties: dict[str, Any] = params if isinstance(params, dict) else {}
+                self._properties: dict[str, Any] = tool_properties(tool)
                 self._count = 0
                 self._state = _BODY
                 return match.end()
