@@ -84,6 +84,7 @@ def test_none_is_null_only_where_a_string_is_not_allowed():
     assert coerce_value("null", ("string", "null")) is None
     assert coerce_value("None", ("integer", "null")) is None
     assert coerce_value("none", ("string",)) == "none"
+    assert coerce_value("nil", ("integer", "null")) is None
 
 
 def test_parameters_of_a_top_level_one_of_are_typed():

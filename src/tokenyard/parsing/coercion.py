@@ -126,14 +126,14 @@ def coerce_value(text: str, types: tuple[str, ...]) -> Any:
     if not types:
         return text
     stripped = text.strip()
-    # Python's `None` reads as null only where a string is not allowed: for a
-    # `["string", "null"]` parameter "none" is a string (an enum value, a word).
+    # Python's `None` (or `nil`) reads as null only where a string is not allowed:
+    # for a `["string", "null"]` parameter "none" is a string (an enum value, a word).
     loose_null = "string" not in types
     for kind in types:
         ok, value = _TRY[kind](stripped)
         if ok:
             return value
-        if kind == "null" and loose_null and stripped.lower() == "none":
+        if kind == "null" and loose_null and stripped.lower() in ("none", "nil"):
             return None
     return text
 
