@@ -357,3 +357,19 @@ def test_an_unquoted_call_after_balanced_code_spans_is_a_call():
         f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
     )
     assert summary(parse(v32, text))[-1] == ("call", "get_weather", {"city": "Oslo"})
+
+
+def test_json_marked_value_that_fits_no_schema_type_stays_json_unless_a_string_is_allowed():
+    search = ToolSpec(
+        name="search",
+        parameters={"type": "object", "properties": {"topn": {"type": "integer"}, "text": {"type": "string"}}},
+    )
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="search">\n'
+        f'<{B}DSML{B}parameter name="topn" string="false">{{"n": 3}}</{B}DSML{B}parameter>\n'
+        f'<{B}DSML{B}parameter name="text" string="false">{{"n": 3}}</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(splitter_factory(None, "deepseek_v3_2", [search]), text)) == [
+        ("call", "search", {"topn": {"n": 3}, "text": '{"n": 3}'})
+    ]

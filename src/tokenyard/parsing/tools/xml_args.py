@@ -112,8 +112,12 @@ class ArgumentsBuilder:
         decoded = _json_value(value) if self._json_first else _NOT_JSON
         if decoded is _NOT_JSON or not fits(decoded, self._types):
             # Not JSON, or JSON the schema does not allow (DSML `string="false">null`
-            # for a string parameter): the schema decides, as for untyped values.
-            decoded = coerce_value(value, self._types)
+            # for a string parameter): the schema decides, as for untyped values...
+            coerced = coerce_value(value, self._types)
+            # ...unless nothing fits and the schema allows no string either: then the
+            # JSON the model marked as such (an object for an integer) beats its text.
+            if decoded is _NOT_JSON or not isinstance(coerced, str) or "string" in self._types:
+                decoded = coerced
         self._owner._stream_args(dumps(decoded))
 
     def close(self) -> None:
