@@ -9,7 +9,8 @@
     </tool_call>
 
 Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
-`<function=`), a missing `</function>` (`</tool_call>` ends the call). A value ends
+`<function=`, to a declared tool: a bare tag is only weakly marked), a missing
+`</function>` (`</tool_call>` ends the call). A value ends
 only at its own `</parameter>`, so markers inside it stay in it; a value that never
 closes runs to the end of output and the call is never dispatched.
 """
@@ -91,6 +92,15 @@ class Qwen3CoderToolParser(ToolParser):
                 match = _LENIENT_FUNCTION.match(buf)
                 if match is not None and (self.tools is None or match.group(1) not in self.tools):
                     match = None
+            if (
+                match is not None
+                and not self._in_section
+                and self.tools is not None
+                and match.group(1).strip() not in self.tools
+            ):
+                # A bare `<function=` (no `<tool_call>` before it) is only weakly marked:
+                # it starts a call only to a tool the request declared.
+                match = None
             if match is not None and self._valid_name(match.group(1)):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
