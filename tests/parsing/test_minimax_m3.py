@@ -134,3 +134,13 @@ def test_undeclared_tool_is_flagged():
     events = parse(m3, block(invoke("rm_rf", el("path", "/"))))
     assert next(e for e in events if isinstance(e, ToolCallStart)).declared is False
     assert summary(events) == [("call", "rm_rf", {"path": "/"})]
+
+
+def test_a_call_that_ends_inside_an_unclosed_parameter_is_not_dispatched():
+    ns = "]<]minimax[>["
+    text = "".join(
+        ns + p
+        for p in ("<tool_call>", '<invoke name="get_weather">', "<city>Tokyo", "</wrong>", "</invoke>", "</tool_call>")
+    )
+    events = parse(splitter_factory("minimax_m3", "minimax_m3", [WEATHER]), text)
+    assert [s[0] for s in summary(events) if s[0] in ("call", "incomplete")] == ["incomplete"]

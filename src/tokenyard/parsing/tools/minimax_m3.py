@@ -122,6 +122,7 @@ class MinimaxM3ToolParser(ToolParser):
                 self._open_call(name, buf[: match.end()])
                 tool = self._tool(name)
                 self._properties: dict[str, Any] = tool_properties(tool)
+                self._unclosed_parameter = False
                 self._count = 0
                 self._state = _BODY
                 return match.end()
@@ -212,8 +213,10 @@ class MinimaxM3ToolParser(ToolParser):
         else:
             closing, tag = match.group(1), match.group(2)
             if closing and tag in ("invoke", "tool_call") or tag.startswith("invoke "):
-                # The call ends inside this parameter: the body decides how.
+                # The call ends inside this parameter, whose own closing tag never came:
+                # its arguments can not be trusted, so the call is not dispatched.
                 self._end_parameter(complete=False)
+                self._unclosed_parameter = True
                 self._state = _BODY
                 return self._body(buf, final)
             piece = match.group()
@@ -251,6 +254,8 @@ class MinimaxM3ToolParser(ToolParser):
         if truncated:
             self._fail_call("truncated", raw)
             self._exit_region()
+        elif self._unclosed_parameter:
+            self._fail_call("invalid_arguments", raw)
         else:
             self._close_call(raw)
 
