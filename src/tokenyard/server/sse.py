@@ -158,7 +158,10 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
     slot = await acquire_slot(state, generation.conversation.hints)
 
     async def frames() -> AsyncGenerator[bytes]:
-        events = with_keepalive(metrics.observed(generation, generation.events()), state.config.keepalive_seconds)
+        interval = state.config.keepalive_seconds
+        events = with_keepalive(metrics.observed(generation, generation.events()), interval)
+        clock = asyncio.get_running_loop().time
+        sent = clock()
         try:
             for frame in encoder.start():
                 yield frame_bytes(frame)
@@ -166,10 +169,21 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
                 if event is IDLE:
                     beat = encoder.keepalive()
                     yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
+                    sent = clock()
                     continue
                 frames = encoder.error(stream_failure(event)) if isinstance(event, StreamError) else None
-                for frame in frames if frames is not None else encoder.feed(event):
+                out = frames if frames is not None else encoder.feed(event)
+                for frame in out:
                     yield frame_bytes(frame)
+                now = clock()
+                if out:
+                    sent = now
+                elif now - sent >= interval:
+                    # The engine is busy but nothing can be sent yet (a tool call is
+                    # held until it is complete): a keep-alive, as during a silence.
+                    beat = encoder.keepalive()
+                    yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
+                    sent = now
         except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
             for frame in encoder.error(fault_of(error)):
                 yield frame_bytes(frame)
