@@ -18,8 +18,7 @@ from tokenyard.engines.base import EngineChunk
 from tokenyard.server.app import ServerConfig
 from tokenyard.server.limits import HttpLimits, server_options
 
-from .serving import WrappedEngine, running_server
-from .test_slots import _send_and_vanish
+from .serving import WrappedEngine, running_server, send_and_vanish
 
 BODIES = {
     "/v1/messages": {"model": "test/model", "max_tokens": 100_000, "messages": [{"role": "user", "content": "hi"}]},
@@ -71,7 +70,7 @@ def test_a_client_that_hangs_up_stops_its_non_streaming_generation(protocol, cap
         engine = _EndlessEngine(state.pipeline.engine, token)
         state.pipeline.engine = engine
         for n, (path, body) in enumerate(BODIES.items(), start=1):
-            _send_and_vanish(url, path, body)
+            send_and_vanish(url, path, body)
             _wait_for(lambda n=n: len(engine.closed) == n, f"the generation of {path} to be aborted")
             _wait_for(lambda: state.busy == 0, "the slot to be given back")
         assert engine.started == engine.closed
@@ -98,7 +97,7 @@ def test_a_client_that_hangs_up_while_queued_never_starts_a_generation(caplog):
         )
         with holder:
             _wait_for(lambda: len(engine.started) == 1, "the holder's generation to start")
-            _send_and_vanish(url, "/v1/responses", BODIES["/v1/responses"])
+            send_and_vanish(url, "/v1/responses", BODIES["/v1/responses"])
             _wait_for(lambda: any("went away" in r.getMessage() for r in caplog.records), "the disconnect")
             assert state.waiting == 0 and len(engine.started) == 1  # it left the queue, never took the slot
         _wait_for(lambda: len(engine.closed) == 1 and state.busy == 0, "the holder's generation to end")
