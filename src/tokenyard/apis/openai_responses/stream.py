@@ -15,10 +15,12 @@ byte when the client replays the item (requests.py).
 
 Custom (freeform) tools reach the model as a function with one string parameter,
 `input`; such calls come back as `custom_tool_call` items whose `input` is that
-string, decoded as it streams. A call to a namespaced tool (the model calls it
+string, decoded from its JSON. A call to a namespaced tool (the model calls it
 `<namespace>__<name>`) streams under its bare `name` with its `namespace`; a call to
 a client-run `tool_search` streams as a `tool_search_call` item whose `arguments`
-is the JSON object, complete when the call is (no argument delta events).
+is the JSON object, complete when the call is (no argument delta events). Call
+items are added only once their call is complete (apis/call_hold.py), so every
+call item added is done, and a call that never completed is a message's text.
 
 The same state machine assembles the non-streaming response (`response()`).
 """
