@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -60,9 +61,13 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         ctx = context(request, state)
         parsed = spoke.parse(body, ctx)
         pipeline = state.pipeline_for(parsed.model)
+        # The model's own view of the replay state: its calls' ids carry its JSON style.
+        ctx = replace(ctx, replay=state.replay.for_model(pipeline.model.name))
         parsed.conversation.hints = read_agent_hints(body, request.headers)
         # Rendering and tokenizing run off the event loop.
-        generation = await pipeline.prepare(parsed.conversation, call_id_prefix=spoke.call_id_prefix)
+        generation = await pipeline.prepare(
+            parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
+        )
         log_prompt(state, body, generation)
         if parsed.conversation.request_kind is not None:
             log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)
