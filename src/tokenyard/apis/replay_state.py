@@ -69,13 +69,19 @@ _TAG_LENGTH = 6
 _STYLED = re.compile(rf"ty([{''.join(STYLES)}])([0-9a-f]{{{_TAG_LENGTH}}})")
 
 
-def argument_style(text: str) -> str | None:
-    """The code of the style `text` is written in, or None (no style reproduces it)."""
+def argument_styles(text: str) -> list[str]:
+    """The codes of every style that writes `text` (several for ASCII-only text; none
+    for text no style reproduces)."""
     try:
         value = json.loads(text)
     except ValueError:
-        return None
-    return next((code for code, style in STYLES.items() if style.dumps(value) == text), None)
+        return []
+    return [code for code, style in STYLES.items() if style.dumps(value) == text]
+
+
+def argument_style(text: str) -> str | None:
+    """The first style that writes `text`, or None."""
+    return next(iter(argument_styles(text)), None)
 
 
 class ReplayState:
@@ -114,9 +120,10 @@ class ReplayState:
     def remember_call(self, call_id: str, arguments: str) -> None:
         """A call the model finished: its style is the next prediction; an id without a
         style (the model's own) keeps its exact text in memory."""
-        code = argument_style(arguments)
-        if code is not None:
-            self._styles[self._model] = code
+        fits = argument_styles(arguments)
+        # Text that fits several styles (ASCII only) keeps a prediction it fits.
+        if fits and self._styles.get(self._model, DEFAULT_STYLE) not in fits:
+            self._styles[self._model] = fits[0]
         if self._style_of(call_id) is None:
             self._calls.remember(call_id, arguments)
 
