@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -227,6 +228,18 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    if args.processes <= 1:
+        return serve_process(args)
+    from .sealing import load_server_key
+    from .server.processes import serve_processes
+
+    # Every process seals and tags under the same key, as replicas must.
+    args.server_key = load_server_key(args.server_key, key_file=args.seal_key_file).hex()
+    return serve_processes(args.processes, args.host, args.port, lambda sockets: serve_process(args, sockets))
+
+
+def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None = None) -> int:
+    """One server process: load the models, serve until a signal."""
     import logging
 
     from .prompting.prefix_watch import PrefixWatch
@@ -308,6 +321,7 @@ def run_serve(args: argparse.Namespace) -> int:
         loop=loop,
         log_level=args.log_level,
         on_shutdown=state.drain,
+        sockets=sockets,
         **server_options(limits),
     )
     return 0 if started else 1
@@ -422,6 +436,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="file holding the sealing key (64 hex digits, or any text, hashed): what replicas share",
     )
     serve.add_argument("--host", default=_env("host", "127.0.0.1"))
+    serve.add_argument(
+        "--processes",
+        type=int,
+        default=int(_env("processes", 1)),
+        metavar="N",
+        help="serve from N processes on one port (uvicorn --workers style; the kernel spreads connections), "
+        "each loading its own models and engines; they share the sealing key, which is all exact replay needs",
+    )
     serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
     serve.add_argument(
         "--max-concurrency",

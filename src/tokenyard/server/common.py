@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,7 @@ def log_prompt(state: ServerState, body: Any, generation: Generation) -> None:
         return
     record = {
         "time": time.time(),
+        "process": os.getpid(),  # which process served it (`--processes N`)
         "request": body,
         "prompt_text": generation.prompt.text,
         "prompt_tokens": len(generation.prompt.token_ids),
