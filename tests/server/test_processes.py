@@ -84,3 +84,12 @@ def _wait_until_both_listen(server: subprocess.Popen, url: str, errors) -> None:
         except httpx.TransportError:
             assert time.monotonic() < deadline
             time.sleep(0.1)
+
+
+def test_processes_do_not_join_a_port_another_server_holds(tmp_path):
+    from tokenyard.server.processes import port_is_free, reuse_port_socket
+
+    port = free_port()
+    assert port_is_free("127.0.0.1", port)
+    with reuse_port_socket("127.0.0.1", port):  # another server's group, SO_REUSEPORT
+        assert not port_is_free("127.0.0.1", port)

@@ -32,9 +32,25 @@ def reuse_port_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def port_is_free(host: str, port: int) -> bool:
+    """Nothing listens on (host, port), a server sharing it by SO_REUSEPORT included
+    (a plain bind fails next to one): children must not join another server's port."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError:
+            return False
+    return True
+
+
 def serve_processes(count: int, host: str, port: int, serve_one: Callable[[list[socket.socket]], int]) -> int:
     """Fork `count` children that each run `serve_one` on their own socket bound to
     the port; wait for them all. The exit status is the worst of theirs."""
+    if not port_is_free(host, port):
+        print(f"tokenyard serve: {host}:{port} is already in use", file=sys.stderr, flush=True)
+        return 1
     children: list[int] = []
     for _ in range(count):
         pid = os.fork()
