@@ -15,6 +15,7 @@ from typing import Any
 from ...events import Marker, ParseEvent, ReasoningDelta, TextDelta
 from ..markers import MarkerSet
 from ..tools.base import ToolParser
+from ..tools.quoting import FLUSH_AT
 
 
 @dataclass(frozen=True)
@@ -230,25 +231,40 @@ class ReasoningParser:
             if downstream is not None and downstream.start_markers
             else None
         )
+        # Hot-path shortcuts (bound methods, no per-token attribute chains).
+        self._text_trigger = self._text_markers.trigger
+        self._reasoning_trigger = self._reasoning_markers.trigger
+        self._idle_trigger = self._idle_text_markers.trigger if self._idle_text_markers is not None else None
+        self._quotes = downstream._quotes if downstream is not None else None
+        self._quote_pending = self._quotes.pending if self._quotes is not None else None
         self._buf = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
-        if not self.in_reasoning and not self._buf and text:
+        if self._buf or not text:
+            pass
+        elif self.in_reasoning:
+            if self._reasoning_trigger(text) is None:
+                return [ReasoningDelta(text)]
+        else:
             downstream = self._downstream
-            if downstream is not None and downstream._in_region and self._text_markers.trigger(text) is None:
-                # Inside a tool call (a long argument): no reasoning marker can start here.
-                return downstream.feed(text)
-            idle = self._idle_text_markers
-            if (
-                idle is not None
-                and downstream is not None
-                and not downstream._in_region
-                and not downstream._buf
-                and not idle.could_start(text)
-            ):
-                if downstream._quotes is not None:
-                    downstream._quotes.note(text)
-                return [TextDelta(text)]
+            if downstream is None:
+                if self._text_trigger(text) is None:
+                    return [TextDelta(text)]
+            elif downstream._in_region:
+                if self._text_trigger(text) is None:
+                    # Inside a tool call (a long argument): no reasoning marker can start here.
+                    return downstream.feed(text)
+            else:
+                idle = self._idle_trigger
+                if idle is not None and not downstream._buf and idle(text) is None:
+                    pending = self._quote_pending
+                    if pending is not None:
+                        pending.append(text)  # QuoteContext.note, inlined
+                        if len(pending) >= FLUSH_AT:
+                            self._quotes.settle()  # type: ignore[union-attr]  # set together with _quote_pending
+                    return [TextDelta(text)]
+                if self._text_trigger(text) is None:
+                    return downstream.feed(text)
         markers = self._reasoning_markers if self.in_reasoning else self._text_markers
         if not self._buf and not markers.could_start(text):
             if not text:
