@@ -34,6 +34,9 @@ class ReasoningFormat:
     # reported as markers, never content (an implicit end among them also ends
     # reasoning).
     syntax: tuple[str, ...] = ()
+    # Special tokens that only ever begin a marker: reasoning that ends, at the end of
+    # output, in a cut-off marker starting with one ends in a marker, not reasoning.
+    special_tokens: tuple[str, ...] = ()
 
 
 _THINK = (("<think>",), ("</think>",))
@@ -95,10 +98,12 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     ReasoningFormat(
         "kimi_k3",
         ("<|open|>think<|sep|>",),
-        ("<|close|>think<|sep|>",),
+        # The think close is also read without its separator (the model left it out).
+        ("<|close|>think<|sep|>", "<|close|>think"),
         force=True,
         implicit_end=("<|open|>response<|sep|>", "<|open|>tools<|sep|>"),
         syntax=("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"),
+        special_tokens=("<|open|>", "<|close|>"),
     ),
     ReasoningFormat("minimax_m2", *_THINK, force=True, implicit_end=("<minimax:tool_call>",)),
     ReasoningFormat("minimax_append_think", *_THINK, force=True),
@@ -306,6 +311,15 @@ class ReasoningParser:
             match = markers.find(buf)
             if match is None:
                 held = 0 if final else markers.held_suffix(buf)
+                if final and self.in_reasoning and self.format.special_tokens:
+                    cut = markers.held_suffix(buf)
+                    if cut and buf[len(buf) - cut :].startswith(self.format.special_tokens):
+                        # Cut off inside a marker after its special token: syntax.
+                        if cut < len(buf):
+                            self._content(events, buf[: len(buf) - cut])
+                        events.append(Marker(buf[len(buf) - cut :]))
+                        buf = ""
+                        break
                 if held < len(buf):
                     self._content(events, buf[: len(buf) - held])
                 buf = buf[len(buf) - held :]
