@@ -45,6 +45,7 @@ def running_server(
     engine: str = "scripted",
     uvicorn_options: dict | None = None,
     wrap_app=None,
+    recover_fenced_calls=None,
 ):
     script_path = None
     if script is not None:
@@ -57,6 +58,7 @@ def running_server(
         served_model_names=tuple(names),
         reasoning_parser=reasoning,
         tool_call_parser=tools,
+        recover_fenced_calls=recover_fenced_calls,
         script=script_path,
         token_delay=token_delay,
         max_model_len=max_model_len,
