@@ -53,9 +53,7 @@ MAX_ROUNDS = 3
 
 def turn(client: anthropic.Anthropic, messages: list) -> tuple[anthropic.types.Message, float]:
     started = time.monotonic()
-    message = client.messages.create(
-        model=MODEL, max_tokens=256, system=SYSTEM, tools=TOOLS, messages=messages
-    )
+    message = client.messages.create(model=MODEL, max_tokens=256, system=SYSTEM, tools=TOOLS, messages=messages)
     return message, time.monotonic() - started
 
 
