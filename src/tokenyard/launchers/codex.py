@@ -73,8 +73,9 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
         f"base_url = {_toml_string(base)}",
         'wire_api = "responses"',
         f'env_key = "{CLIENT_KEY_ENV}"',
-        # Codex drops a stream silent for 5 min and retries it from scratch; a CPU
-        # engine's cold prefill of Codex's ~8K-token prompt can take longer.
+        # Codex gives up on a stream after 5 idle minutes, and SSE keep-alive comments do
+        # not reset its timer: a cold prefill on a CPU, or one long tool call (held until
+        # it is complete), can be silent longer than that on a local model.
         f"stream_idle_timeout_ms = {STREAM_IDLE_TIMEOUT_MS}",
     ]
     if catalog:
