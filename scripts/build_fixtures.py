@@ -441,6 +441,35 @@ SEED_OSS_MARKERS = [
 ]
 STEP35_MARKERS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
 GRANITE4_MARKERS = ["<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>", "<tool_call>", "</tool_call>"]
+LING3_MARKERS = [
+    "<role>",
+    "</role>",
+    "<|role_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+]
+SPARK25_MARKERS = [
+    "<｜start▁of▁sentence｜>",
+    "<｜end▁of▁sentence｜>",
+    "<|System|>",
+    "<|User|>",
+    "<|Bot|>",
+    "<|Tool|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+]
 
 
 class Builder:
@@ -666,6 +695,10 @@ FAMILIES = {
     "seed-oss": lambda b: b.stand_in("ByteDance-Seed-OSS.jinja", SEED_OSS_MARKERS, "<seed:bos>", "<seed:eos>"),
     "step3.5": lambda b: b.stand_in("StepFun3.5-Flash.jinja", STEP35_MARKERS, "<|im_start|>", "<|im_end|>"),
     "granite-4": lambda b: b.stand_in("ibm-granite-granite-4.0.jinja", GRANITE4_MARKERS, "", "<|end_of_text|>"),
+    "ling-3": lambda b: b.stand_in("inclusionai-ling-3.0-flash.jinja", LING3_MARKERS, "", "<|role_end|>"),
+    "spark-2.5": lambda b: b.stand_in(
+        "Spark2.5.jinja", SPARK25_MARKERS, "<｜start▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
+    ),
     "smollm2": lambda b: b.smollm2(),
     "vocab-gguf": lambda b: b.vocab_ggufs(),
 }

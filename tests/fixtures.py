@@ -34,6 +34,8 @@ TOKENIZER_FAMILIES = (
     "seed-oss",
     "step3.5",
     "granite-4",
+    "ling-3",
+    "spark-2.5",
 )
 # GGUF files whose embedded tokenizer is rebuilt by tokenyard.models.gguf.
 GGUF_FILES = (

@@ -75,9 +75,27 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         '<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|>'
         "<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
     ),
+    "ling3": (
+        "ling3",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Tokyo</arg_value>"
+        "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+    ),
+    "longcat": (
+        None,
+        '<longcat_tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</longcat_tool_call>',
+    ),
+    "mimo": (
+        "mimo",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</tool_call>",
+    ),
     "seed_oss": (
         "seed_oss",
         "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>",
+    ),
+    "spark25": (
+        "spark25",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value>"
+        "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
     ),
     "step3p5": (
         "step3p5",

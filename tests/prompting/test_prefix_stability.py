@@ -87,6 +87,8 @@ FAMILIES = [
     "seed-oss",
     "step3.5",
     "granite-4",
+    "ling-3",
+    "spark-2.5",
 ]
 
 

@@ -24,6 +24,8 @@ from ..fixtures import load_tokenizer, model_dir
         ("seed-oss", "seed-oss", "seed_oss", "seed_oss"),
         ("step3.5", "step3.5", "step3p5", "step3p5"),
         ("granite-4", "granite-4", None, "granite4"),
+        ("ling-3", "ling-3", "ling3", "ling3"),
+        ("spark-2.5", "spark-2.5", "spark25", "spark25"),
     ],
 )
 def test_detected_from_real_templates(family, expected, reasoning, tool):
@@ -119,3 +121,14 @@ def test_qwen25_is_hermes_without_reasoning():
     ):
         assert (profile.family, profile.reasoning_parser, profile.tool_parser) == ("qwen2.5", None, "hermes")
     assert detect_profile(None, None, name="Qwen/Qwen3-8B").family == "qwen3", "Qwen3 is not caught by qwen2"
+
+
+def test_families_b_from_names_and_template_signs():
+    assert detect_profile(None, None, name="inclusionAI/Ling-3.0-flash").family == "ling-3"
+    assert detect_profile(None, None, name="inclusionAI/Ring-3.0").family == "ling-3"
+    assert detect_profile(None, None, name="meituan-longcat/LongCat-Flash-Chat").family == "longcat"
+    assert detect_profile(None, None, name="XiaomiMiMo/MiMo-V2-Flash").family == "mimo"
+    assert detect_profile(None, None, name="Spark2.5").family == "spark-2.5"
+    # LongCat's template names its own call tags.
+    template = "{%- for tool_call in message.tool_calls %}{{- '<longcat_tool_call>\\n' }}{% endfor %}"
+    assert detect_profile(None, template).family == "longcat"

@@ -56,10 +56,13 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     },
     "kimi": ("◁think▷", "◁/think▷", False),
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", True),
+    "ling3": ("<think>", "</think>", True),
+    "mimo": ("<think>", "</think>", True),
     "mistral": ("[THINK]", "[/THINK]", True),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
     "seed_oss": ("<seed:think>", "</seed:think>", False),
+    "spark25": ("<think>", "</think>", True),
     "step3p5": ("<think>", "</think>", True),
     "minimax_m3": ("<mm:think>", "</mm:think>", False),
     "inkling": ("<|content_thinking|>", "<|end_message|>", False),
@@ -83,11 +86,15 @@ FAMILY_REASONING: dict[str, str | None] = {
     "deepseek_v4": "deepseek_v4",
     "kimi_k2": "kimi_k25",
     "kimi_k3": "kimi_k3",
+    "ling3": "ling3",
+    "longcat": None,
+    "mimo": "mimo",
     "glm45": "glm45",
     "glm47": "glm45",
     "minimax_m2": "minimax_m2",
     "gemma4": "gemma4",
     "seed_oss": "seed_oss",
+    "spark25": "spark25",
     "step3p5": "step3p5",
     "granite4": None,
     "minimax_m3": "minimax_m3",
@@ -257,6 +264,35 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for c in calls
         )
         return f"<minimax:tool_call>\n{body}</minimax:tool_call>"
+    if fmt == "ling3":
+        # Its template: a newline after the name and before each value and the close.
+        return "\n".join(
+            f"<tool_call>{c.name}\n"
+            + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
+            + "\n</tool_call>"
+            for c in calls
+        )
+    if fmt == "longcat":
+        return "".join(
+            "<longcat_tool_call>\n"
+            + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
+            + "\n</longcat_tool_call>"
+            for c in calls
+        )
+    if fmt == "mimo":
+        return "".join(
+            f"<tool_call>\n<function={c.name}>\n"
+            + "".join(f"<parameter={k}>{_plain(v)}</parameter>\n" for k, v in c.arguments.items())
+            + "</function>\n</tool_call>\n"
+            for c in calls
+        )
+    if fmt == "spark25":
+        return "".join(
+            f"<tool_call>{c.name}"
+            + "".join(f"<arg_key>{k}</arg_key><arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
+            + "</tool_call>"
+            for c in calls
+        )
     if fmt == "gemma4":
         return "".join(f"<|tool_call>call:{c.name}{_gemma_value(c.arguments)}<tool_call|>" for c in calls)
     raise ValueError(f"no renderer for tool format {fmt!r}")

@@ -136,6 +136,13 @@ PROFILES: dict[str, ModelProfile] = {
         # kind, thinking included, is a special token the model writes. Generation
         # ends at the tokenizer's EOS.
         ModelProfile("inkling", "inkling", "inkling", reasoning_markers=("<|content_thinking|>", "<|end_message|>")),
+        # Ling 3 / Ring 3 (Bailing V3): `<role>…</role>` turns; the prompt opens `<think>`
+        # unless thinking is off.
+        ModelProfile("ling-3", "ling3", "ling3", thinking_kwarg="enable_thinking", stop=("<|role_end|>",)),
+        ModelProfile("longcat", None, "longcat", reasoning_markers=None),
+        # MiMo V2 (MiMo-VL writes hermes calls: its template says so).
+        ModelProfile("mimo", "mimo", "mimo", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        ModelProfile("spark-2.5", "spark25", "spark25", thinking_kwarg="enable_thinking", stop=_DEEPSEEK_STOP),
         # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
         ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
     )
@@ -153,6 +160,9 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|start_of_role|>", "granite-4"),
     ("<|tool_calls_section_begin|>", "kimi-k2"),
     ("<|open|>", "kimi-k3"),
+    ("<role>HUMAN</role>", "ling-3"),
+    ("<longcat_tool_call>", "longcat"),
+    ("<|Bot|>", "spark-2.5"),
     ("<arg_key>", "glm-4.7"),
     ("<function=", "qwen3-coder"),
     ("<｜tool▁sep｜>", "deepseek-v3.1"),
@@ -180,6 +190,10 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"step-?3\.?[57]", "step3.5"),
     (r"granite-?4", "granite-4"),
     (r"inkling", "inkling"),
+    (r"\b(?:ling|ring)-?3", "ling-3"),
+    (r"longcat", "longcat"),
+    (r"mimo-?v2", "mimo"),
+    (r"spark-?2\.?5", "spark-2.5"),
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),

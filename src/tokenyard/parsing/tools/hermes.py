@@ -17,7 +17,11 @@ _MARKER, _OBJECT, _AFTER_OBJECT, _SKIP_TO_CLOSE = range(4)
 class HermesToolParser(ToolParser):
     name = "hermes"
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
+    # Families with the same call under other tags (longcat) override these.
+    call_open: ClassVar[str] = _OPEN
+    call_close: ClassVar[str] = _CLOSE
     start_markers = (_OPEN,)
+    _close_set: ClassVar[MarkerSet] = _CLOSE_SET
 
     def _enter_region(self, marker: str) -> None:
         self._state = _MARKER
@@ -26,9 +30,9 @@ class HermesToolParser(ToolParser):
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
         if state == _MARKER:
-            self._reader = JsonCallReader(self, _OPEN)
+            self._reader = JsonCallReader(self, self.call_open)
             self._state = _OBJECT
-            return len(_OPEN)
+            return len(self.call_open)
         if state == _OBJECT:
             reader = self._reader
             assert reader is not None
@@ -55,15 +59,16 @@ class HermesToolParser(ToolParser):
         if state == _AFTER_OBJECT:
             stripped = buf.lstrip()
             lead = len(buf) - len(stripped)
-            if stripped.startswith(_CLOSE):
-                self._marker(buf[: lead + len(_CLOSE)])
+            close = self.call_close
+            if stripped.startswith(close):
+                self._marker(buf[: lead + len(close)])
                 self._exit_region()
-                return lead + len(_CLOSE)
-            if (not stripped or _CLOSE.startswith(stripped)) and not final:
+                return lead + len(close)
+            if (not stripped or close.startswith(stripped)) and not final:
                 return 0
             # No closing tag (the model went straight on): the call stands.
             self._marker(buf[:lead])
             self._exit_region()
             return lead
         # _SKIP_TO_CLOSE: the rest of a call whose arguments broke belongs to it.
-        return self._fail_until(buf, _CLOSE_SET, final)
+        return self._fail_until(buf, self._close_set, final)
