@@ -441,6 +441,19 @@ SEED_OSS_MARKERS = [
 ]
 STEP35_MARKERS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
 GRANITE4_MARKERS = ["<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>", "<tool_call>", "</tool_call>"]
+LFM2_MARKERS = [
+    "<|startoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|tool_list_start|>",
+    "<|tool_list_end|>",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "<|tool_response_start|>",
+    "<|tool_response_end|>",
+    "<think>",
+    "</think>",
+]
 LING3_MARKERS = [
     "<role>",
     "</role>",
@@ -695,6 +708,7 @@ FAMILIES = {
     "seed-oss": lambda b: b.stand_in("ByteDance-Seed-OSS.jinja", SEED_OSS_MARKERS, "<seed:bos>", "<seed:eos>"),
     "step3.5": lambda b: b.stand_in("StepFun3.5-Flash.jinja", STEP35_MARKERS, "<|im_start|>", "<|im_end|>"),
     "granite-4": lambda b: b.stand_in("ibm-granite-granite-4.0.jinja", GRANITE4_MARKERS, "", "<|end_of_text|>"),
+    "lfm2.5": lambda b: b.stand_in("LFM2.5-8B-A1B.jinja", LFM2_MARKERS, "<|startoftext|>", "<|im_end|>"),
     "ling-3": lambda b: b.stand_in("inclusionai-ling-3.0-flash.jinja", LING3_MARKERS, "", "<|role_end|>"),
     "spark-2.5": lambda b: b.stand_in(
         "Spark2.5.jinja", SPARK25_MARKERS, "<｜start▁of▁sentence｜>", "<｜end▁of▁sentence｜>"

@@ -75,6 +75,7 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         '<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|>'
         "<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
     ),
+    "lfm2": ("qwen3", "<|tool_call_start|>[get_weather(city='Tokyo', days=3)]<|tool_call_end|>"),
     "ling3": (
         "ling3",
         "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Tokyo</arg_value>"

@@ -87,6 +87,7 @@ FAMILIES = [
     "seed-oss",
     "step3.5",
     "granite-4",
+    "lfm2.5",
     "ling-3",
     "spark-2.5",
 ]

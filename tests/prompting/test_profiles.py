@@ -24,6 +24,7 @@ from ..fixtures import load_tokenizer, model_dir
         ("seed-oss", "seed-oss", "seed_oss", "seed_oss"),
         ("step3.5", "step3.5", "step3p5", "step3p5"),
         ("granite-4", "granite-4", None, "granite4"),
+        ("lfm2.5", "lfm2", "qwen3", "lfm2"),
         ("ling-3", "ling-3", "ling3", "ling3"),
         ("spark-2.5", "spark-2.5", "spark25", "spark25"),
     ],

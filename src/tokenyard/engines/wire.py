@@ -86,6 +86,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "deepseek_v4": "deepseek_v4",
     "kimi_k2": "kimi_k25",
     "kimi_k3": "kimi_k3",
+    "lfm2": "qwen3",
     "ling3": "ling3",
     "longcat": None,
     "mimo": "mimo",
@@ -264,6 +265,15 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for c in calls
         )
         return f"<minimax:tool_call>\n{body}</minimax:tool_call>"
+    if fmt == "lfm2":
+        # Its template: strings quoted, mappings as JSON, anything else as Python writes it.
+        return (
+            "<|tool_call_start|>["
+            + ", ".join(
+                f"{c.name}(" + ", ".join(f"{k}={_lfm2_value(v)}" for k, v in c.arguments.items()) + ")" for c in calls
+            )
+            + "]<|tool_call_end|>"
+        )
     if fmt == "ling3":
         # Its template: a newline after the name and before each value and the close.
         return "\n".join(
@@ -396,6 +406,12 @@ def _python_literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_python_literal(v) for v in value) + "]"
     return repr(value)
+
+
+def _lfm2_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)  # the template writes 'text' (repr also escapes its quotes) and str() of the rest
 
 
 def _minimax_xml(value: Any) -> str:

@@ -136,6 +136,16 @@ PROFILES: dict[str, ModelProfile] = {
         # kind, thinking included, is a special token the model writes. Generation
         # ends at the tokenizer's EOS.
         ModelProfile("inkling", "inkling", "inkling", reasoning_markers=("<|content_thinking|>", "<|end_message|>")),
+        # LFM2 / LFM2.5: ChatML with pythonic calls between special tokens; the
+        # template reads `thinking` and drops earlier turns' unless told to keep them.
+        ModelProfile(
+            "lfm2",
+            "qwen3",
+            "lfm2",
+            reasoning_field="thinking",
+            keep_history_kwargs=(("preserve_thinking", True), ("keep_past_thinking", True)),
+            stop=("<|im_end|>",),
+        ),
         # Ling 3 / Ring 3 (Bailing V3): `<role>…</role>` turns; the prompt opens `<think>`
         # unless thinking is off.
         ModelProfile("ling-3", "ling3", "ling3", thinking_kwarg="enable_thinking", stop=("<|role_end|>",)),
@@ -160,6 +170,8 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|start_of_role|>", "granite-4"),
     ("<|tool_calls_section_begin|>", "kimi-k2"),
     ("<|open|>", "kimi-k3"),
+    ("<|tool_call_start|>", "lfm2"),
+    ("<|tool_list_start|>", "lfm2"),
     ("<role>HUMAN</role>", "ling-3"),
     ("<longcat_tool_call>", "longcat"),
     ("<|Bot|>", "spark-2.5"),
@@ -190,6 +202,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"step-?3\.?[57]", "step3.5"),
     (r"granite-?4", "granite-4"),
     (r"inkling", "inkling"),
+    (r"lfm-?2", "lfm2"),
     (r"\b(?:ling|ring)-?3", "ling-3"),
     (r"longcat", "longcat"),
     (r"mimo-?v2", "mimo"),
