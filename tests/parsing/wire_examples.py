@@ -89,6 +89,7 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         "mimo",
         "<tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</tool_call>",
     ),
+    "olmo3": ("olmo3", '<function_calls>\nget_weather(city="Tokyo", days=3)\n</function_calls>'),
     "seed_oss": (
         "seed_oss",
         "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>",

@@ -133,3 +133,25 @@ def test_families_b_from_names_and_template_signs():
     # LongCat's template names its own call tags.
     template = "{%- for tool_call in message.tool_calls %}{{- '<longcat_tool_call>\\n' }}{% endfor %}"
     assert detect_profile(None, template).family == "longcat"
+
+
+def test_olmo3_from_its_template_sign_and_name():
+    # OLMo 3's template: tool results come back in an `environment` turn.
+    template = "{% elif message['role'] == 'environment' %}{{ '<|im_start|>environment\\n' + message['content'] }}"
+    assert detect_profile(None, template).family == "olmo3"
+    assert detect_profile(None, None, name="allenai/Olmo-3-7B-Think").family == "olmo3"
+
+
+@pytest.mark.parametrize(
+    "template,family,tool",
+    [
+        ("LFM2-8B-A1B.jinja", "lfm2", "lfm2"),
+        ("LFM2.5-Instruct.jinja", "lfm2", "lfm2"),
+        ("LFM2.5-8B-A1B.jinja", "lfm2", "lfm2"),
+        ("inclusionai-ling-3.0-flash.jinja", "ling-3", "ling3"),
+        ("Spark2.5.jinja", "spark-2.5", "spark25"),
+    ],
+)
+def test_families_detected_from_llama_cpp_templates(template, family, tool):
+    profile = detect_profile(None, _llama_cpp_template(template))
+    assert (profile.family, profile.tool_parser) == (family, tool)

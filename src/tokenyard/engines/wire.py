@@ -58,6 +58,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", True),
     "ling3": ("<think>", "</think>", True),
     "mimo": ("<think>", "</think>", True),
+    "olmo3": ("<think>", "</think>", True),
     "mistral": ("[THINK]", "[/THINK]", True),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
@@ -90,6 +91,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "ling3": "ling3",
     "longcat": None,
     "mimo": "mimo",
+    "olmo3": "olmo3",
     "glm45": "glm45",
     "glm47": "glm45",
     "minimax_m2": "minimax_m2",
@@ -296,6 +298,14 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             + "</function>\n</tool_call>\n"
             for c in calls
         )
+    if fmt == "olmo3":
+        # One call per line; JSON's spelling of each value is also a Python literal
+        # (true/false/null included, which OLMo 3 writes).
+        lines = (
+            f"{c.name}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in c.arguments.items()) + ")"
+            for c in calls
+        )
+        return "<function_calls>" + "\n".join(lines) + "</function_calls>"
     if fmt == "spark25":
         return "".join(
             f"<tool_call>{c.name}"

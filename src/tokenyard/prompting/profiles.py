@@ -152,6 +152,9 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("longcat", None, "longcat", reasoning_markers=None),
         # MiMo V2 (MiMo-VL writes hermes calls: its template says so).
         ModelProfile("mimo", "mimo", "mimo", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        # OLMo 3: ChatML, calls in `<function_calls>`, tool results in an `environment`
+        # turn; the Think models' prompt opens `<think>`.
+        ModelProfile("olmo3", "olmo3", "olmo3", stop=("<|im_end|>", "<|endoftext|>")),
         ModelProfile("spark-2.5", "spark25", "spark25", thinking_kwarg="enable_thinking", stop=_DEEPSEEK_STOP),
         # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
         ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
@@ -172,8 +175,10 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|open|>", "kimi-k3"),
     ("<|tool_call_start|>", "lfm2"),
     ("<|tool_list_start|>", "lfm2"),
+    ("List of tools: [", "lfm2"),
     ("<role>HUMAN</role>", "ling-3"),
     ("<longcat_tool_call>", "longcat"),
+    ("<|im_start|>environment", "olmo3"),
     ("<|Bot|>", "spark-2.5"),
     ("<arg_key>", "glm-4.7"),
     ("<function=", "qwen3-coder"),
@@ -206,6 +211,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"\b(?:ling|ring)-?3", "ling-3"),
     (r"longcat", "longcat"),
     (r"mimo-?v2", "mimo"),
+    (r"olmo-?3", "olmo3"),
     (r"spark-?2\.?5", "spark-2.5"),
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),

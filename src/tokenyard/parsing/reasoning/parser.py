@@ -75,6 +75,8 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     ReasoningFormat("inkling", ("<|content_thinking|>",), ("<|end_message|>", "<|content_model_end_sampling|>")),
     # Step-3.5's template always ends the prompt with `<think>\n`.
     ReasoningFormat("step3p5", *_THINK, force=True),
+    # OLMo 3 Think: the generation prompt opens `<think>`.
+    ReasoningFormat("olmo3", *_THINK, force=True),
     # Ling 3 and Spark 2.5: the generation prompt opens `<think>` unless thinking is off.
     ReasoningFormat("ling3", *_THINK, force=True),
     ReasoningFormat("spark25", *_THINK, force=True),

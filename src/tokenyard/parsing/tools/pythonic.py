@@ -50,6 +50,8 @@ class PythonicToolParser(CallListParser):
     wrapper_close: ClassVar[str] = _PYTHON_END
     # Whether a list item may also be a JSON call object (LFM2 writes either).
     json_items: ClassVar[bool] = False
+    # False: the wrapper holds calls one per line, no brackets (OLMo 3).
+    bracketed: ClassVar[bool] = True
     start_markers: ClassVar[tuple[str, ...]] = ("[", _PYTHON_START)
     # A `[` in reasoning is prose.
     reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = (_PYTHON_START,)
@@ -89,7 +91,19 @@ class PythonicToolParser(CallListParser):
                 self._end_list()
             return i
         c = buf[i]
+        if not self.bracketed and state in (_ITEM, _AFTER_CALL):
+            close = self.wrapper_close
+            found = starts_with(buf[i:], close)
+            if found:
+                self._pending += close
+                self._end_list(closed=True)
+                return i + len(close)
+            if found is None and not final:
+                return i
         if state == _WRAPPED:
+            if not self.bracketed:
+                self._state = _ITEM
+                return i
             if c == "[":
                 self._pending += c
                 self._state = _ITEM
@@ -106,6 +120,9 @@ class PythonicToolParser(CallListParser):
                 self._state = _JSON
                 return i
         elif state == _AFTER_CALL:
+            if not self.bracketed and _NAME_START(c):  # the next line's call
+                self._state = _ITEM
+                return i
             if c == ",":
                 self._pending += c
                 self._state = _ITEM
