@@ -454,6 +454,7 @@ LFM2_MARKERS = [
     "<think>",
     "</think>",
 ]
+MINICPM5_MARKERS = ["<s>", "</s>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
 LING3_MARKERS = [
     "<role>",
     "</role>",
@@ -709,6 +710,7 @@ FAMILIES = {
     "step3.5": lambda b: b.stand_in("StepFun3.5-Flash.jinja", STEP35_MARKERS, "<|im_start|>", "<|im_end|>"),
     "granite-4": lambda b: b.stand_in("ibm-granite-granite-4.0.jinja", GRANITE4_MARKERS, "", "<|end_of_text|>"),
     "lfm2.5": lambda b: b.stand_in("LFM2.5-8B-A1B.jinja", LFM2_MARKERS, "<|startoftext|>", "<|im_end|>"),
+    "minicpm5": lambda b: b.stand_in("openbmb-MiniCPM5-1B.jinja", MINICPM5_MARKERS, "<s>", "<|im_end|>"),
     "ling-3": lambda b: b.stand_in("inclusionai-ling-3.0-flash.jinja", LING3_MARKERS, "", "<|role_end|>"),
     "spark-2.5": lambda b: b.stand_in(
         "Spark2.5.jinja", SPARK25_MARKERS, "<｜start▁of▁sentence｜>", "<｜end▁of▁sentence｜>"

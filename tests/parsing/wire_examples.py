@@ -89,6 +89,10 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         "mimo",
         "<tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</tool_call>",
     ),
+    "minicpm5": (
+        "qwen3",
+        '<function name="get_weather"><param name="city">Tokyo</param><param name="days">3</param></function>',
+    ),
     "olmo3": ("olmo3", '<function_calls>\nget_weather(city="Tokyo", days=3)\n</function_calls>'),
     "seed_oss": (
         "seed_oss",

@@ -67,6 +67,7 @@ DROPS_AT_NEW_QUERY = {
     "qwen3": "<think>\n" + FIRST_REASONING,
     "qwen3.5": "<think>\n" + FIRST_REASONING,
     "step3.5": "<think>\n" + FIRST_REASONING,
+    "minicpm5": "<think>\n" + FIRST_REASONING,
     "deepseek-v3.1": None,
     "deepseek-v3.2": "<think>" + FIRST_REASONING,
     "gpt-oss": "<|channel|>analysis<|message|>" + FIRST_REASONING,
@@ -88,6 +89,7 @@ FAMILIES = [
     "step3.5",
     "granite-4",
     "lfm2.5",
+    "minicpm5",
     "ling-3",
     "spark-2.5",
 ]

@@ -26,6 +26,7 @@ from ..fixtures import load_tokenizer, model_dir
         ("granite-4", "granite-4", None, "granite4"),
         ("lfm2.5", "lfm2", "qwen3", "lfm2"),
         ("ling-3", "ling-3", "ling3", "ling3"),
+        ("minicpm5", "minicpm5", "qwen3", "minicpm5"),
         ("spark-2.5", "spark-2.5", "spark25", "spark25"),
     ],
 )

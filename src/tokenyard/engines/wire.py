@@ -91,6 +91,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "ling3": "ling3",
     "longcat": None,
     "mimo": "mimo",
+    "minicpm5": "qwen3",
     "olmo3": "olmo3",
     "glm45": "glm45",
     "glm47": "glm45",
@@ -298,6 +299,13 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             + "</function>\n</tool_call>\n"
             for c in calls
         )
+    if fmt == "minicpm5":
+        return "\n".join(
+            f'<function name="{c.name}">'
+            + "".join(f'<param name="{k}">{_minicpm5_value(v)}</param>' for k, v in c.arguments.items())
+            + "</function>"
+            for c in calls
+        )
     if fmt == "olmo3":
         # One call per line; JSON's spelling of each value is also a Python literal
         # (true/false/null included, which OLMo 3 writes).
@@ -422,6 +430,14 @@ def _lfm2_value(value: Any) -> str:
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     return repr(value)  # the template writes 'text' (repr also escapes its quotes) and str() of the rest
+
+
+def _minicpm5_value(value: Any) -> str:
+    """MiniCPM 5's template: a string holding `<`, `&` or a newline in CDATA, other
+    strings bare, anything else as Python's str() writes it."""
+    if isinstance(value, str):
+        return f"<![CDATA[{value}]]>" if any(c in value for c in "<&\n") else value
+    return _python_literal(value) if isinstance(value, (dict, list)) else str(value)
 
 
 def _minimax_xml(value: Any) -> str:

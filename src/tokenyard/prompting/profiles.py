@@ -152,6 +152,9 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("longcat", None, "longcat", reasoning_markers=None),
         # MiMo V2 (MiMo-VL writes hermes calls: its template says so).
         ModelProfile("mimo", "mimo", "mimo", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        # MiniCPM 5: ChatML, `<function name=..><param name=..>` calls; the prompt opens
+        # `<think>` when enable_thinking is true, else the model may write it.
+        ModelProfile("minicpm5", "qwen3", "minicpm5", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
         # OLMo 3: ChatML, calls in `<function_calls>`, tool results in an `environment`
         # turn; the Think models' prompt opens `<think>`.
         ModelProfile("olmo3", "olmo3", "olmo3", stop=("<|im_end|>", "<|endoftext|>")),
@@ -178,6 +181,7 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("List of tools: [", "lfm2"),
     ("<role>HUMAN</role>", "ling-3"),
     ("<longcat_tool_call>", "longcat"),
+    ('<param name="', "minicpm5"),
     ("<|im_start|>environment", "olmo3"),
     ("<|Bot|>", "spark-2.5"),
     ("<arg_key>", "glm-4.7"),
@@ -211,6 +215,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"\b(?:ling|ring)-?3", "ling-3"),
     (r"longcat", "longcat"),
     (r"mimo-?v2", "mimo"),
+    (r"minicpm-?5", "minicpm5"),
     (r"olmo-?3", "olmo3"),
     (r"spark-?2\.?5", "spark-2.5"),
     (r"qwen3\.[56]", "qwen3.5"),

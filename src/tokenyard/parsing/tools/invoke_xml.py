@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from ...events import ParseEvent
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import ToolParser, is_function_name
@@ -137,7 +138,7 @@ class InvokeToolParser(ToolParser):
                 self._marker(buf[pos:at])
                 self._open_call(name, head.group())
                 self._first = False
-                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=syntax.strip_newline)
+                self._arguments = self._new_arguments(name)
                 self._body_started = False
                 self._state = _BODY
                 return head.end()
@@ -149,6 +150,20 @@ class InvokeToolParser(ToolParser):
         self._text(buf[pos:end])
         self._exit_region()
         return end
+
+    @property
+    def in_call_region(self) -> bool:
+        # Between bare invokes (no block open) nothing is held for a call: a
+        # reasoning marker there is the model moving on.
+        return self._in_region and (self._in_block or self._state != _AFTER_CALL)
+
+    def release_held(self) -> list[ParseEvent]:
+        if self._in_region and not self._in_block and self._state == _AFTER_CALL:
+            self._exit_region()
+        return super().release_held()
+
+    def _new_arguments(self, name: str) -> ArgumentsBuilder:
+        return ArgumentsBuilder(self, self._tool(name), strip_newline=self.syntax.strip_newline)
 
     def _body(self, buf: str, pos: int, final: bool) -> int:
         syntax = self.syntax
