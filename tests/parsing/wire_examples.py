@@ -103,6 +103,13 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value>"
         "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
     ),
+    "step3": (
+        "step3",
+        f"<{FB}tool_calls_begin{FB}><{FB}tool_call_begin{FB}>function<{FB}tool_sep{FB}>"
+        '<steptml:invoke name="get_weather"><steptml:parameter name="city">Tokyo</steptml:parameter>'
+        '<steptml:parameter name="days">3</steptml:parameter></steptml:invoke>'
+        f"<{FB}tool_call_end{FB}><{FB}tool_calls_end{FB}>",
+    ),
     "step3p5": (
         "step3p5",
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",

@@ -99,6 +99,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "gemma4": "gemma4",
     "seed_oss": "seed_oss",
     "spark25": "spark25",
+    "step3": "step3",
     "step3p5": "step3p5",
     "granite4": None,
     "minimax_m3": "minimax_m3",
@@ -314,6 +315,14 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for c in calls
         )
         return "<function_calls>" + "\n".join(lines) + "</function_calls>"
+    if fmt == "step3":
+        body = "".join(
+            f'<{FB}tool_call_begin{FB}>function<{FB}tool_sep{FB}><steptml:invoke name="{c.name}">'
+            + "".join(f'<steptml:parameter name="{k}">{_plain(v)}</steptml:parameter>' for k, v in c.arguments.items())
+            + f"</steptml:invoke><{FB}tool_call_end{FB}>"
+            for c in calls
+        )
+        return f"<{FB}tool_calls_begin{FB}>{body}<{FB}tool_calls_end{FB}>"
     if fmt == "spark25":
         return "".join(
             f"<tool_call>{c.name}"

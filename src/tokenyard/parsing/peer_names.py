@@ -67,7 +67,7 @@ PEER_TOOL_NAMES: dict[str, dict[str, str | None]] = {
         "qwen3_json": "hermes",
         "qwen3_xml": "qwen3_coder",
         "seed_oss": "seed_oss",
-        "step3": None,
+        "step3": "step3",
         "step3p5": "step3p5",
         "xlam": None,
     },
@@ -108,7 +108,7 @@ PEER_TOOL_NAMES: dict[str, dict[str, str | None]] = {
         "qwen25": "hermes",
         "qwen3_coder": "qwen3_coder",
         "spark25": "spark25",
-        "step3": None,
+        "step3": "step3",
         "step3p5": "step3p5",
         # Trinity writes hermes calls; SGLang strips think tags the reasoning parser owns.
         "trinity": "hermes",

@@ -159,6 +159,8 @@ PROFILES: dict[str, ModelProfile] = {
         # turn; the Think models' prompt opens `<think>`.
         ModelProfile("olmo3", "olmo3", "olmo3", stop=("<|im_end|>", "<|endoftext|>")),
         ModelProfile("spark-2.5", "spark25", "spark25", thinking_kwarg="enable_thinking", stop=_DEEPSEEK_STOP),
+        # Step 3: StepTML invokes in special-token sections; reasoning from the first token.
+        ModelProfile("step3", "step3", "step3"),
         # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
         ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
     )
@@ -218,6 +220,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"minicpm-?5", "minicpm5"),
     (r"olmo-?3", "olmo3"),
     (r"spark-?2\.?5", "spark-2.5"),
+    (r"step-?3\b", "step3"),
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),

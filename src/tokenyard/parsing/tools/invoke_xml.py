@@ -43,11 +43,20 @@ class InvokeSyntax:
         *,
         strip_newline: bool,
         bare_invoke_starts_call: bool,
+        block_tags: tuple[str, str] | None = None,
+        call_wrapper: tuple[str, str] = ("", ""),
+        call_separator: str = "",
     ):
         # `block`/`invoke`/`parameter`: the text between `<` (or `</`) and `>`
         # for the block, and up to the `name=` attribute for the others.
-        self.block_open = f"<{block}>"
-        self.block_close = f"</{block}>"
+        # `block_tags`: the block's own (open, close) where they are not
+        # `<block>`/`</block>` (Step 3's special tokens); `call_wrapper`: text
+        # around each invoke inside the block (Step 3's per-call tokens; a short
+        # preamble may sit between the opener and the invoke); `call_separator`:
+        # syntax a model may put between two wrapped calls.
+        self.block_open, self.block_close = block_tags or (f"<{block}>", f"</{block}>")
+        self.call_open, self.call_close = call_wrapper
+        self.call_separator = call_separator
         self.invoke_open = f"<{invoke} name="
         self.invoke_close = f"</{invoke}>"
         self.parameter_open = f"<{parameter} name="
@@ -56,7 +65,7 @@ class InvokeSyntax:
         self.start_markers = (self.block_open, self.invoke_open) if bare_invoke_starts_call else (self.block_open,)
         self.invoke_head = re.compile(re.escape(self.invoke_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
         self.parameter_head = re.compile(re.escape(self.parameter_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
-        ends_call = [self.invoke_close, self.block_close, self.invoke_open]
+        ends_call = [self.invoke_close, self.block_close, self.invoke_open, *filter(None, [self.call_close])]
         self.body_markers = MarkerSet([self.parameter_open, *ends_call])
         self.after_json_markers = MarkerSet(ends_call)
         # A value ends only at its own closing tag: any other tag inside it (an XML
@@ -131,6 +140,20 @@ class InvokeToolParser(ToolParser):
             # The block tag and the whitespace after it stay in the buffer until
             # an invoke decides whether this is a call at all.
             at = skip_whitespace(buf, pos + len(syntax.block_open))
+        if syntax.call_open and self._in_block:
+            if buf.startswith(syntax.call_open, at):
+                # What stands between the call token and the invoke (Step 3:
+                # `function<｜tool_sep｜>NAME\n`, or nothing) is syntax.
+                after = at + len(syntax.call_open)
+                found = buf.find(syntax.invoke_open, after, after + _MAX_ATTRIBUTES + len(syntax.invoke_open))
+                if found >= 0:
+                    at = found
+                elif not final and len(buf) - after < _MAX_ATTRIBUTES:
+                    return -1
+                else:
+                    at = after
+            elif not final and _partial(buf, at, syntax.call_open):
+                return -1
         head = syntax.invoke_head.match(buf, at)
         if head is not None:
             name, _ = _tag_name(head.group(1))
@@ -224,6 +247,9 @@ class InvokeToolParser(ToolParser):
         if raw:
             self._state = _AFTER_CALL
             return end
+        if marker == syntax.call_close:  # the invoke's own closing tag was left out
+            self._state = _AFTER_CALL
+            return at
         if marker == syntax.block_close:
             self._marker(marker)
             self._exit_region()
@@ -308,10 +334,15 @@ class InvokeToolParser(ToolParser):
             self._marker(syntax.block_close)
             self._exit_region()
             return pos + len(syntax.block_close)
-        if buf.startswith(syntax.invoke_open, pos):
+        for tag in (syntax.call_close, syntax.call_separator):
+            if tag and buf.startswith(tag, pos):
+                self._marker(tag)
+                return pos + len(tag)
+        if buf.startswith(syntax.invoke_open, pos) or (syntax.call_open and buf.startswith(syntax.call_open, pos)):
             self._state = _HEAD
             return pos
-        if not final and (_partial(buf, pos, syntax.block_close) or _partial(buf, pos, syntax.invoke_open)):
+        wrapper = (syntax.call_close, syntax.call_open, syntax.call_separator) if syntax.call_open else ()
+        if not final and any(_partial(buf, pos, tag) for tag in (syntax.block_close, syntax.invoke_open, *wrapper)):
             return -1
         self._exit_region()  # the model went on without closing the block
         return pos
