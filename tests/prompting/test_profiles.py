@@ -156,3 +156,10 @@ def test_olmo3_from_its_template_sign_and_name():
 def test_families_detected_from_llama_cpp_templates(template, family, tool):
     profile = detect_profile(None, _llama_cpp_template(template))
     assert (profile.family, profile.tool_parser) == (family, tool)
+
+
+def test_step3_and_xlam_from_names():
+    assert detect_profile(None, None, name="stepfun-ai/step3").family == "step3"
+    assert detect_profile(None, None, name="stepfun-ai/Step-3.5-Flash").family == "step3.5"
+    assert detect_profile(None, None, name="Salesforce/Llama-xLAM-2-8b-fc-r").family == "xlam"
+    assert detect_profile(None, None, name="openbmb/MiniCPM5-1B").family == "minicpm5"

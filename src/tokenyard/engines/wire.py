@@ -100,6 +100,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "seed_oss": "seed_oss",
     "spark25": "spark25",
     "step3": "step3",
+    "xlam": None,
     "step3p5": "step3p5",
     "granite4": None,
     "minimax_m3": "minimax_m3",
@@ -323,6 +324,8 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for c in calls
         )
         return f"<{FB}tool_calls_begin{FB}>{body}<{FB}tool_calls_end{FB}>"
+    if fmt == "xlam":
+        return _json_list(calls, "arguments")
     if fmt == "spark25":
         return "".join(
             f"<tool_call>{c.name}"

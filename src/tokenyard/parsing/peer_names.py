@@ -69,7 +69,7 @@ PEER_TOOL_NAMES: dict[str, dict[str, str | None]] = {
         "seed_oss": "seed_oss",
         "step3": "step3",
         "step3p5": "step3p5",
-        "xlam": None,
+        "xlam": "xlam",
     },
     "sglang": {
         "apertus2509": None,

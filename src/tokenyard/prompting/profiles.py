@@ -161,6 +161,8 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("spark-2.5", "spark25", "spark25", thinking_kwarg="enable_thinking", stop=_DEEPSEEK_STOP),
         # Step 3: StepTML invokes in special-token sections; reasoning from the first token.
         ModelProfile("step3", "step3", "step3"),
+        # xLAM: a JSON list of calls as the answer.
+        ModelProfile("xlam", None, "xlam", reasoning_markers=None),
         # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
         ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
     )
@@ -221,6 +223,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"olmo-?3", "olmo3"),
     (r"spark-?2\.?5", "spark-2.5"),
     (r"step-?3\b", "step3"),
+    (r"xlam", "xlam"),
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),

@@ -39,8 +39,9 @@ class JsonCallListParser(CallListParser):
     separator: ClassVar[str] = ","
     # A newline between two call objects also separates them (llama3_json).
     newline_separates: ClassVar[bool] = False
-    # A tag that closes the section; it may also stand in for a missing `]`.
-    close_tag: ClassVar[str] = ""
+    # A tag that closes the section; it may also stand in for a missing `]`
+    # (xlam.py picks one per start marker).
+    close_tag: str = ""
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
         super().__init__(tools, call_ids)
