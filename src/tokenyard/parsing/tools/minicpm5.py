@@ -51,9 +51,14 @@ class _CdataArguments(ArgumentsBuilder):
             chunk = self._lead[len(_CDATA_OPEN) :] if self._cdata else self._lead
             self._lead = ""
         if self._cdata:
-            chunk = self._trail + chunk
-            keep = next((k for k in (3, 2, 1) if _CDATA_CLOSE.startswith(chunk[-k:])), 0)
-            chunk, self._trail = (chunk[:-keep], chunk[-keep:]) if keep else (chunk, "")
+            if self._trail:
+                chunk, self._trail = self._trail + chunk, ""
+            if chunk[-1:] in ("]", ">"):  # the closing `]]>` may be arriving: hold it
+                keep = (
+                    3 if chunk.endswith(_CDATA_CLOSE) else 2 if chunk.endswith("]]") else (1 if chunk[-1] == "]" else 0)
+                )
+                if keep:
+                    chunk, self._trail = chunk[:-keep], chunk[-keep:]
         super().text(chunk)
 
     def end(self) -> None:
