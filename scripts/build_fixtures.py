@@ -454,6 +454,26 @@ LFM2_MARKERS = [
     "<think>",
     "</think>",
 ]
+LAGUNA_MARKERS = [
+    "<system>",
+    "</system>",
+    "<user>",
+    "</user>",
+    "<assistant>",
+    "</assistant>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "<tool_response>",
+    "</tool_response>",
+    "<available_tools>",
+    "</available_tools>",
+]
 MINICPM5_MARKERS = ["<s>", "</s>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
 LING3_MARKERS = [
     "<role>",
@@ -710,6 +730,7 @@ FAMILIES = {
     "step3.5": lambda b: b.stand_in("StepFun3.5-Flash.jinja", STEP35_MARKERS, "<|im_start|>", "<|im_end|>"),
     "granite-4": lambda b: b.stand_in("ibm-granite-granite-4.0.jinja", GRANITE4_MARKERS, "", "<|end_of_text|>"),
     "lfm2.5": lambda b: b.stand_in("LFM2.5-8B-A1B.jinja", LFM2_MARKERS, "<|startoftext|>", "<|im_end|>"),
+    "laguna": lambda b: b.stand_in("poolside-Laguna-S-2.1.jinja", LAGUNA_MARKERS, "", "</assistant>"),
     "minicpm5": lambda b: b.stand_in("openbmb-MiniCPM5-1B.jinja", MINICPM5_MARKERS, "<s>", "<|im_end|>"),
     "ling-3": lambda b: b.stand_in("inclusionai-ling-3.0-flash.jinja", LING3_MARKERS, "", "<|role_end|>"),
     "spark-2.5": lambda b: b.stand_in(

@@ -35,6 +35,7 @@ TOKENIZER_FAMILIES = (
     "step3.5",
     "granite-4",
     "lfm2.5",
+    "laguna",
     "minicpm5",
     "ling-3",
     "spark-2.5",

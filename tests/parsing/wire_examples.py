@@ -94,6 +94,11 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         '<function name="get_weather"><param name="city">Tokyo</param><param name="days">3</param></function>',
     ),
     "olmo3": ("olmo3", '<function_calls>\nget_weather(city="Tokyo", days=3)\n</function_calls>'),
+    "poolside_v1": (
+        "qwen3",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value>"
+        "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
+    ),
     "seed_oss": (
         "seed_oss",
         "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>",

@@ -89,6 +89,7 @@ FAMILIES = [
     "step3.5",
     "granite-4",
     "lfm2.5",
+    "laguna",
     "minicpm5",
     "ling-3",
     "spark-2.5",

@@ -25,6 +25,7 @@ from ..fixtures import load_tokenizer, model_dir
         ("step3.5", "step3.5", "step3p5", "step3p5"),
         ("granite-4", "granite-4", None, "granite4"),
         ("lfm2.5", "lfm2", "qwen3", "lfm2"),
+        ("laguna", "laguna", "qwen3", "poolside_v1"),
         ("ling-3", "ling-3", "ling3", "ling3"),
         ("minicpm5", "minicpm5", "qwen3", "minicpm5"),
         ("spark-2.5", "spark-2.5", "spark25", "spark25"),

@@ -99,6 +99,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "gemma4": "gemma4",
     "seed_oss": "seed_oss",
     "spark25": "spark25",
+    "poolside_v1": "qwen3",
     "step3": "step3",
     "xlam": None,
     "step3p5": "step3p5",
@@ -326,6 +327,14 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
         return f"<{FB}tool_calls_begin{FB}>{body}<{FB}tool_calls_end{FB}>"
     if fmt == "xlam":
         return _json_list(calls, "arguments")
+    if fmt == "poolside_v1":
+        # Laguna's template: a glm47-like call per tag pair.
+        return "".join(
+            f"<tool_call>{c.name}"
+            + "".join(f"<arg_key>{k}</arg_key><arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
+            + "</tool_call>"
+            for c in calls
+        )
     if fmt == "spark25":
         return "".join(
             f"<tool_call>{c.name}"

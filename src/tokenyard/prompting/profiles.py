@@ -149,6 +149,9 @@ PROFILES: dict[str, ModelProfile] = {
         # Ling 3 / Ring 3 (Bailing V3): `<role>…</role>` turns; the prompt opens `<think>`
         # unless thinking is off.
         ModelProfile("ling-3", "ling3", "ling3", thinking_kwarg="enable_thinking", stop=("<|role_end|>",)),
+        # Poolside Laguna: `<assistant>` turns, GLM-style calls; the prompt ends with
+        # `<think>` (thinking on) or `</think>` (off).
+        ModelProfile("laguna", "qwen3", "poolside_v1", thinking_kwarg="enable_thinking", stop=("</assistant>",)),
         ModelProfile("longcat", None, "longcat", reasoning_markers=None),
         # MiMo V2 (MiMo-VL writes hermes calls: its template says so).
         ModelProfile("mimo", "mimo", "mimo", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
@@ -183,6 +186,7 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|tool_call_start|>", "lfm2"),
     ("<|tool_list_start|>", "lfm2"),
     ("List of tools: [", "lfm2"),
+    ("<assistant>", "laguna"),
     ("<role>HUMAN</role>", "ling-3"),
     ("<longcat_tool_call>", "longcat"),
     ('<param name="', "minicpm5"),
@@ -216,6 +220,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"granite-?4", "granite-4"),
     (r"inkling", "inkling"),
     (r"lfm-?2", "lfm2"),
+    (r"laguna|poolside", "laguna"),
     (r"\b(?:ling|ring)-?3", "ling-3"),
     (r"longcat", "longcat"),
     (r"mimo-?v2", "mimo"),
