@@ -92,6 +92,8 @@ VLLM_NAMES: dict[str, tuple[str, str | None] | None] = {
     "mimo": ("mimo", "mimo"),
     "minicpm5": ("minicpm5", "qwen3"),
     "olmo3": ("olmo3", "olmo3"),
+    "plamo3": ("plamo3", "plamo3"),
+    "poolside_v1": ("poolside_v1", "qwen3"),
     "spark25": None,
     "step3": ("step3", "step3"),
     "xlam": ("xlam", None),

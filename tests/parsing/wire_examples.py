@@ -94,6 +94,14 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         '<function name="get_weather"><param name="city">Tokyo</param><param name="days">3</param></function>',
     ),
     "olmo3": ("olmo3", '<function_calls>\nget_weather(city="Tokyo", days=3)\n</function_calls>'),
+    "plamo3": (
+        "plamo3",
+        "<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|>"
+        "<|plamo:begin_tool_name:plamo|>get_weather<|plamo:end_tool_name:plamo|>"
+        "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+        '{"city": "Tokyo", "days": 3}'
+        "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>",
+    ),
     "poolside_v1": (
         "qwen3",
         "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value>"

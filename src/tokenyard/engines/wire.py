@@ -59,6 +59,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "ling3": ("<think>", "</think>", True),
     "mimo": ("<think>", "</think>", True),
     "olmo3": ("<think>", "</think>", True),
+    "plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>", True),
     "mistral": ("[THINK]", "[/THINK]", True),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
@@ -99,6 +100,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "gemma4": "gemma4",
     "seed_oss": "seed_oss",
     "spark25": "spark25",
+    "plamo3": "plamo3",
     "poolside_v1": "qwen3",
     "step3": "step3",
     "xlam": None,
@@ -327,6 +329,15 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
         return f"<{FB}tool_calls_begin{FB}>{body}<{FB}tool_calls_end{FB}>"
     if fmt == "xlam":
         return _json_list(calls, "arguments")
+    if fmt == "plamo3":
+        body = "".join(
+            f"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{c.name}<|plamo:end_tool_name:plamo|>"
+            "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+            + json.dumps(c.arguments, ensure_ascii=False)
+            + "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+            for c in calls
+        )
+        return f"<|plamo:begin_tool_requests:plamo|>{body}<|plamo:end_tool_requests:plamo|>"
     if fmt == "poolside_v1":
         # Laguna's template: a glm47-like call per tag pair.
         return "".join(

@@ -60,7 +60,7 @@ PEER_TOOL_NAMES: dict[str, dict[str, str | None]] = {
         "olmo3": "olmo3",
         "openai": "harmony",
         "phi4_mini_json": "phi4",
-        "plamo3": None,
+        "plamo3": "plamo3",
         "poolside_v1": "poolside_v1",
         "pythonic": "pythonic",
         "qwen3_coder": "qwen3_coder",
@@ -177,7 +177,7 @@ PEER_REASONING_NAMES: dict[str, dict[str, str | None]] = {
         "nemotron_v3": "nemotron3",
         "olmo3": "olmo3",
         "openai_gptoss": "gpt_oss",
-        "plamo3": None,
+        "plamo3": "plamo3",
         # Laguna: `<think>` blocks; its template says whether the prompt opened one.
         "poolside_v1": "qwen3",
         "qwen3": "qwen3",

@@ -149,6 +149,15 @@ PROFILES: dict[str, ModelProfile] = {
         # Ling 3 / Ring 3 (Bailing V3): `<role>…</role>` turns; the prompt opens `<think>`
         # unless thinking is off.
         ModelProfile("ling-3", "ling3", "ling3", thinking_kwarg="enable_thinking", stop=("<|role_end|>",)),
+        # PLaMo 3: special-token framing; generation ends at `<|plamo:tag|>`.
+        ModelProfile(
+            "plamo3",
+            "plamo3",
+            "plamo3",
+            reasoning_markers=("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
+            thinking_kwarg="enable_thinking",
+            stop=("<|plamo:tag|>",),
+        ),
         # Poolside Laguna: `<assistant>` turns, GLM-style calls; the prompt ends with
         # `<think>` (thinking on) or `</think>` (off).
         ModelProfile("laguna", "qwen3", "poolside_v1", thinking_kwarg="enable_thinking", stop=("</assistant>",)),
@@ -186,6 +195,7 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|tool_call_start|>", "lfm2"),
     ("<|tool_list_start|>", "lfm2"),
     ("List of tools: [", "lfm2"),
+    ("<|plamo:", "plamo3"),
     ("<assistant>", "laguna"),
     ("<role>HUMAN</role>", "ling-3"),
     ("<longcat_tool_call>", "longcat"),
@@ -221,6 +231,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"inkling", "inkling"),
     (r"lfm-?2", "lfm2"),
     (r"laguna|poolside", "laguna"),
+    (r"plamo-?3", "plamo3"),
     (r"\b(?:ling|ring)-?3", "ling-3"),
     (r"longcat", "longcat"),
     (r"mimo-?v2", "mimo"),

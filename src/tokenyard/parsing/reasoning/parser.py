@@ -77,6 +77,15 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     ReasoningFormat("step3p5", *_THINK, force=True),
     # OLMo 3 Think: the generation prompt opens `<think>`.
     ReasoningFormat("olmo3", *_THINK, force=True),
+    # PLaMo 3: thinking from the first token (unless off); the end-of-turn token is
+    # syntax, never content.
+    ReasoningFormat(
+        "plamo3",
+        ("<|plamo:begin_think:plamo|>",),
+        ("<|plamo:end_think:plamo|>",),
+        force=True,
+        syntax=("<|plamo:tag|>",),
+    ),
     # Ling 3 and Spark 2.5: the generation prompt opens `<think>` unless thinking is off.
     ReasoningFormat("ling3", *_THINK, force=True),
     ReasoningFormat("spark25", *_THINK, force=True),
