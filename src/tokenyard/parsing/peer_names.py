@@ -212,7 +212,9 @@ PEER_REASONING_NAMES: dict[str, dict[str, str | None]] = {
         "qwen3-thinking": "deepseek_r1",
         "step3": "step3",
         "step3p5": "step3p5",
-        "telechat4": None,
+        # TeleChat4: `<think>` blocks its template opens for enable_thinking (SGLang also moves an
+        # unclosed reasoning into content; tokenyard keeps reasoning as reasoning).
+        "telechat4": "qwen3",
     },
     "dynamo": {
         "basic": "basic",
