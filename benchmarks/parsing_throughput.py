@@ -91,6 +91,7 @@ VLLM_NAMES: dict[str, tuple[str, str | None] | None] = {
     "longcat": ("longcat", None),
     "mimo": ("mimo", "mimo"),
     "minicpm5": ("minicpm5", "qwen3"),
+    "muse_glimmer": ("muse_glimmer", "muse_glimmer"),
     "olmo3": ("olmo3", "olmo3"),
     "plamo3": ("plamo3", "plamo3"),
     "poolside_v1": ("poolside_v1", "qwen3"),

@@ -474,6 +474,7 @@ LAGUNA_MARKERS = [
     "<available_tools>",
     "</available_tools>",
 ]
+MUSE_GLIMMER_MARKERS = ["<|start|>", "<|message|>", "<|eom|>", "<|eot|>"]
 MINICPM5_MARKERS = ["<s>", "</s>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
 LING3_MARKERS = [
     "<role>",
@@ -731,6 +732,7 @@ FAMILIES = {
     "granite-4": lambda b: b.stand_in("ibm-granite-granite-4.0.jinja", GRANITE4_MARKERS, "", "<|end_of_text|>"),
     "lfm2.5": lambda b: b.stand_in("LFM2.5-8B-A1B.jinja", LFM2_MARKERS, "<|startoftext|>", "<|im_end|>"),
     "laguna": lambda b: b.stand_in("poolside-Laguna-S-2.1.jinja", LAGUNA_MARKERS, "", "</assistant>"),
+    "muse-glimmer": lambda b: b.stand_in("muse-glimmer.jinja", MUSE_GLIMMER_MARKERS, "", "<|eot|>"),
     "minicpm5": lambda b: b.stand_in("openbmb-MiniCPM5-1B.jinja", MINICPM5_MARKERS, "<s>", "<|im_end|>"),
     "ling-3": lambda b: b.stand_in("inclusionai-ling-3.0-flash.jinja", LING3_MARKERS, "", "<|role_end|>"),
     "spark-2.5": lambda b: b.stand_in(

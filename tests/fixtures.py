@@ -37,6 +37,7 @@ TOKENIZER_FAMILIES = (
     "lfm2.5",
     "laguna",
     "minicpm5",
+    "muse-glimmer",
     "ling-3",
     "spark-2.5",
 )

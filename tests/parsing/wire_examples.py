@@ -93,6 +93,12 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         "qwen3",
         '<function name="get_weather"><param name="city">Tokyo</param><param name="days">3</param></function>',
     ),
+    "muse_glimmer": (
+        "muse_glimmer",
+        ' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+        '<atem:parameter name="city">Tokyo</atem:parameter>\n<atem:parameter name="days">3</atem:parameter>\n'
+        "</atem:invoke>\n</atem:function_calls><|eom|>",
+    ),
     "olmo3": ("olmo3", '<function_calls>\nget_weather(city="Tokyo", days=3)\n</function_calls>'),
     "plamo3": (
         "plamo3",

@@ -91,6 +91,7 @@ FAMILIES = [
     "lfm2.5",
     "laguna",
     "minicpm5",
+    "muse-glimmer",
     "ling-3",
     "spark-2.5",
 ]

@@ -27,6 +27,7 @@ from ..fixtures import load_tokenizer, model_dir
         ("lfm2.5", "lfm2", "qwen3", "lfm2"),
         ("laguna", "laguna", "qwen3", "poolside_v1"),
         ("ling-3", "ling-3", "ling3", "ling3"),
+        ("muse-glimmer", "muse-glimmer", "muse_glimmer", "muse_glimmer"),
         ("minicpm5", "minicpm5", "qwen3", "minicpm5"),
         ("spark-2.5", "spark-2.5", "spark25", "spark25"),
     ],

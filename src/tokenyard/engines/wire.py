@@ -58,6 +58,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", True),
     "ling3": ("<think>", "</think>", True),
     "mimo": ("<think>", "</think>", True),
+    "muse_glimmer": ("to=self<|message|>", "<|eom|>", False),
     "olmo3": ("<think>", "</think>", True),
     "plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>", True),
     "mistral": ("[THINK]", "[/THINK]", True),
@@ -93,6 +94,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "longcat": None,
     "mimo": "mimo",
     "minicpm5": "qwen3",
+    "muse_glimmer": "muse_glimmer",
     "olmo3": "olmo3",
     "glm45": "glm45",
     "glm47": "glm45",
@@ -122,6 +124,8 @@ def render_output(
         return _render_harmony(segments)
     if tool_format == "inkling" or reasoning_format == "inkling":
         return _render_inkling(segments)
+    if tool_format == "muse_glimmer" or reasoning_format == "muse_glimmer":
+        return _render_muse_glimmer(segments)
     if tool_format == "kimi_k3" or reasoning_format == "kimi_k3":
         return _render_kimi_k3(segments, thinking=reasoning_format == "kimi_k3")
     out: list[str] = []
@@ -387,6 +391,30 @@ def _render_inkling(segments: Sequence[Segment]) -> str:
         else:
             payload = json.dumps({"name": segment.name, "args": segment.arguments}, ensure_ascii=False)
             out.append(f"{head}<|content_invoke_tool_json|>{payload}<|end_message|>")
+    return "".join(out)
+
+
+def _render_muse_glimmer(segments: Sequence[Segment]) -> str:
+    """Muse Glimmer's messages after the prompt's `<|start|>assistant`: reasoning to
+    self, text to the user, each call in its own tool channel as an ATEM block;
+    `<|eom|>` between messages, `<|eot|>` after the last."""
+    out: list[str] = []
+    for segment in segments:
+        head = "<|start|>assistant" if out else ""
+        if isinstance(segment, Reasoning):
+            out.append(f"{head} to=self<|message|>{segment.text}<|eom|>")
+        elif isinstance(segment, Text):
+            out.append(f"{head} to=user<|message|>{segment.text}<|eom|>")
+        else:
+            out.append(
+                f'{head} to={segment.name}<|message|><atem:function_calls>\n<atem:invoke name="{segment.name}">\n'
+                + "".join(
+                    f'<atem:parameter name="{k}">{_plain(v)}</atem:parameter>\n' for k, v in segment.arguments.items()
+                )
+                + "</atem:invoke>\n</atem:function_calls><|eom|>"
+            )
+    if out:
+        out[-1] = out[-1][: -len("<|eom|>")] + "<|eot|>"
     return "".join(out)
 
 

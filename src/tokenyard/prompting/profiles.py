@@ -167,6 +167,9 @@ PROFILES: dict[str, ModelProfile] = {
         # MiniCPM 5: ChatML, `<function name=..><param name=..>` calls; the prompt opens
         # `<think>` when enable_thinking is true, else the model may write it.
         ModelProfile("minicpm5", "qwen3", "minicpm5", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        # Muse Glimmer: channel-scoped messages (`to=self` reasoning, `to=user` answer,
+        # a tool channel per call); the template reads `reasoning_content`.
+        ModelProfile("muse-glimmer", "muse_glimmer", "muse_glimmer", reasoning_markers=None, stop=("<|eot|>",)),
         # OLMo 3: ChatML, calls in `<function_calls>`, tool results in an `environment`
         # turn; the Think models' prompt opens `<think>`.
         ModelProfile("olmo3", "olmo3", "olmo3", stop=("<|im_end|>", "<|endoftext|>")),
@@ -199,6 +202,7 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<assistant>", "laguna"),
     ("<role>HUMAN</role>", "ling-3"),
     ("<longcat_tool_call>", "longcat"),
+    ("<atem:function_calls>", "muse-glimmer"),
     ('<param name="', "minicpm5"),
     ("<|im_start|>environment", "olmo3"),
     ("<|Bot|>", "spark-2.5"),
@@ -236,6 +240,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"longcat", "longcat"),
     (r"mimo-?v2", "mimo"),
     (r"minicpm-?5", "minicpm5"),
+    (r"muse-?glimmer", "muse-glimmer"),
     (r"olmo-?3", "olmo3"),
     (r"spark-?2\.?5", "spark-2.5"),
     (r"step-?3\b", "step3"),
