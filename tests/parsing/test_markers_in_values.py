@@ -31,6 +31,13 @@ OWN_TERMINATOR = {
     "gemma4": '<|"|>',
     "kimi_k3": "<|close|>argument<|sep|>",
     "minimax_m3": "</content>",
+    "ling3": "</arg_value>",
+    "mimo": "</parameter>",
+    "minicpm5": "</param>",
+    "muse_glimmer": "</atem:parameter>",
+    "poolside_v1": "</arg_value>",
+    "spark25": "</arg_value>",
+    "step3": "</steptml:parameter>",
 }
 _MARKER = re.compile(r"<[^<>\n]{1,40}>|\[[A-Z_]+\]|functools|```json")
 
