@@ -35,8 +35,14 @@ def test_launcher_flags_come_first_and_the_rest_reaches_the_client_untouched():
 
 
 def test_models_are_chosen_from_what_the_server_serves():
-    assert choose_models([MAIN, SMALL], LaunchOptions()) == (MAIN, MAIN)
-    assert choose_models([MAIN, SMALL], LaunchOptions(small_model=SMALL.id)) == (MAIN, SMALL)
+    # A second served model is the small/fast one; an alias of the main model is not.
+    alias = ServedModel("claude-sonnet-4-6", context_window=32_768, model=MAIN.id)
+    assert choose_models([MAIN, SMALL], LaunchOptions()) == (MAIN, SMALL)
+    assert choose_models([MAIN, alias, SMALL], LaunchOptions()) == (MAIN, SMALL)
+    assert choose_models([MAIN, alias], LaunchOptions()) == (MAIN, MAIN)
+    assert choose_models([MAIN], LaunchOptions()) == (MAIN, MAIN)
+    assert choose_models([MAIN, SMALL], LaunchOptions(small_model=MAIN.id)) == (MAIN, MAIN)
+    assert choose_models([MAIN, SMALL], LaunchOptions(model=SMALL.id)) == (SMALL, MAIN)
     with pytest.raises(LaunchError, match="not served"):
         choose_models([MAIN], LaunchOptions(model="claude-opus"))
 

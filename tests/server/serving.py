@@ -45,7 +45,9 @@ def running_server(
     engine: str = "scripted",
     uvicorn_options: dict | None = None,
     wrap_app=None,
+    more_models=(),
 ):
+    """`more_models`: further `ModelSettings` served beside the first model."""
     script_path = None
     if script is not None:
         assert tmp_path is not None
@@ -65,7 +67,16 @@ def running_server(
     config = config or ServerConfig()
     if tmp_path is not None and config.prompt_log is None:
         config.prompt_log = tmp_path / "prompts.jsonl"
-    state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(SERVER_KEY), config)
+    others = []
+    for more in more_models:
+        other_model, other_engine = load(more)
+        others.append(Pipeline(other_model, other_engine, prefix_watch=PrefixWatch()))
+    state = ServerState(
+        Pipeline(model, engine, prefix_watch=PrefixWatch()),
+        ReasoningSeal(SERVER_KEY),
+        config,
+        other_pipelines=tuple(others),
+    )
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(

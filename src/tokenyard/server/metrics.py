@@ -148,25 +148,29 @@ async def observed(generation: Generation, events: AsyncIterator[Event]) -> Asyn
 
 
 class _PoolCollector(Collector):
-    """An engine pool's per-worker state, read when scraped."""
+    """The engine pools' per-worker state (one pool per served model that has one),
+    read when scraped."""
 
-    def __init__(self, pool: EnginePool):
-        self.pool = pool
+    def __init__(self, pools: list[EnginePool]):
+        self.pools = pools
 
     def collect(self) -> Iterable[Any]:
-        pool = self.pool
         decisions = CounterMetricFamily(
             "tokenyard_routing_decisions", "Requests routed, by worker and reason", labels=["worker", "reason"]
         )
-        for (name, reason), count in sorted(pool.stats.decisions.items()):
-            decisions.add_metric([name, reason], count)
+        for pool in self.pools:
+            for (name, reason), count in sorted(pool.stats.decisions.items()):
+                decisions.add_metric([name, reason], count)
         yield decisions
 
-        def per_worker(family: CounterMetricFamily | GaugeMetricFamily, value: Callable[[Worker], float | None]) -> Any:
-            for name, worker in sorted(pool.workers.items()):
-                measured = value(worker)
-                if measured is not None:
-                    family.add_metric([name], measured)
+        def per_worker(
+            family: CounterMetricFamily | GaugeMetricFamily, value: Callable[[EnginePool, Worker], float | None]
+        ) -> Any:
+            for pool in self.pools:
+                for name, worker in sorted(pool.workers.items()):
+                    measured = value(pool, worker)
+                    if measured is not None:
+                        family.add_metric([name], measured)
             return family
 
         def counter(name: str, doc: str) -> CounterMetricFamily:
@@ -175,46 +179,47 @@ class _PoolCollector(Collector):
         def gauge(name: str, doc: str) -> GaugeMetricFamily:
             return GaugeMetricFamily(name, doc, labels=["worker"])
 
-        stats, index = pool.stats, pool.router.index
         yield per_worker(
             counter("tokenyard_routing_prompt_tokens", "Prompt tokens routed to each worker"),
-            lambda w: stats.prompt_tokens[w.name],
+            lambda p, w: p.stats.prompt_tokens[w.name],
         )
         yield per_worker(
             counter(
                 "tokenyard_routing_overlap_tokens", "Prompt tokens routed to a worker expected to hold them cached"
             ),
-            lambda w: stats.overlap_tokens[w.name],
+            lambda p, w: p.stats.overlap_tokens[w.name],
         )
-        yield per_worker(counter("tokenyard_worker_errors", "Failures of each worker"), lambda w: w.errors)
+        yield per_worker(counter("tokenyard_worker_errors", "Failures of each worker"), lambda p, w: w.errors)
         yield per_worker(
             counter("tokenyard_kv_event_gaps", "Sequence gaps in a worker's KV events"),
-            lambda w: w.events.stats.gaps if w.events else None,
+            lambda p, w: w.events.stats.gaps if w.events else None,
         )
-        yield per_worker(gauge("tokenyard_worker_healthy", "1 while the worker is in the pool"), lambda w: w.healthy)
-        yield per_worker(gauge("tokenyard_worker_requests", "In-flight requests"), lambda w: w.load.requests)
+        yield per_worker(gauge("tokenyard_worker_healthy", "1 while the worker is in the pool"), lambda p, w: w.healthy)
+        yield per_worker(gauge("tokenyard_worker_requests", "In-flight requests"), lambda p, w: w.load.requests)
         yield per_worker(
             gauge("tokenyard_worker_load_tokens", "Uncached prompt + expected output tokens in flight"),
-            lambda w: w.load.tokens,
+            lambda p, w: w.load.tokens,
         )
         yield per_worker(
             gauge("tokenyard_worker_cached_blocks", "KV blocks the worker holds, from its events"),
-            lambda w: index.block_count(w.name) if w.events else None,
+            lambda p, w: p.router.index.block_count(w.name) if w.events else None,
         )
 
 
-_watched: dict[int, _PoolCollector] = {}
+_watched: list[_PoolCollector] = []
 
 
-def watch_pool(pool: EnginePool) -> None:
-    """Export `pool`'s workers (the last pool watched replaces any before it)."""
-    for collector in _watched.values():
+def watch_pools(pools: Iterable[EnginePool]) -> None:
+    """Export the workers of `pools` (one per served model with a pool; the pools
+    watched last replace any before them)."""
+    for collector in _watched:
         REGISTRY.unregister(collector)
     _watched.clear()
-    collector = _PoolCollector(pool)
+    collector = _PoolCollector(list(pools))
     REGISTRY.register(collector)
-    _watched[id(pool)] = collector
-    pool.on_first_chunk = observe_worker_ttft
+    _watched.append(collector)
+    for pool in collector.pools:
+        pool.on_first_chunk = observe_worker_ttft
 
 
 def set_queue_depth(waiting: int) -> None:

@@ -9,30 +9,35 @@ from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
-_CLOSE_SET = MarkerSet([_CLOSE])
 
 _MARKER, _OBJECT, _AFTER_OBJECT, _SKIP_TO_CLOSE = range(4)
 
 
 class HermesToolParser(ToolParser):
+    """One JSON call object between an opening and a closing marker; a family
+    with other markers (ernie45, internlm) sets `start_markers` and `close`."""
+
     name = "hermes"
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
-    # Families with the same call under other tags (longcat) override these.
-    call_open: ClassVar[str] = _OPEN
-    call_close: ClassVar[str] = _CLOSE
-    start_markers = (_OPEN,)
-    _close_set: ClassVar[MarkerSet] = _CLOSE_SET
+    start_markers: ClassVar[tuple[str, ...]] = (_OPEN,)
+    close: ClassVar[str] = _CLOSE
+    _close_set: ClassVar[MarkerSet] = MarkerSet([_CLOSE])
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._close_set = MarkerSet([cls.close])
 
     def _enter_region(self, marker: str) -> None:
         self._state = _MARKER
+        self._open = marker
         self._reader: JsonCallReader | None = None
 
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
         if state == _MARKER:
-            self._reader = JsonCallReader(self, self.call_open)
+            self._reader = JsonCallReader(self, self._open)
             self._state = _OBJECT
-            return len(self.call_open)
+            return len(self._open)
         if state == _OBJECT:
             reader = self._reader
             assert reader is not None
@@ -59,7 +64,7 @@ class HermesToolParser(ToolParser):
         if state == _AFTER_OBJECT:
             stripped = buf.lstrip()
             lead = len(buf) - len(stripped)
-            close = self.call_close
+            close = self.close
             if stripped.startswith(close):
                 self._marker(buf[: lead + len(close)])
                 self._exit_region()

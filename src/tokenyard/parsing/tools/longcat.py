@@ -8,17 +8,11 @@ one call per tag pair, several back to back."""
 
 from __future__ import annotations
 
-from ..markers import MarkerSet
 from .hermes import HermesToolParser
-
-_OPEN = "<longcat_tool_call>"
-_CLOSE = "</longcat_tool_call>"
 
 
 class LongcatToolParser(HermesToolParser):
     name = "longcat"
     aliases = ()
-    call_open = _OPEN
-    call_close = _CLOSE
-    start_markers = (_OPEN,)
-    _close_set = MarkerSet([_CLOSE])
+    start_markers = ("<longcat_tool_call>",)
+    close = "</longcat_tool_call>"
