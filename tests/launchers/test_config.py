@@ -91,7 +91,10 @@ def test_codex_config_is_valid_toml_with_a_tokenyard_provider():
         "base_url": "http://127.0.0.1:8000/v1",
         "wire_api": "responses",
         "env_key": CLIENT_KEY_ENV,
+        # minutes of silence (a cold CPU prefill, a long call held until complete) must not end the stream
+        "stream_idle_timeout_ms": codex.STREAM_IDLE_TIMEOUT_MS,
     }
+    assert codex.STREAM_IDLE_TIMEOUT_MS > 5 * 60 * 1000
     assert CLIENT_KEY_ENV != "TOKENYARD_API_KEY", "the client key must not switch on the server's own key check"
 
 

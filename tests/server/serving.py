@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -127,3 +128,15 @@ class WrappedEngine:
 
     def generate(self, request):
         return self.inner.generate(request)
+
+
+def send_and_vanish(url: str, path: str, body: dict) -> None:
+    """Send a complete request on a raw socket and close it without reading a byte."""
+    parts = urlsplit(url)
+    payload = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(payload)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((parts.hostname, parts.port)) as sock:
+        sock.sendall(head + payload)  # and close without reading a byte

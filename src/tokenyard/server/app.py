@@ -30,6 +30,7 @@ from . import routes as generation_routes
 from .admission import PriorityGate
 from .common import ServerConfig, ServerState
 from .limits import GuardConfig, RequestGuard, error_table, normalize_hosts, normalize_origins
+from .openapi import openapi_document
 from .pipeline import Pipeline
 from .routes import guarded
 
@@ -134,6 +135,13 @@ def create_app(state: ServerState) -> Starlette:
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics.metrics_endpoint, methods=["GET"]),
     ]
+    document: dict[str, Any] = {}
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+    document.update(openapi_document(routes))
     metrics.watch_pools([p.engine for p in state.pipelines if isinstance(p.engine, EnginePool)])
 
     @contextlib.asynccontextmanager

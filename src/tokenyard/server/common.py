@@ -151,7 +151,10 @@ async def acquire_slot(state: ServerState, hints: AgentHints | None = None) -> S
     state.waiting += 1
     started = time.perf_counter()
     try:
-        await asyncio.wait_for(state.slots.acquire(hints), state.config.max_queue_wait)
+        # Not asyncio.wait_for: up to Python 3.11 it swallows a cancellation that comes
+        # as the slot is granted, so a request whose client just hung up would run.
+        async with asyncio.timeout(state.config.max_queue_wait):
+            await state.slots.acquire(hints)
     except TimeoutError:
         raise overloaded(
             f"no generation slot became free within {state.config.max_queue_wait:g} s; retry shortly"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -111,8 +111,9 @@ def observe_worker_ttft(worker: str, seconds: float) -> None:
     WORKER_TTFT.labels(worker).observe(seconds)
 
 
-async def observed(generation: Generation, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
-    """`events`, passed through while they are measured."""
+async def observed(generation: Generation, events: AsyncIterator[Event]) -> AsyncGenerator[Event]:
+    """`events`, passed through while they are measured; closing this closes
+    `events` (which aborts the engine request if it is still running)."""
     labels = (_API.get(), generation.pipeline.model.name)
     started = time.perf_counter()
     report = generation.prefix
@@ -122,29 +123,34 @@ async def observed(generation: Generation, events: AsyncIterator[Event]) -> Asyn
             DIVERGENCES.labels(*labels, report.divergence.cause).inc()
     last_output: float | None = None
     ready: list[float] = []
-    async for event in events:
-        now = time.perf_counter()
-        kind = type(event)
-        if kind is PromptProcessed or kind is Finish or kind is StreamError:
-            if kind is Finish:
-                usage = event.usage  # type: ignore[union-attr]  # narrowed by the type check above
-                PROMPT_TOKENS.labels(*labels).inc(usage.prompt_tokens)
-                CACHED_TOKENS.labels(*labels).inc(usage.cached_tokens)
-                COMPLETION_TOKENS.labels(*labels).inc(usage.completion_tokens)
-                E2E.labels(*labels).observe(now - started)
-                for at in ready:
-                    DISPATCH_LEAD.labels(*labels).observe(now - at)
-            elif kind is StreamError:
-                ENGINE_ERRORS.labels(*labels).inc()
-        else:
-            if last_output is None:
-                TTFT.labels(*labels).observe(now - started)
+    try:
+        async for event in events:
+            now = time.perf_counter()
+            kind = type(event)
+            if kind is PromptProcessed or kind is Finish or kind is StreamError:
+                if kind is Finish:
+                    usage = event.usage  # type: ignore[union-attr]  # narrowed by the type check above
+                    PROMPT_TOKENS.labels(*labels).inc(usage.prompt_tokens)
+                    CACHED_TOKENS.labels(*labels).inc(usage.cached_tokens)
+                    COMPLETION_TOKENS.labels(*labels).inc(usage.completion_tokens)
+                    E2E.labels(*labels).observe(now - started)
+                    for at in ready:
+                        DISPATCH_LEAD.labels(*labels).observe(now - at)
+                elif kind is StreamError:
+                    ENGINE_ERRORS.labels(*labels).inc()
             else:
-                INTER_TOKEN.labels(*labels).observe(now - last_output)
-            last_output = now
-            if kind is ToolCallReady:
-                ready.append(now)
-        yield event
+                if last_output is None:
+                    TTFT.labels(*labels).observe(now - started)
+                else:
+                    INTER_TOKEN.labels(*labels).observe(now - last_output)
+                last_output = now
+                if kind is ToolCallReady:
+                    ready.append(now)
+            yield event
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class _PoolCollector(Collector):

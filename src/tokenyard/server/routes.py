@@ -25,6 +25,9 @@ from .sse import event_stream, run_to_end
 
 log = logging.getLogger("tokenyard.server")
 
+# The status a response to a client that already hung up is logged with (never sent).
+CLIENT_CLOSED_REQUEST = 499
+
 Handler = Callable[[Request, ServerState], Awaitable[Response]]
 
 
@@ -74,7 +77,10 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         encoder = spoke.encoder(parsed, ctx)
         if parsed.stream:
             return await event_stream(state, generation, encoder)
-        return JSONResponse(await run_to_end(state, generation, encoder))
+        result = await run_to_end(state, generation, encoder, request.receive)
+        if result is None:  # the client hung up: nothing reaches the wire (nginx's "client closed request")
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
+        return JSONResponse(result)
 
     return guarded(spoke.errors, handler)
 
