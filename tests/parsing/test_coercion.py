@@ -77,3 +77,12 @@ def test_type_names_tool_authors_write_are_understood():
     assert coerce_value("2.5", parameter_types(tool, "d")) == 2.5
     assert coerce_value("7", parameter_types(tool, "i")) == 7
     assert coerce_value("true", parameter_types(tool, "b")) is True
+
+
+def test_digit_booleans_only_where_no_other_type_takes_them():
+    from tokenyard.parsing.coercion import coerce_value
+
+    assert coerce_value("1", ("boolean",)) is True
+    assert coerce_value(" 0 ", ("boolean",)) is False
+    assert coerce_value("1", ("boolean", "integer")) == 1
+    assert coerce_value("2", ("boolean",)) == "2"
