@@ -35,12 +35,17 @@ class ModelProfile:
     keep_history_kwargs: tuple[tuple[str, object], ...] = ()
     # Text (special tokens) that ends generation for this family.
     stop: tuple[str, ...] = ()
+    # A ```json fenced call to a declared tool at the very end of a turn becomes a
+    # call (parsing/fenced_calls.py): a small-model failure shape, recovered only
+    # for models known to write it (the built-in Qwen2.5-Coder), or on request.
+    recover_fenced_calls: bool = False
 
     def with_overrides(
         self,
         reasoning_parser: str | None = None,
         tool_parser: str | None = None,
         reasoning_markers: tuple[str, str] | None = None,
+        recover_fenced_calls: bool | None = None,
     ) -> ModelProfile:
         """This profile with command-line overrides. A reasoning parser given for a
         family that has none brings its markers (for replay into content)."""
@@ -49,6 +54,7 @@ class ModelProfile:
             reasoning_parser=reasoning_parser or self.reasoning_parser,
             tool_parser=tool_parser or self.tool_parser,
             reasoning_markers=self.reasoning_markers or reasoning_markers,
+            recover_fenced_calls=self.recover_fenced_calls if recover_fenced_calls is None else recover_fenced_calls,
         )
 
 
