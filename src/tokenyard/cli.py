@@ -155,6 +155,12 @@ def _env_flag(name: str) -> bool:
     return str(_env(name, "")).lower() in ("1", "true", "yes", "on")
 
 
+def _env_optional_flag(name: str) -> bool | None:
+    """A switch whose default depends on the model: None unless the variable is set."""
+    value = _env(name)
+    return None if value is None else str(value).lower() in ("1", "true", "yes", "on")
+
+
 EMBEDDED_INSTALL_HINT = """\
 tokenyard: the embedded CPU engine needs {missing}, which are not installed. Either
   install it, CPU-only (no CUDA download):
@@ -197,6 +203,7 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
         served_model_names=tuple(args.served_model_name or ()),
         reasoning_parser=args.reasoning_parser,
         tool_call_parser=args.tool_call_parser,
+        recover_fenced_calls=args.recover_fenced_calls,
         chat_template=Path(args.chat_template) if args.chat_template else None,
         keep_anthropic_preamble=args.keep_anthropic_preamble,
         script=Path(args.script) if args.script else None,
@@ -291,8 +298,9 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         profile = pipeline.model.profile
         print(
             f"tokenyard: serving {', '.join(pipeline.model.ids)} ({profile.family}; reasoning parser "
-            f"{profile.reasoning_parser or '-'}, tool-call parser {profile.tool_parser or '-'}; {settings.engine} "
-            f"engine) on http://{args.host}:{args.port}",
+            f"{profile.reasoning_parser or '-'}, tool-call parser {profile.tool_parser or '-'}"
+            f"{', fenced-call recovery' if profile.recover_fenced_calls else ''}; {settings.engine} engine)"
+            f" on http://{args.host}:{args.port}",
             file=sys.stderr,
             flush=True,
         )
@@ -402,6 +410,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="override the family's tool-call parser",
     )
     _add_plugin_flags(serve, from_env=True)
+    serve.add_argument(
+        "--recover-fenced-calls",
+        action=argparse.BooleanOptionalAction,
+        default=_env_optional_flag("recover_fenced_calls"),
+        help="turn a ```json fenced call to a declared tool at the very end of a turn into a real call "
+        "(a small-model failure shape; default: on for the built-in qwen2.5-coder-1.5b, off otherwise)",
+    )
     serve.add_argument(
         "--chat-template",
         default=_env("chat_template"),

@@ -100,3 +100,12 @@ def test_parameters_of_a_top_level_one_of_are_typed():
     )
     assert parameter_types(tool, "count")[0] == "integer"
     assert coerce_value("7", parameter_types(tool, "count")) == 7
+
+
+def test_digit_booleans_only_where_no_other_type_takes_them():
+    from tokenyard.parsing.coercion import coerce_value
+
+    assert coerce_value("1", ("boolean",)) is True
+    assert coerce_value(" 0 ", ("boolean",)) is False
+    assert coerce_value("1", ("boolean", "integer")) == 1
+    assert coerce_value("2", ("boolean",)) == "2"

@@ -46,6 +46,8 @@ def running_server(
     engine: str = "scripted",
     uvicorn_options: dict | None = None,
     wrap_app=None,
+    recover_fenced_calls=None,
+    model: str | None = None,
     more_models=(),
 ):
     """`more_models`: further `ModelSettings` served beside the first model."""
@@ -55,11 +57,12 @@ def running_server(
         script_path = tmp_path / "script.json"
         script_path.write_text(json.dumps(script))
     settings = ModelSettings(
-        model=str(model_path or model_dir(family)),
+        model=model or str(model_path or model_dir(family)),
         engine=engine,
         served_model_names=tuple(names),
         reasoning_parser=reasoning,
         tool_call_parser=tools,
+        recover_fenced_calls=recover_fenced_calls,
         script=script_path,
         token_delay=token_delay,
         max_model_len=max_model_len,

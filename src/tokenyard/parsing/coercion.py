@@ -135,6 +135,10 @@ def coerce_value(text: str, types: tuple[str, ...]) -> Any:
             return value
         if kind == "null" and loose_null and stripped.lower() in ("none", "nil"):
             return None
+    if "boolean" in types and stripped in ("1", "0"):
+        # Some families write booleans as digits (Spark 2.5); only where no other
+        # allowed type took the text (an integer-or-boolean `1` stays 1).
+        return stripped == "1"
     return text
 
 

@@ -38,6 +38,7 @@ PER_MODEL = frozenset(
         "served_model_names",
         "reasoning_parser",
         "tool_call_parser",
+        "recover_fenced_calls",
         "chat_template",
         "script",
         "engine_url",

@@ -617,6 +617,7 @@ def _splitter(pipeline: Pipeline, generation: Generation) -> OutputSplitter:
         thinking_enabled=prompt.thinking_enabled,
         prompt_opened_reasoning=prompt.opened_reasoning,
         call_ids=generation.call_ids,
+        recover_fenced_calls=profile.recover_fenced_calls and not suppress,
     )
 
 

@@ -60,6 +60,8 @@ class Qwen3CoderToolParser(ToolParser):
     start_markers = (section_open, "<function=")
     # Inside reasoning, `<function=` is too often prose about code to end it.
     reasoning_exit_markers = (section_open,)
+    # Drop one newline right inside the parameter tags (the template writes them).
+    strip_value_newline: ClassVar[bool] = True
     _body_markers, _value_end = _section_markers(section_close)
     lenient_tags: ClassVar[bool] = False
 
@@ -105,7 +107,7 @@ class Qwen3CoderToolParser(ToolParser):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
                 self._pending = ""
-                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=True)
+                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=self.strip_value_newline)
                 self._given: set[str] = set()
                 self._state = _BODY
                 return match.end()
