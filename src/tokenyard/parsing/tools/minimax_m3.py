@@ -242,7 +242,12 @@ class MinimaxM3ToolParser(ToolParser):
         if self._state == _STRING:
             self._stream_args('"')
         elif complete:
-            value = _convert(_parse_element("".join(self._held)), self._schema)
+            body = "".join(self._held)
+            element = _parse_element(body)
+            if not isinstance(element, str) and _string_alternative(self._schema):
+                value: Any = body  # a union with a string alternative is a string, as written
+            else:
+                value = _convert(element, self._schema)
             self._stream_args(("{" if self._count == 0 else ", ") + dumps(self._key) + ": " + dumps(value))
             self._count += 1
         self._held = []
@@ -301,8 +306,33 @@ def _container(schema: Any) -> str | None:
     return None
 
 
+def _alternatives(schema: Any) -> list[Any]:
+    """The alternatives of a bare `anyOf`/`oneOf` union schema (none otherwise)."""
+    if not isinstance(schema, dict) or "type" in schema or "properties" in schema:
+        return []
+    return [alt for alt in (schema.get("anyOf") or schema.get("oneOf") or ()) if isinstance(alt, dict)]
+
+
+def _string_alternative(schema: Any) -> bool:
+    return any(schema_types(alt) == ("string",) for alt in _alternatives(schema))
+
+
+def _resolve_union(schema: Any, children: list[tuple[str, Any]]) -> Any:
+    """The alternative of a union that structured content fits: the array one for
+    `<item>` children, else the object one."""
+    alternatives = _alternatives(schema)
+    wanted = "array" if all(name == "item" for name, _ in children) else "object"
+    for kinds in ((wanted,), ("array", "object")):
+        for alt in alternatives:
+            if _container(alt) in kinds:
+                return alt
+    return schema
+
+
 def _convert(element: _Element, schema: Any) -> Any:
     schema = schema if isinstance(schema, dict) else None
+    if schema is not None and not isinstance(element, str):
+        schema = _resolve_union(schema, element[1])
     kind = _container(schema) if schema is not None else None
     if isinstance(element, str):
         if schema is None:
