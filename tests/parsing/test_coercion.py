@@ -79,6 +79,29 @@ def test_type_names_tool_authors_write_are_understood():
     assert coerce_value("true", parameter_types(tool, "b")) is True
 
 
+def test_none_is_null_only_where_a_string_is_not_allowed():
+    assert coerce_value("none", ("string", "null")) == "none"
+    assert coerce_value("null", ("string", "null")) is None
+    assert coerce_value("None", ("integer", "null")) is None
+    assert coerce_value("none", ("string",)) == "none"
+    assert coerce_value("nil", ("integer", "null")) is None
+
+
+def test_parameters_of_a_top_level_one_of_are_typed():
+    tool = ToolSpec(
+        name="acme",
+        parameters={
+            "type": "object",
+            "oneOf": [
+                {"type": "object", "properties": {"count": {"type": "integer"}}},
+                {"type": "object", "properties": {"kind": {"const": "other"}}},
+            ],
+        },
+    )
+    assert parameter_types(tool, "count")[0] == "integer"
+    assert coerce_value("7", parameter_types(tool, "count")) == 7
+
+
 def test_digit_booleans_only_where_no_other_type_takes_them():
     from tokenyard.parsing.coercion import coerce_value
 

@@ -61,6 +61,15 @@ class JsonValueScanner:
         """Inside a string literal: any text here, markers included, is the string's."""
         return self._state in (_STRING, _ESCAPE, _UNICODE)
 
+    def take_plain(self, text: str) -> bool:
+        """Inside a string, accept `text`, which the caller has checked holds no quote,
+        backslash or control character: it is the string's text as it is (a
+        parser's hot path). False, taking nothing, outside a string."""
+        if self._state != _STRING:
+            return False
+        self._consumed += len(text)
+        return True
+
     def feed(self, text: str) -> tuple[str, int]:
         """Validate `text`. Returns (validated output, end) where `end` is the index in
         `text` just past the value if it completed here, else -1. Raises

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..conversation import ToolSpec
-from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta
+from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from .fenced_calls import FencedCallRecovery
 from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, canonical_reasoning_name, reasoning_format
 from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
@@ -71,7 +71,15 @@ class OutputSplitter:
     def feed(self, text: str) -> list[ParseEvent]:
         if self._fenced is not None:
             return self._trim(self._fenced.feed(self._parse(text)))
-        return self._trim(self._parse(text))
+        if self._harmony is None and self._reasoning is not None:
+            events = self._reasoning.feed(text)  # the common case, one method call less
+        else:
+            events = self._parse(text)
+        if len(events) == 1 and type(events[0]) is ToolCallDelta and not self._pending_space:
+            # The hot path inside a long call: one argument delta, nothing to trim.
+            self._run_kind = None
+            return events
+        return self._trim(events)
 
     def _parse(self, text: str) -> list[ParseEvent]:
         if self._harmony is not None:
@@ -106,10 +114,16 @@ class OutputSplitter:
             # The common streaming case: one more delta inside a run that already has
             # content, not ending in whitespace: nothing to trim or to hold.
             event = events[0]
-            if type(event) is self._run_kind and self._run_has_content and not self._pending_space:
+            kind = type(event)
+            if kind is self._run_kind and self._run_has_content and not self._pending_space:
                 text = event.text  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
                 if text and not text[-1].isspace():
                     return events
+            elif kind is not TextDelta and kind is not ReasoningDelta and not self._pending_space:
+                # One call event (an argument delta inside a long call): it ends any
+                # text run and passes as it is.
+                self._run_kind = None
+                return events
         out: list[ParseEvent] = []
         for event in events:
             kind = type(event)

@@ -9,7 +9,8 @@
     </tool_call>
 
 Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
-`<function=`), a missing `</function>` (`</tool_call>` ends the call). A value ends
+`<function=`, to a declared tool: a bare tag is only weakly marked), a missing
+`</function>` (`</tool_call>` ends the call). A value ends
 only at its own `</parameter>`, so markers inside it stay in it; a value that never
 closes runs to the end of output and the call is never dispatched.
 """
@@ -26,6 +27,14 @@ from .xml_args import ArgumentsBuilder
 _FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
 _FUNCTION_PREFIX = re.compile(r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:=[^>\n]{0,256})?)?)?)?)?)?)?)?)?)?\Z")
 _PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
+# Tags a model misspells (Step-3.5: `<function bash>`, `<functionbash>`, a `>` left
+# out before the line break, `<parameter=parameter=x>`), read only where the name is
+# one the request declared (`lenient_tags`).
+_LENIENT_FUNCTION = re.compile(r"\s*<function(?:=|\s+)?([A-Za-z_][\w.\-:/]{0,255})(?:>|\n)")
+_LENIENT_FUNCTION_PREFIX = re.compile(
+    r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:(?:=|\s+)?[\w.\-:/]{0,256})?)?)?)?)?)?)?)?)?)?\Z"
+)
+_LENIENT_PARAMETER = re.compile(r"<parameter=(?:parameter=)?([A-Za-z_][\w.\-]{0,255})(?:>|\n)")
 
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
@@ -54,10 +63,15 @@ class Qwen3CoderToolParser(ToolParser):
     # Drop one newline right inside the parameter tags (the template writes them).
     strip_value_newline: ClassVar[bool] = True
     _body_markers, _value_end = _section_markers(section_close)
+    lenient_tags: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         cls._body_markers, cls._value_end = _section_markers(cls.section_close)
+        if cls.lenient_tags:
+            # A value may also end where the next declared parameter's tag begins, or
+            # at the call's or section's closing tag that ends the output.
+            cls._value_end = MarkerSet(["</parameter>", "<parameter=", "</function>", cls.section_close])
 
     def _enter_region(self, marker: str) -> None:
         self._state = _SECTION
@@ -76,14 +90,29 @@ class Qwen3CoderToolParser(ToolParser):
             return self._parse_region(buf, final)
         if state == _FUNCTION_HEAD:
             match = _FUNCTION.match(buf)
+            if match is None and self.lenient_tags:
+                match = _LENIENT_FUNCTION.match(buf)
+                if match is not None and (self.tools is None or match.group(1) not in self.tools):
+                    match = None
+            if (
+                match is not None
+                and not self._in_section
+                and self.tools is not None
+                and match.group(1).strip() not in self.tools
+            ):
+                # A bare `<function=` (no `<tool_call>` before it) is only weakly marked:
+                # it starts a call only to a tool the request declared.
+                match = None
             if match is not None and self._valid_name(match.group(1)):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
                 self._pending = ""
                 self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=self.strip_value_newline)
+                self._given: set[str] = set()
                 self._state = _BODY
                 return match.end()
-            if match is None and _FUNCTION_PREFIX.match(buf) and not final:
+            prefix = _LENIENT_FUNCTION_PREFIX if self.lenient_tags else _FUNCTION_PREFIX
+            if match is None and prefix.match(buf) and not final:
                 return 0
             # Not a call after all: what was read is text.
             self._text(self._pending)
@@ -103,12 +132,15 @@ class Qwen3CoderToolParser(ToolParser):
             marker = match.group()
             if marker == "<parameter=":
                 param = _PARAMETER.match(buf, match.start())
+                if param is None and self.lenient_tags:
+                    param = self._lenient_parameter(buf, match.start())
                 if param is None:
                     if not final and len(buf) - match.start() < 270 and "\n" not in buf[match.start() :]:
                         return match.start()
                     self._raw(buf[match.start() : match.end()])
                     return match.end()
                 self._raw(param.group())
+                self._given.add(param.group(1).strip())
                 self._arguments.begin(param.group(1).strip())
                 self._state = _VALUE
                 return param.end()
@@ -122,6 +154,39 @@ class Qwen3CoderToolParser(ToolParser):
             return match.end()
         if state == _VALUE:
             end, match = split_before(buf, self._value_end, final)
+            if match is not None and match.group() in ("</function>", self.section_close):
+                # Step-3.5 closing the call with `</parameter>` left out: only where
+                # nothing but the end of the output follows.
+                rest = buf[match.end() :].lstrip()
+                ends = final and not rest
+                if not ends and not final and not rest:
+                    self._raw(buf[:end])
+                    self._arguments.text(buf[:end])
+                    return end
+                if not ends:
+                    self._raw(buf[: match.end()])
+                    self._arguments.text(buf[: match.end()])
+                    return match.end()
+                self._raw(buf[:end])
+                self._arguments.text(buf[:end])
+                self._arguments.end()
+                self._state = _BODY
+                return end if end else self._parse_region(buf, final)
+            if match is not None and match.group() == "<parameter=":
+                follows = self._next_parameter(buf, end, final)
+                if follows is not True:
+                    # Undecided (None: wait), or a tag the value itself holds (False).
+                    stop = end if follows is None else match.end()
+                    self._raw(buf[:stop])
+                    self._arguments.text(buf[:stop])
+                    return stop
+                # The model left this value's `</parameter>` out: the next declared
+                # parameter's tag ends it.
+                self._raw(buf[:end])
+                self._arguments.text(buf[:end])
+                self._arguments.end()
+                self._state = _BODY
+                return end if end else self._parse_region(buf, final)
             self._raw(buf[:end])
             self._arguments.text(buf[:end])
             if match is None:
@@ -152,6 +217,26 @@ class Qwen3CoderToolParser(ToolParser):
         self._marker(buf[:lead])
         self._exit_region()
         return lead
+
+    def _next_parameter(self, buf: str, at: int, final: bool) -> bool | None:
+        """Whether the `<parameter=` at `at`, inside a value, is the tag of a declared
+        parameter this call has not passed yet (None while that is unknown)."""
+        param = _PARAMETER.match(buf, at) or self._lenient_parameter(buf, at)
+        if param is None:
+            rest = buf[at : at + 270]
+            return None if not final and len(rest) < 270 and ">" not in rest and "\n" not in rest else False
+        name = param.group(1).strip()
+        return self._declares(name) and name not in self._given
+
+    def _declares(self, parameter: str) -> bool:
+        spec = self._tool(self._call.name) if self._call is not None else None
+        properties = (spec.parameters or {}).get("properties") if spec is not None else None
+        return isinstance(properties, dict) and parameter in properties
+
+    def _lenient_parameter(self, buf: str, at: int) -> re.Match[str] | None:
+        """A misspelled parameter tag at `at` that names a declared parameter."""
+        param = _LENIENT_PARAMETER.match(buf, at)
+        return param if param is not None and self._declares(param.group(1)) else None
 
     def _valid_name(self, name: str) -> bool:
         from .base import is_function_name
