@@ -14,6 +14,14 @@ import re
 from collections.abc import Iterable
 
 
+def _prefix_pattern(marker: str) -> str:
+    """A regex matching `marker` or any non-empty prefix of it that reaches the end."""
+    pattern = re.escape(marker[-1])
+    for c in reversed(marker[:-1]):
+        pattern = f"{re.escape(c)}(?:{pattern}|\\Z)"
+    return pattern
+
+
 class MarkerSet:
     __slots__ = ("markers", "_search", "_prefixes", "_trigger", "_hold", "trigger")
 
@@ -26,8 +34,10 @@ class MarkerSet:
         # when both start at the same position.
         self._search = re.compile("|".join(re.escape(m) for m in unique)).search
         self._prefixes = frozenset(m[:i] for m in unique for i in range(1, len(m)))
-        first = sorted(set(m[0] for m in unique))
-        self._trigger = re.compile("[" + "".join(re.escape(c) for c in first) + "]").search
+        # Matches where a marker starts, or where text ends in the beginning of one:
+        # the only places a parser must look at. A marker's first character alone
+        # (the `t` of Muse Glimmer's `to=self`, common in prose) is not enough.
+        self._trigger = re.compile("|".join(_prefix_pattern(m) for m in unique)).search
         # `could_start` without the method call, for the hottest paths: None when no
         # marker's first character occurs in the text.
         self.trigger = self._trigger
