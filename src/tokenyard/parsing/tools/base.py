@@ -377,6 +377,9 @@ class JsonCallReader:
         self._key = ""
         self._pending_args: list[str] = []
         self._args_seen = False
+        # Arguments the model wrote as a JSON string are held until the string
+        # ends: only then can it be told whether it serializes an object.
+        self._args_held = False
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
 
@@ -392,7 +395,7 @@ class JsonCallReader:
                     assert scanner is not None
                     out, end = scanner.feed(text[i:] if i else text)
                     is_args = st == _VALUE and self._key in self.argument_keys and not self._args_seen
-                    if is_args and self.started:
+                    if is_args and self.started and not self._args_held:
                         owner._stream_args(out)
                     elif is_args or st == _KEY_STRING or self._key in _NAME_KEYS:
                         self._value_out.append(out)
@@ -409,6 +412,11 @@ class JsonCallReader:
                     self._state = _AFTER
                     if is_args:
                         self._args_seen = True
+                        if self._args_held:
+                            self._value_out = [_unserialized("".join(self._value_out))]
+                            if self.started:
+                                owner._stream_args(self._value_out[0])
+                                self._value_out = []
                         if not self.started:
                             self._pending_args = self._value_out
                             self._value_out = []
@@ -449,6 +457,7 @@ class JsonCallReader:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                     self._state = _VALUE_START
                 elif st == _VALUE_START:
+                    self._args_held = c == '"' and self._key in self.argument_keys and not self._args_seen
                     self._scanner = JsonValueScanner()
                     self._state = _VALUE
                     continue
@@ -461,7 +470,13 @@ class JsonCallReader:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                 i += 1
         except JsonStreamError as error:
-            if self.started and self._state == _VALUE and self._key in self.argument_keys and not self._args_seen:
+            if (
+                self.started
+                and self._state == _VALUE
+                and self._key in self.argument_keys
+                and not self._args_seen
+                and not self._args_held
+            ):
                 owner._stream_args(error.valid)
             consumed = min(n, i + error.offset + 1)
             self._attribute(text[segment:consumed])
@@ -486,6 +501,19 @@ class JsonCallReader:
             raise NotACall(end - 1)
         self._owner._raw(text[segment:end])
         return end
+
+
+def _unserialized(literal: str) -> str:
+    """Arguments written as a JSON string that itself holds a JSON object (Granite 4
+    does this) are that object; any other string stays the string it is."""
+    inner = _json_string(literal)
+    if inner is None:
+        return literal
+    try:
+        value = json.loads(inner)
+    except ValueError:
+        return literal
+    return inner if isinstance(value, dict) else literal
 
 
 def _json_string(literal: str) -> str | None:
