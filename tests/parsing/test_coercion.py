@@ -77,3 +77,14 @@ def test_type_names_tool_authors_write_are_understood():
     assert coerce_value("2.5", parameter_types(tool, "d")) == 2.5
     assert coerce_value("7", parameter_types(tool, "i")) == 7
     assert coerce_value("true", parameter_types(tool, "b")) is True
+
+
+def test_json_escaped_as_if_inside_a_string_is_unescaped_for_containers():
+    # GLM writes array values escaped (SGLang's test_array_argument_with_escaped_json).
+    assert coerce_value('[{\\"id\\": \\"1\\", \\"path\\": \\"C:\\\\\\\\x\\"}]', ("array",)) == [
+        {"id": "1", "path": "C:\\x"}
+    ]
+    assert coerce_value('{\\"a\\": 1}', ("object",)) == {"a": 1}
+    # Not containers of the declared kind, or not JSON once unescaped: the text stays.
+    assert coerce_value('{\\"a\\": 1}', ("array",)) == '{\\"a\\": 1}'
+    assert coerce_value('[\\"a\\" oops', ("array",)) == '[\\"a\\" oops'

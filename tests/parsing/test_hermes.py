@@ -92,3 +92,17 @@ def test_arguments_written_as_a_string(value, arguments):
     text = "<tool_call>" + json.dumps({"name": "get_weather", "arguments": value}) + "</tool_call>"
     ready = [e for e in parse(hermes, text) if isinstance(e, ToolCallReady)][0]  # every chunking agrees
     assert ready.arguments == arguments
+
+
+def test_several_call_objects_in_one_block():
+    # SGLang's base-detector tests: `{...}, {...}` inside one <tool_call>.
+    second = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Tokyo"}}, ' + second + " </tool_call>"
+    assert summary(parse(hermes, text)) == [
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("call", "get_weather", {"city": "Paris"}),
+    ]
+    assert summary(parse(hermes, text.replace(", " + second, ", not a call"))) == [
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("text", ", not a call </tool_call>"),
+    ]

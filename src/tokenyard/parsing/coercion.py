@@ -145,6 +145,18 @@ def _try_number(s: str) -> tuple[bool, Any]:
     return True, int(value) if value.is_integer() and "." not in s and "e" not in s.lower() else value
 
 
+def _unescaped(s: str) -> str | None:
+    """`[{\\"id\\": 1}]`: JSON the model escaped as if inside a string (GLM does
+    this; SGLang's tests) is that JSON once unescaped."""
+    if '\\"' not in s:
+        return None
+    try:
+        inner = json.loads('"' + s + '"')
+    except ValueError:
+        return None
+    return inner if isinstance(inner, str) else None
+
+
 def _try_container(kind: type) -> Any:
     def attempt(s: str) -> tuple[bool, Any]:
         try:
@@ -153,7 +165,13 @@ def _try_container(kind: type) -> Any:
             try:
                 value = ast.literal_eval(s)
             except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-                return False, None
+                inner = _unescaped(s)
+                if inner is None:
+                    return False, None
+                try:
+                    value = json.loads(inner)
+                except ValueError:
+                    return False, None
         if isinstance(value, kind):
             try:
                 json.dumps(value)

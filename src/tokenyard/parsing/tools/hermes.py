@@ -61,6 +61,16 @@ class HermesToolParser(ToolParser):
                 return lead + len(_CLOSE)
             if (not stripped or _CLOSE.startswith(stripped)) and not final:
                 return 0
+            if stripped[0] == "," or stripped[0] == "{":
+                # Several call objects in one block (`{...}, {...}</tool_call>`): the
+                # separator opens the next call's raw, as `<tool_call>` opened the first.
+                after = lead + (stripped[0] == ",")
+                after += len(buf) - after - len(buf[after:].lstrip())
+                if after == len(buf) and not final:
+                    return 0
+                self._reader = JsonCallReader(self, buf[:after])
+                self._state = _OBJECT
+                return after
             # No closing tag (the model went straight on): the call stands.
             self._marker(buf[:lead])
             self._exit_region()
