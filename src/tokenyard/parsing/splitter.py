@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..conversation import ToolSpec
-from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta
+from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallDelta
 from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, canonical_reasoning_name, reasoning_format
 from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
 from .tools.base import CallIds, ToolParser
@@ -57,6 +57,7 @@ class OutputSplitter:
                     thinking_enabled=thinking_enabled,
                     prompt_opened=prompt_opened_reasoning,
                     exit_markers=self._tools.exit_markers() if self._tools else (),
+                    exit_at_line_start=self._tools.reasoning_exit_at_line_start if self._tools else False,
                     downstream=self._tools,
                 )
         # Block-edge whitespace tracking (see module docstring).
@@ -95,10 +96,15 @@ class OutputSplitter:
             # The common streaming case: one more delta inside a run that already has
             # content, not ending in whitespace: nothing to trim or to hold.
             event = events[0]
-            if type(event) is self._run_kind and self._run_has_content and not self._pending_space:
+            kind = type(event)
+            if kind is self._run_kind and self._run_has_content and not self._pending_space:
                 text = event.text  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
                 if text and not text[-1].isspace():
                     return events
+            elif kind is ToolCallDelta and not self._pending_space:
+                # Another arguments fragment: it ends any text run and is passed on.
+                self._run_kind = None
+                return events
         out: list[ParseEvent] = []
         for event in events:
             kind = type(event)

@@ -103,6 +103,9 @@ class ToolParser:
     # (a known failure shape): the reasoning ends and the call is parsed. Defaults
     # to `start_markers`.
     reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = None
+    # Those markers end reasoning only at the start of a line (models of the format
+    # quote their call syntax mid-sentence while they think).
+    reasoning_exit_at_line_start: ClassVar[bool] = False
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
@@ -380,6 +383,8 @@ class JsonCallReader:
         # Arguments the model wrote as a JSON string are held until the string
         # ends: only then can it be told whether it serializes an object.
         self._args_held = False
+        # Streaming the arguments value as it arrives (see `take_plain`).
+        self._args_streaming = False
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
 
@@ -410,6 +415,7 @@ class JsonCallReader:
                         continue
                     # A value ended.
                     self._state = _AFTER
+                    self._args_streaming = False
                     if is_args:
                         self._args_seen = True
                         if self._args_held:
@@ -457,7 +463,9 @@ class JsonCallReader:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                     self._state = _VALUE_START
                 elif st == _VALUE_START:
-                    self._args_held = c == '"' and self._key in self.argument_keys and not self._args_seen
+                    is_args = self._key in self.argument_keys and not self._args_seen
+                    self._args_held = is_args and c == '"'
+                    self._args_streaming = is_args and self.started and c != '"'
                     self._scanner = JsonValueScanner()
                     self._state = _VALUE
                     continue
@@ -489,6 +497,15 @@ class JsonCallReader:
             raise
         self._attribute(text[segment:])
         return -1
+
+    def take_plain(self, text: str) -> bool:
+        """`text` is plain string text inside arguments being streamed: consumed here,
+        and the owner emits it as both raw and an arguments fragment, unchanged."""
+        if self._args_streaming and self._state == _VALUE:
+            scanner = self._scanner
+            assert scanner is not None
+            return scanner.take_plain(text)
+        return False
 
     def _attribute(self, raw: str) -> None:
         if self.started:

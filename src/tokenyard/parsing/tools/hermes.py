@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ...events import ParseEvent, ToolCallDelta
 from ..markers import MarkerSet
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
 
@@ -19,9 +20,24 @@ class HermesToolParser(ToolParser):
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
     start_markers = (_OPEN,)
 
+    _state = _MARKER
+    _reader: JsonCallReader | None = None
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        # Hot path: a token of plain text inside a string argument (file contents in
+        # a write call) is both the call's raw text and an arguments fragment as is.
+        if self._state == _OBJECT and self._in_region and not self._buf and text:
+            reader = self._reader
+            call = self._call
+            if reader is not None and call is not None and reader.take_plain(text):
+                call.raw.append(text)
+                call.arguments.append(text)
+                return [ToolCallDelta(call.index, text)]
+        return super().feed(text)
+
     def _enter_region(self, marker: str) -> None:
         self._state = _MARKER
-        self._reader: JsonCallReader | None = None
+        self._reader = None
 
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
@@ -61,7 +77,7 @@ class HermesToolParser(ToolParser):
                 return lead + len(_CLOSE)
             if (not stripped or _CLOSE.startswith(stripped)) and not final:
                 return 0
-            if stripped[0] == "," or stripped[0] == "{":
+            if stripped[:1] == "," or stripped[:1] == "{":
                 # Several call objects in one block (`{...}, {...}</tool_call>`): the
                 # separator opens the next call's raw, as `<tool_call>` opened the first.
                 after = lead + (stripped[0] == ",")

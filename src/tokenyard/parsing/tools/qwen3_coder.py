@@ -48,6 +48,8 @@ class Qwen3CoderToolParser(ToolParser):
     # these two and the marker tuples built from them.
     section_open: ClassVar[str] = "<tool_call>"
     section_close: ClassVar[str] = "</tool_call>"
+    # Drop a value's closing newline only where its opening one was (xml_args.py).
+    paired_newlines: ClassVar[bool] = False
     start_markers = (section_open, "<function=")
     # Inside reasoning, `<function=` is too often prose about code to end it.
     reasoning_exit_markers = (section_open,)
@@ -78,7 +80,9 @@ class Qwen3CoderToolParser(ToolParser):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
                 self._pending = ""
-                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=True)
+                self._arguments = ArgumentsBuilder(
+                    self, self._tool(name), strip_newline=True, paired_newlines=self.paired_newlines
+                )
                 self._state = _BODY
                 return match.end()
             if match is None and _FUNCTION_PREFIX.match(buf) and not final:

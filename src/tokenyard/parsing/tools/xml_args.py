@@ -37,12 +37,18 @@ _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]').search
 
 class ArgumentsBuilder:
     """`strip_newline`: drop one newline right after the opening tag and one right
-    before the closing tag (qwen3_coder writes `<parameter=x>\\nvalue\\n</parameter>`)."""
+    before the closing tag (qwen3_coder writes `<parameter=x>\\nvalue\\n</parameter>`).
+    `paired_newlines`: drop the closing one only where an opening one was dropped
+    (Seed-OSS writes values inline, so a value's own trailing newline is its text)."""
 
-    def __init__(self, owner: ToolParser, tool: ToolSpec | None, strip_newline: bool = False):
+    def __init__(
+        self, owner: ToolParser, tool: ToolSpec | None, strip_newline: bool = False, paired_newlines: bool = False
+    ):
         self._owner = owner
         self._tool = tool
         self._strip_newline = strip_newline
+        self._paired = paired_newlines
+        self._strip_tail = strip_newline  # for this parameter
         self._count = 0
         self._types: tuple[str, ...] = ()
         self._streaming = False
@@ -65,6 +71,7 @@ class ArgumentsBuilder:
         self._held = []
         self._fresh = True
         self._tail = ""
+        self._strip_tail = self._strip_newline
         if self._streaming:
             self._owner._stream_args('"')
 
@@ -74,6 +81,8 @@ class ArgumentsBuilder:
         if self._fresh:
             if self._strip_newline and chunk.startswith("\n"):
                 chunk = chunk[1:]
+            elif self._paired:
+                self._strip_tail = False
             self._fresh = False
             if not chunk:
                 return
@@ -82,7 +91,7 @@ class ArgumentsBuilder:
             return
         chunk = self._tail + chunk
         self._tail = ""
-        if self._strip_newline and chunk.endswith("\n"):
+        if self._strip_tail and chunk.endswith("\n"):
             chunk, self._tail = chunk[:-1], "\n"
         if chunk:
             # Most chunks need no escaping; json.dumps is the slow path for those that do.
@@ -94,7 +103,7 @@ class ArgumentsBuilder:
             self._owner._stream_args('"')
             return
         value = "".join(self._held)
-        if self._strip_newline and value.endswith("\n"):
+        if self._strip_tail and value.endswith("\n"):
             value = value[:-1]
         decoded = _json_value(value) if self._json_first else _NOT_JSON
         if decoded is _NOT_JSON or not fits(decoded, self._types):
