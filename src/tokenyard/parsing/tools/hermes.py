@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...events import ParseEvent, ToolCallDelta
+from ...events import ParseEvent, TextDelta, ToolCallDelta
 from ..markers import MarkerSet
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
 
@@ -24,9 +24,13 @@ class HermesToolParser(ToolParser):
     _reader: JsonCallReader | None = None
 
     def feed(self, text: str) -> list[ParseEvent]:
-        # Hot path: a token of plain text inside a string argument (file contents in
-        # a write call) is both the call's raw text and an arguments fragment as is.
-        if self._state == _OBJECT and self._in_region and not self._buf and text:
+        # Hot paths, one call deep: prose that can not start a call is text; a token
+        # of plain text inside a string argument (file contents in a write call) is
+        # both the call's raw text and an arguments fragment, as is.
+        if not self._in_region:
+            if not self._buf and not self._starts.could_start(text):
+                return [TextDelta(text)] if text else []
+        elif self._state == _OBJECT and not self._buf and text:
             reader = self._reader
             call = self._call
             if reader is not None and call is not None and reader.take_plain(text):
