@@ -10,8 +10,8 @@ moment its arguments' JSON value completes. Some tokenizers put a model call id
 between name and arguments (`name[CALL_ID]a1B2c3D4e[ARGS]{...}`), kept as the
 call's id; decoders that drop special tokens leave `name{...}`, also accepted, and
 turn `[TOOL_CALLS][{...}]` into a bare `[{...}]` (Mistral-7B v0.3 behind such a
-decoder; Dynamo's tests): a JSON call list opening the output is read as calls when
-its first call names a declared tool.
+decoder; Dynamo's tests): a JSON call list (or one call object) opening the output
+is read as calls when its first call names a declared tool.
 """
 
 from __future__ import annotations
@@ -73,6 +73,10 @@ class MistralToolParser(JsonCallListParser):
         i = WHITESPACE(buf).end()
         self._text(buf[:i])  # whitespace decides nothing
         rest = buf[i:]
+        if rest[:1] == "{":  # one call object without its list
+            self._bare = True
+            self._state = LIST_OPEN
+            return i
         if rest[:1] == "[" and not _TOOL_CALLS.startswith(rest[:12]) and not _TOOL_CALLS_END.startswith(rest[:13]):
             j = WHITESPACE(rest, 1).end()
             if j == len(rest) and not final:
