@@ -70,6 +70,7 @@ def test_type_names_tool_authors_write_are_understood():
                 "i": {"type": "int"},
                 "b": {"type": "bool"},
                 "d": {"type": "double"},
+                "u": {"type": "uint"},  # Dynamo's test_qwen3_coder_mixed_tool_types
             },
         },
     )
@@ -77,6 +78,7 @@ def test_type_names_tool_authors_write_are_understood():
     assert coerce_value("2.5", parameter_types(tool, "d")) == 2.5
     assert coerce_value("7", parameter_types(tool, "i")) == 7
     assert coerce_value("true", parameter_types(tool, "b")) is True
+    assert coerce_value("5", parameter_types(tool, "u")) == 5
 
 
 def test_json_escaped_as_if_inside_a_string_is_unescaped_for_containers():
