@@ -30,9 +30,7 @@ def table(cases: list[Case]) -> str:
     lines += [f"| {family} | {' | '.join(map(str, row))} |" for family, row in sorted(rows.items())]
     total = [sum(row[i] for row in rows.values()) for i in range(5)]
     share = 100 * total[2] / total[1] if total[1] else 0.0
-    lines.append(
-        f"| **total** | {total[0]} | {total[1]} | {total[2]} ({share:.1f}%) | {total[3]} | {total[4]} |"
-    )
+    lines.append(f"| **total** | {total[0]} | {total[1]} | {total[2]} ({share:.1f}%) | {total[3]} | {total[4]} |")
     return "\n".join(lines)
 
 

@@ -9,9 +9,10 @@
     </tool_call>
 
 Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
-`<function=`), a missing `</function>` (`</tool_call>` ends the call). A value ends
-only at its own `</parameter>`, so markers inside it stay in it; a value that never
-closes runs to the end of output and the call is never dispatched.
+`<function=`), a missing `</function>` (`</tool_call>` ends the call), a missing
+`</parameter>` before a line that opens another of the tool's parameters. Otherwise a
+value ends only at its own `</parameter>`, so markers inside it stay in it; a value
+that never closes runs to the end of output and the call is never dispatched.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ _PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
 
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
-    """What ends a call body, and what ends a parameter value, given the section's
-    closing tag. A value ends only at its own `</parameter>`: any other tag inside it
-    (`</tool_call>`, `<parameter=x>` in a file the model writes) is the value's text."""
+    """What ends a call body, and what may end a parameter value, given the section's
+    closing tag. A value ends at its own `</parameter>`: any other tag inside it
+    (`</tool_call>`, `<parameter=x>` in a file the model writes) is the value's text,
+    except a line starting `<parameter=NAME>` for a parameter of the tool not given
+    yet (a model that left out `</parameter>`; vLLM's and SGLang's tests)."""
     return (
         MarkerSet(["<parameter=", "</function>", section_close]),
-        MarkerSet(["</parameter>"]),
+        MarkerSet(["</parameter>", "\n<parameter="]),
     )
 
 
@@ -80,8 +83,10 @@ class Qwen3CoderToolParser(ToolParser):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
                 self._pending = ""
+                self._call_tool = self._tool(name)
+                self._given: set[str] = set()
                 self._arguments = ArgumentsBuilder(
-                    self, self._tool(name), strip_newline=True, paired_newlines=self.paired_newlines
+                    self, self._call_tool, strip_newline=True, paired_newlines=self.paired_newlines
                 )
                 self._state = _BODY
                 return match.end()
@@ -111,6 +116,7 @@ class Qwen3CoderToolParser(ToolParser):
                     self._raw(buf[match.start() : match.end()])
                     return match.end()
                 self._raw(param.group())
+                self._given.add(param.group(1).strip())
                 self._arguments.begin(param.group(1).strip())
                 self._state = _VALUE
                 return param.end()
@@ -133,6 +139,8 @@ class Qwen3CoderToolParser(ToolParser):
                     self._fail_call("truncated")
                     self._exit_region()
                 return end
+            if match.group() != "</parameter>":
+                return self._parameter_tag_in_value(buf, end, final)
             self._arguments.end()
             self._state = _BODY
             self._raw(match.group())
@@ -154,6 +162,28 @@ class Qwen3CoderToolParser(ToolParser):
         self._marker(buf[:lead])
         self._exit_region()
         return lead
+
+    def _parameter_tag_in_value(self, buf: str, at: int, final: bool) -> int:
+        """`buf[at:]` starts with a newline and `<parameter=` inside a value: the next
+        parameter when it names one of the tool's that is not given yet (this value
+        then ends before the newline), else the value's own text."""
+        param = _PARAMETER.match(buf, at + 1)
+        if param is None:
+            if not final and len(buf) - at < 270 and "\n" not in buf[at + 1 :]:
+                return at  # the tag is not complete yet
+            end = at + len("\n<parameter=")
+        else:
+            name = param.group(1).strip()
+            tool = self._call_tool
+            props = tool.parameters.get("properties") if tool is not None else None
+            if isinstance(props, dict) and name in props and name not in self._given:
+                self._arguments.end()
+                self._state = _BODY
+                return at + self._parse_region(buf[at:], final)
+            end = param.end()
+        self._raw(buf[at:end])
+        self._arguments.text(buf[at:end])
+        return end
 
     def _valid_name(self, name: str) -> bool:
         from .base import is_function_name
