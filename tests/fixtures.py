@@ -34,6 +34,13 @@ TOKENIZER_FAMILIES = (
     "seed-oss",
     "step3.5",
     "granite-4",
+    "apertus",
+    "cohere-command3",
+    "cohere-command4",
+    "gigachat3",
+    "gigachat3.1",
+    "granite-3",
+    "hy3",
 )
 # GGUF files whose embedded tokenizer is rebuilt by tokenyard.models.gguf.
 GGUF_FILES = (

@@ -31,6 +31,13 @@ OWN_TERMINATOR = {
     "gemma4": '<|"|>',
     "kimi_k3": "<|close|>argument<|sep|>",
     "minimax_m3": "</content>",
+    "deepseek_v41": "</\uff5cDSML\uff5c parameter>",
+    "dots": "</parameter>",
+    "functiongemma": "<escape>",
+    "gigachat35": "</\uff5cGCML\uff5cparameter>",
+    "hy_v3": "</arg_value:opensource>",
+    "hy_v4": "</arg_value:opensource>",
+    "k2_horizon": "</ifm|arg_value>",
 }
 _MARKER = re.compile(r"<[^<>\n]{1,40}>|\[[A-Z_]+\]|functools|```json")
 

@@ -184,4 +184,4 @@ def test_list_shows_where_peer_names_map(monkeypatch, capsys):
         for line in lines
     )
     assert any(line.startswith("dynamo tool-call names:") and "gemma-4=gemma4" in line for line in lines)
-    assert any("cohere_command4=-" in line for line in lines)
+    assert any("cohere_command4=cohere_command4" in line for line in lines)

@@ -51,6 +51,75 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         f'<{FB}DSML{FB}parameter name="days" string="false">3</{FB}DSML{FB}parameter>\n'
         f"</{FB}DSML{FB}invoke>\n</{FB}DSML{FB}tool_calls>",
     ),
+    "apertus": (
+        "apertus",
+        '<|tools_prefix|>[{"get_weather": {"city": "Tokyo", "days": 3}}]<|tools_suffix|>',
+    ),
+    "cohere_command4": (
+        "cohere_command",
+        '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Tokyo", "days": 3}}\n]<|END_ACTION|>',
+    ),
+    "deepseek_v41": (
+        "deepseek_v41",
+        f'<{FB}DSML{FB} calls>\n<{FB}DSML{FB} invoke name="get_weather">\n'
+        f'<{FB}DSML{FB} parameter name="city" string="true">Tokyo</{FB}DSML{FB} parameter>\n'
+        f'<{FB}DSML{FB} parameter name="days" string="false">3</{FB}DSML{FB} parameter>\n'
+        f"</{FB}DSML{FB} invoke>\n</{FB}DSML{FB} calls>",
+    ),
+    "dots": (
+        None,
+        '<dots_function_call>\n<invoke name="get_weather">\n<parameter name="city">Tokyo</parameter>\n'
+        '<parameter name="days">3</parameter>\n</invoke>\n</dots_function_call>',
+    ),
+    "ernie45": (
+        "ernie45",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>\n',
+    ),
+    "functiongemma": (
+        None,
+        "<start_function_call>call:get_weather{city:<escape>Tokyo<escape>,days:3}<end_function_call>",
+    ),
+    "gigachat3": (
+        None,
+        'function call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}',
+    ),
+    "gigachat35": (
+        None,
+        f'<{FB}GCML{FB}tool_calls>\n<{FB}GCML{FB}invoke name="get_weather">\n'
+        f'<{FB}GCML{FB}parameter name="city" string="true">Tokyo</{FB}GCML{FB}parameter>\n'
+        f'<{FB}GCML{FB}parameter name="days" string="false">3</{FB}GCML{FB}parameter>\n'
+        f"</{FB}GCML{FB}invoke>\n</{FB}GCML{FB}tool_calls>",
+    ),
+    "granite": (None, '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'),
+    "granite_20b_fc": (None, '<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}'),
+    "hunyuan_a13b": (
+        "hunyuan_a13b",
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]</tool_calls>',
+    ),
+    "hy_v3": (
+        "hy_v3",
+        "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n"
+        "<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Tokyo</arg_value:opensource>\n"
+        "<arg_key:opensource>days</arg_key:opensource>\n<arg_value:opensource>3</arg_value:opensource>\n"
+        "</tool_call:opensource>\n</tool_calls:opensource>",
+    ),
+    "hy_v4": (
+        "hy_v3",
+        "<tool_calls:opensource><tool_call:opensource>get_weather"
+        "<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Tokyo</arg_value:opensource>"
+        "<arg_key:opensource>days</arg_key:opensource><arg_value:opensource>3</arg_value:opensource>"
+        "</tool_call:opensource></tool_calls:opensource>",
+    ),
+    "internlm": (
+        "qwen3",
+        '<|action_start|><|plugin|>\n{"name": "get_weather", "parameters": {"city": "Tokyo", "days": 3}}<|action_end|>',
+    ),
+    "k2_horizon": (
+        "k2_horizon",
+        "<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_type>string</ifm|arg_type>"
+        "<ifm|arg_value>Tokyo</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_type>integer</ifm|arg_type>"
+        "<ifm|arg_value>3</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+    ),
     "kimi_k2": (
         "kimi_k25",
         '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city":"Tokyo","days":3}<|tool_call_end|><|tool_calls_section_end|>',

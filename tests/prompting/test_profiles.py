@@ -24,6 +24,13 @@ from ..fixtures import load_tokenizer, model_dir
         ("seed-oss", "seed-oss", "seed_oss", "seed_oss"),
         ("step3.5", "step3.5", "step3p5", "step3p5"),
         ("granite-4", "granite-4", None, "granite4"),
+        ("apertus", "apertus", "apertus", "apertus"),
+        ("cohere-command3", "cohere-command3", "cohere_command", "cohere_command3"),
+        ("cohere-command4", "cohere-command4", "cohere_command", "cohere_command4"),
+        ("gigachat3", "gigachat3", None, "gigachat3"),
+        ("gigachat3.1", "gigachat3", None, "gigachat3"),
+        ("granite-3", "granite-3", None, "granite"),
+        ("hy3", "hy3", "hy_v3", "hy_v3"),
     ],
 )
 def test_detected_from_real_templates(family, expected, reasoning, tool):
@@ -119,3 +126,21 @@ def test_qwen25_is_hermes_without_reasoning():
     ):
         assert (profile.family, profile.reasoning_parser, profile.tool_parser) == ("qwen2.5", None, "hermes")
     assert detect_profile(None, None, name="Qwen/Qwen3-8B").family == "qwen3", "Qwen3 is not caught by qwen2"
+
+
+def test_families_without_a_public_template_from_their_names():
+    for name, family in [
+        ("tencent/Hunyuan-A13B-Instruct", "hunyuan-a13b"),
+        ("tencent/Hy3-preview", "hy3"),
+        ("baidu/ERNIE-4.5-21B-A3B-Thinking", "ernie-4.5"),
+        ("internlm/Intern-S1", "intern-s1"),
+        ("internlm/internlm2_5-7b-chat", "internlm2"),
+        ("google/functiongemma-270m-it", "functiongemma"),
+        ("rednote-hilab/dots.llm1.inst", "dots"),
+        ("deepseek-ai/DeepSeek-V4.1", "deepseek-v4.1"),
+        ("ai-sage/GigaChat3.5-Lightning", "gigachat3.5"),
+        ("CohereLabs/command-a-plus-05-2026", "cohere-command4"),
+        ("swiss-ai/Apertus-70B-2509", "apertus"),
+        ("ibm-granite/granite-3.3-8b-instruct", "granite-3"),
+    ]:
+        assert detect_profile(None, None, name=name).family == family, name

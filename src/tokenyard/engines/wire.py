@@ -16,6 +16,7 @@ from typing import Any
 FB = "\uff5c"  # DeepSeek's full-width bar
 SP = "\u2581"
 MINIMAX_NS = "]<]minimax[>["  # MiniMax M3's namespace token before every tag
+HY = ":opensource"  # the suffix of Hunyuan's special tokens in its public template
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,13 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "step3p5": ("<think>", "</think>", True),
     "minimax_m3": ("<mm:think>", "</mm:think>", False),
     "inkling": ("<|content_thinking|>", "<|end_message|>", False),
+    "apertus": ("<|inner_prefix|>", "<|inner_suffix|>", False),
+    "cohere_command": ("<|START_THINKING|>", "<|END_THINKING|>", True),
+    "deepseek_v41": ("<think>", "</think>", False),
+    "ernie45": ("<think>", "</think>", True),
+    "hunyuan_a13b": ("<think>", "</think>", False),
+    "hy_v3": (f"<think{HY}>", f"</think{HY}>", False),
+    "k2_horizon": ("<ifm|think>", "</ifm|think>", True),
 }
 
 
@@ -92,6 +100,21 @@ FAMILY_REASONING: dict[str, str | None] = {
     "granite4": None,
     "minimax_m3": "minimax_m3",
     "inkling": "inkling",
+    "apertus": "apertus",
+    "cohere_command4": "cohere_command",
+    "deepseek_v41": "deepseek_v41",
+    "dots": None,
+    "ernie45": "ernie45",
+    "functiongemma": None,
+    "gigachat3": None,
+    "gigachat35": None,
+    "granite": None,
+    "granite_20b_fc": None,
+    "hunyuan_a13b": "hunyuan_a13b",
+    "hy_v3": "hy_v3",
+    "hy_v4": "hy_v3",
+    "internlm": "qwen3",
+    "k2_horizon": "k2_horizon",
 }
 
 
@@ -146,7 +169,90 @@ def render_output(
 
 def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
     fmt = fmt.lower()
-    if fmt in ("hermes", "qwen25"):
+    if fmt == "apertus":
+        body = ", ".join(
+            "{" + json.dumps(c.name) + ": " + json.dumps(c.arguments, ensure_ascii=False) + "}" for c in calls
+        )
+        return f"<|tools_prefix|>[{body}]<|tools_suffix|>"
+    if fmt in ("cohere_command3", "cohere_command4"):
+        actions = ",\n".join(
+            "    "
+            + json.dumps({"tool_call_id": str(n), "tool_name": c.name, "parameters": c.arguments}, ensure_ascii=False)
+            for n, c in enumerate(calls)
+        )
+        return f"<|START_ACTION|>[\n{actions}\n]<|END_ACTION|>"
+    if fmt in ("dots", "gigachat35"):
+        # dots: MiniMax-M2's untyped invoke elements; GigaChat 3.5: DSML-style GCML.
+        gcml = fmt == "gigachat35"
+        tag = f"{FB}GCML{FB}" if gcml else ""
+        body = "".join(
+            f'<{tag}invoke name="{c.name}">\n'
+            + "".join(
+                f'<{tag}parameter name="{k}"'
+                + (f' string="{"true" if isinstance(v, str) else "false"}"' if gcml else "")
+                + f">{_plain(v)}</{tag}parameter>\n"
+                for k, v in c.arguments.items()
+            )
+            + f"</{tag}invoke>\n"
+            for c in calls
+        )
+        block = f"{tag}tool_calls" if gcml else "dots_function_call"
+        return f"<{block}>\n{body}</{block}>"
+    if fmt == "functiongemma":
+        return "".join(
+            f"<start_function_call>call:{c.name}{_gemma_value(c.arguments, '<escape>')}<end_function_call>"
+            for c in calls
+        )
+    if fmt == "gigachat3":
+        # The `function call` role after the assistant's message; one call per role message.
+        return "".join(
+            "<|message_sep|>\n\nfunction call<|role_sep|>\n"
+            + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
+            for c in calls
+        )
+    if fmt == "granite":
+        return "<|tool_call|>" + _json_list(calls, "arguments")
+    if fmt == "granite_20b_fc":
+        return "".join(
+            "<function_call> " + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
+            for c in calls
+        )
+    if fmt == "hunyuan_a13b":
+        return "<tool_calls>" + _json_list(calls, "arguments") + "</tool_calls>"
+    if fmt in ("hy_v3", "hy_v4"):
+        # HY3's template: a newline after every tag pair and `<tool_sep>` after the
+        # name; HY4 writes the calls back to back.
+        nl, sep = ("\n", f"<tool_sep{HY}>\n") if fmt == "hy_v3" else ("", "")
+        body = "".join(
+            f"<tool_call{HY}>{c.name}{sep}"
+            + "".join(
+                f"<arg_key{HY}>{k}</arg_key{HY}>{nl}<arg_value{HY}>{_plain(v)}</arg_value{HY}>{nl}"
+                for k, v in c.arguments.items()
+            )
+            + f"</tool_call{HY}>{nl}"
+            for c in calls
+        )
+        return f"<tool_calls{HY}>{nl}{body}</tool_calls{HY}>"
+    if fmt == "internlm":
+        return "".join(
+            "<|action_start|><|plugin|>\n"
+            + json.dumps({"name": c.name, "parameters": c.arguments}, ensure_ascii=False)
+            + "<|action_end|>"
+            for c in calls
+        )
+    if fmt == "k2_horizon":
+        body = "".join(
+            f"<ifm|tool_call>{c.name}"
+            + "".join(
+                f"<ifm|arg_key>{k}</ifm|arg_key><ifm|arg_type>{_json_type(v)}</ifm|arg_type>"
+                f"<ifm|arg_value>{_plain(v)}</ifm|arg_value>"
+                for k, v in c.arguments.items()
+            )
+            + "</ifm|tool_call>"
+            for c in calls
+        )
+        return f"<ifm|tool_calls>{body}</ifm|tool_calls>"
+    if fmt in ("hermes", "qwen25", "ernie45"):
         return "".join(
             "<tool_call>\n"
             + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
@@ -218,19 +324,20 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for c in calls
         )
         return f"<{FB}tool{SP}calls{SP}begin{FB}>{body}<{FB}tool{SP}calls{SP}end{FB}>"
-    if fmt in ("deepseek_v3_2", "deepseek_v4"):
-        block = "function_calls" if fmt == "deepseek_v3_2" else "tool_calls"
+    if fmt in ("deepseek_v3_2", "deepseek_v4", "deepseek_v41"):
+        block = {"deepseek_v3_2": "function_calls", "deepseek_v4": "tool_calls", "deepseek_v41": "calls"}[fmt]
+        dsml = f"{FB}DSML{FB} " if fmt == "deepseek_v41" else f"{FB}DSML{FB}"
         body = "".join(
-            f'<{FB}DSML{FB}invoke name="{c.name}">\n'
+            f'<{dsml}invoke name="{c.name}">\n'
             + "".join(
-                f'<{FB}DSML{FB}parameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">'
-                f"{_plain(v)}</{FB}DSML{FB}parameter>\n"
+                f'<{dsml}parameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">'
+                f"{_plain(v)}</{dsml}parameter>\n"
                 for k, v in c.arguments.items()
             )
-            + f"</{FB}DSML{FB}invoke>\n"
+            + f"</{dsml}invoke>\n"
             for c in calls
         )
-        return f"<{FB}DSML{FB}{block}>\n{body}</{FB}DSML{FB}{block}>"
+        return f"<{dsml}{block}>\n{body}</{dsml}{block}>"
     if fmt == "kimi_k2":
         body = "".join(
             f"<|tool_call_begin|>functions.{c.name}:{counter + n}<|tool_call_argument_begin|>"
@@ -376,11 +483,27 @@ def _minimax_xml(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _gemma_value(value: Any) -> str:
+def _gemma_value(value: Any, quote: str = '<|"|>') -> str:
+    """Gemma's object syntax; FunctionGemma delimits strings with `<escape>`."""
     if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{_gemma_value(v)}" for k, v in value.items()) + "}"
+        return "{" + ",".join(f"{k}:{_gemma_value(v, quote)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ",".join(_gemma_value(v) for v in value) + "]"
+        return "[" + ",".join(_gemma_value(v, quote) for v in value) + "]"
     if isinstance(value, str):
-        return f'<|"|>{value}<|"|>'
+        return f"{quote}{value}{quote}"
     return json.dumps(value)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON Schema type name of a value (K2 Horizon's `arg_type`)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "null" if value is None else "object"

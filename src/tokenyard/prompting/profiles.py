@@ -29,6 +29,9 @@ class ModelProfile:
     # Template variable that switches thinking on/off, and extra variables that
     # keep earlier turns' reasoning in the prompt (prefix stability).
     thinking_kwarg: str | None = None
+    # The values the thinking variable takes (off, on), where it is not a boolean
+    # (HY3's `reasoning_effort`: "no_think" / "high").
+    thinking_values: tuple[object, object] = (False, True)
     keep_history_kwargs: tuple[tuple[str, object], ...] = ()
     # Text (special tokens) that ends generation for this family.
     stop: tuple[str, ...] = ()
@@ -136,6 +139,65 @@ PROFILES: dict[str, ModelProfile] = {
         # kind, thinking included, is a special token the model writes. Generation
         # ends at the tokenizer's EOS.
         ModelProfile("inkling", "inkling", "inkling", reasoning_markers=("<|content_thinking|>", "<|end_message|>")),
+        # Apertus thinks in its `inner` block when `enable_thinking` is on.
+        ModelProfile(
+            "apertus",
+            "apertus",
+            "apertus",
+            reasoning_markers=("<|inner_prefix|>", "<|inner_suffix|>"),
+            thinking_kwarg="enable_thinking",
+            stop=("<|assistant_end|>",),
+        ),
+        # Command R7B writes `<|START_THINKING|>` itself; Command A / 4 templates open
+        # it (switch `reasoning`) and read `reasoning_content`.
+        ModelProfile(
+            "cohere-command3",
+            "cohere_command",
+            "cohere_command3",
+            reasoning_markers=("<|START_THINKING|>", "<|END_THINKING|>"),
+            thinking_kwarg="enable_thinking",
+            stop=("<|END_OF_TURN_TOKEN|>",),
+        ),
+        ModelProfile(
+            "cohere-command4",
+            "cohere_command",
+            "cohere_command4",
+            reasoning_markers=("<|START_THINKING|>", "<|END_THINKING|>"),
+            thinking_kwarg="reasoning",
+            stop=("<|END_OF_TURN_TOKEN|>",),
+        ),
+        ModelProfile("deepseek-v4.1", "deepseek_v41", "deepseek_v41", thinking_kwarg="thinking", stop=_DEEPSEEK_STOP),
+        ModelProfile("dots", None, "dots", reasoning_markers=None),
+        ModelProfile("ernie-4.5", "ernie45", "ernie45", stop=("</s>",)),
+        ModelProfile("functiongemma", None, "functiongemma", reasoning_markers=None, stop=("<end_of_turn>",)),
+        # GigaChat 3 / 3.1: the `function call` role, one JSON call; 3.5 writes GCML blocks.
+        ModelProfile("gigachat3", None, "gigachat3", reasoning_markers=None, stop=("</s>",)),
+        ModelProfile("gigachat3.5", "deepseek_r1", "gigachat35", thinking_kwarg="reasoning", stop=("</s>",)),
+        ModelProfile("granite-3", None, "granite", reasoning_markers=None, stop=("<|end_of_text|>",)),
+        ModelProfile("hunyuan-a13b", "hunyuan_a13b", "hunyuan_a13b"),
+        # HY3's template opens `<think:opensource>` for reasoning_effort low/high (its
+        # default is no_think); its special tokens carry the `:opensource` suffix.
+        ModelProfile(
+            "hy3",
+            "hy_v3",
+            "hy_v3",
+            reasoning_markers=("<think:opensource>", "</think:opensource>"),
+            thinking_kwarg="reasoning_effort",
+            thinking_values=("no_think", "high"),
+            stop=("<｜hy_eos:opensource｜>",),
+        ),
+        ModelProfile(
+            "hy4",
+            "hy_v3",
+            "hy_v4",
+            reasoning_markers=("<think:opensource>", "</think:opensource>"),
+            thinking_kwarg="reasoning_effort",
+            thinking_values=("no_think", "high"),
+        ),
+        # Intern-S1 thinks like Qwen3; InternLM2 does not think.
+        ModelProfile("intern-s1", "qwen3", "internlm", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        ModelProfile("internlm2", None, "internlm", reasoning_markers=None, stop=("<|im_end|>",)),
+        ModelProfile("k2-horizon", "k2_horizon", "k2_horizon", reasoning_markers=("<ifm|think>", "</ifm|think>")),
         # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
         ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
     )
@@ -146,6 +208,10 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|channel|>", "gpt-oss"),
     ("｜DSML｜", "deepseek-dsml"),
     ("<|content_invoke_tool_json|>", "inkling"),
+    ("<|tools_prefix|>", "apertus"),
+    ("<|START_ACTION|>", "cohere-command3"),
+    ("<|role_sep|>", "gigachat3"),
+    ("<tool_sep", "hy3"),
     ("]<]minimax[>[", "minimax-m3"),
     ("<minimax:tool_call>", "minimax-m2"),
     ("<seed:tool_call>", "seed-oss"),
@@ -164,6 +230,7 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
 
 _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"gpt-?oss", "gpt-oss"),
+    (r"deepseek-?v4\.?1", "deepseek-v4.1"),
     (r"deepseek-?v4", "deepseek-v4"),
     (r"deepseek-?v3\.?2", "deepseek-v3.2"),
     (r"deepseek-?v3\.?1", "deepseek-v3.1"),
@@ -180,6 +247,21 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"step-?3\.?[57]", "step3.5"),
     (r"granite-?4", "granite-4"),
     (r"inkling", "inkling"),
+    (r"apertus", "apertus"),
+    (r"command-?r7b", "cohere-command3"),
+    (r"command-?a|cohere2", "cohere-command4"),
+    (r"dots\.?llm", "dots"),
+    (r"ernie-?4\.?5", "ernie-4.5"),
+    (r"functiongemma", "functiongemma"),
+    (r"gigachat-?3\.?5", "gigachat3.5"),
+    (r"gigachat", "gigachat3"),
+    (r"granite-?3", "granite-3"),
+    (r"hunyuan-?a13b", "hunyuan-a13b"),
+    (r"hy-?4|hunyuan-?v4", "hy4"),
+    (r"hy-?3|hunyuan", "hy3"),
+    (r"intern-?s1", "intern-s1"),
+    (r"internlm", "internlm2"),
+    (r"k2-?horizon", "k2-horizon"),
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),
@@ -237,7 +319,9 @@ def detect_profile(
                 if family == "kimi-k2" and "<think>" in template:
                     return PROFILES["kimi-k2.5"]
                 if family == "granite-4" and "<tool_call>" not in template:
-                    continue  # Granite 3.x calls tools another way (not parsed yet)
+                    return PROFILES["granite-3"]  # `<|tool_call|>[...]`
+                if family == "cohere-command3" and "<|START_TEXT|>" in template:
+                    return PROFILES["cohere-command4"]
                 if family == "mistral" and "[THINK]" in template:
                     return PROFILES["magistral"]
                 return PROFILES[family]

@@ -81,11 +81,11 @@ def template_kwargs(conversation: Conversation, profile: ModelProfile, traits: T
     thinking = thinking_enabled(conversation, profile)
     kwargs: dict[str, Any] = {}
     if profile.thinking_kwarg:
-        kwargs[profile.thinking_kwarg] = thinking
+        kwargs[profile.thinking_kwarg] = profile.thinking_values[thinking]
     if "enable_thinking" in traits.reads_kwargs and "enable_thinking" not in kwargs:
         kwargs["enable_thinking"] = thinking
     effort = conversation.thinking.effort
-    if effort and "reasoning_effort" in traits.reads_kwargs:
+    if effort and "reasoning_effort" in traits.reads_kwargs and "reasoning_effort" not in kwargs:
         kwargs["reasoning_effort"] = {"minimal": "low", "none": "low", "xhigh": "high", "max": "high"}.get(
             effort, effort
         )

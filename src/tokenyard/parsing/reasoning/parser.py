@@ -46,6 +46,42 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
         aliases=("deepseek_v3", "deepseek_v3_1", "deepseek_v3_2", "step3", "nemotron_nano", "nemotron3"),
     ),
     ReasoningFormat("deepseek_v4", *_THINK, implicit_end=("<｜DSML｜tool_calls>", "<｜DSML｜invoke name=")),
+    ReasoningFormat("deepseek_v41", *_THINK, implicit_end=("<｜DSML｜ calls>", "<｜DSML｜ invoke name=")),
+    # Apertus thinks in its `inner` block; a tool call may start inside it.
+    ReasoningFormat("apertus", ("<|inner_prefix|>",), ("<|inner_suffix|>",), aliases=("apertus2509",)),
+    # Cohere Command: the template opens the thinking block; a plain answer comes in
+    # a text block (`<|START_RESPONSE|>` in Command A, `<|START_TEXT|>` in Command 4),
+    # calls in an action block.
+    ReasoningFormat(
+        "cohere_command",
+        ("<|START_THINKING|>",),
+        ("<|END_THINKING|>",),
+        force=True,
+        implicit_end=("<|START_RESPONSE|>", "<|START_TEXT|>", "<|START_ACTION|>"),
+        aliases=("cohere_command3", "cohere_command4"),
+        syntax=("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>"),
+    ),
+    # ERNIE 4.5 Thinking starts inside reasoning; an answer may come in `<response>` tags.
+    ReasoningFormat("ernie45", *_THINK, force=True, implicit_end=("<response>",), syntax=("<response>", "</response>")),
+    # Hunyuan-A13B answers in `<answer>` tags after its reasoning.
+    ReasoningFormat("hunyuan_a13b", *_THINK, implicit_end=("<answer>",), syntax=("<answer>", "</answer>")),
+    # Hunyuan HY3/HY4: `<think>` spelled with or without the checkpoint's token suffix;
+    # the template opens it for reasoning_effort low/high.
+    ReasoningFormat(
+        "hy_v3",
+        ("<think>", "<think:opensource>"),
+        ("</think>", "</think:opensource>"),
+        implicit_end=("<tool_calls>", "<tool_calls:opensource>"),
+        aliases=("hy_v4", "hunyuan"),
+    ),
+    # K2 Horizon: one pair of think tokens per reasoning effort.
+    ReasoningFormat(
+        "k2_horizon",
+        ("<ifm|think>", "<ifm|think_fast>", "<ifm|think_faster>"),
+        ("</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"),
+        force=True,
+        implicit_end=("<ifm|tool_calls>",),
+    ),
     ReasoningFormat("kimi", ("◁think▷",), ("◁/think▷",)),
     ReasoningFormat(
         "kimi_k25",

@@ -369,7 +369,9 @@ class JsonCallReader:
     held text into text) and `BadCallSyntax` after (the owner fails the call).
     """
 
-    # The keys that hold a call's arguments (a format may name them otherwise).
+    # The keys that hold a call's name and its arguments (a format may name them
+    # otherwise: Cohere's `tool_name`).
+    name_keys: ClassVar[frozenset[str]] = _NAME_KEYS
     argument_keys: ClassVar[frozenset[str]] = _ARGUMENT_KEYS
 
     def __init__(self, owner: ToolParser, raw_prefix: str = ""):
@@ -402,7 +404,7 @@ class JsonCallReader:
                     is_args = st == _VALUE and self._key in self.argument_keys and not self._args_seen
                     if is_args and self.started and not self._args_held:
                         owner._stream_args(out)
-                    elif is_args or st == _KEY_STRING or self._key in _NAME_KEYS:
+                    elif is_args or st == _KEY_STRING or self._key in self.name_keys:
                         self._value_out.append(out)
                     if end < 0:
                         i = n
@@ -426,7 +428,7 @@ class JsonCallReader:
                         if not self.started:
                             self._pending_args = self._value_out
                             self._value_out = []
-                    elif self._key in _NAME_KEYS and not self.started:
+                    elif self._key in self.name_keys and not self.started:
                         name = _json_string("".join(self._value_out))
                         self._value_out = []
                         if name is None or not is_function_name(name) or not owner._accepts_call_name(name):
@@ -506,6 +508,12 @@ class JsonCallReader:
             assert scanner is not None
             return scanner.take_plain(text)
         return False
+
+    @property
+    def arguments_complete(self) -> bool:
+        """The call's arguments closed; at most the object's own brace is missing
+        (a call the end-of-output policy recovers)."""
+        return self.started and self._args_seen and self._state == _AFTER
 
     def _attribute(self, raw: str) -> None:
         if self.started:

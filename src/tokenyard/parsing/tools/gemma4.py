@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from json.encoder import encode_basestring
+from typing import ClassVar
 
 from ..coercion import coerce_value, dumps, parameter_types
 from ..patterns import always_match
@@ -26,8 +27,6 @@ from .base import ToolParser, is_function_name
 _OPEN = "<|tool_call>"
 _CLOSE = "<tool_call|>"
 _QUOTE = '<|"|>'
-_HEAD = re.compile(r"<\|tool_call>\s*call:([^{}\s<>]{1,256})\s*\{")
-_HEAD_PREFIX = re.compile(r"<\|tool_call>\s*(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z")
 _WHITESPACE = always_match(r"\s*")
 _SCALAR = always_match(r"[^\s,}\]<{\[:]*")
 _BARE_KEY = always_match(r"[^:{}\[\],<\n]*")
@@ -42,6 +41,15 @@ _CALL_HEAD, _ARGUMENTS, _AFTER_ARGUMENTS, _BROKEN = range(4)
 # (A closing bracket is accepted where a key or value is expected: `{}`, `[]`, and
 # a trailing comma the model left.)
 _KEY, _KEY_BARE, _KEY_QUOTED, _COLON, _VALUE, _STRING, _SCALAR_VALUE, _AFTER_VALUE, _DONE = range(9)
+
+
+def _head_patterns(opener: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """`OPENER call:NAME{`, and what may still grow into it."""
+    at = re.escape(opener)
+    return (
+        re.compile(at + r"\s*call:([^{}\s<>]{1,256})\s*\{"),
+        re.compile(at + r"\s*(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z"),
+    )
 
 
 class _SyntaxError(Exception):
@@ -79,9 +87,22 @@ def _scalar_json(text: str, as_string: bool) -> str:
 
 
 class Gemma4ToolParser(ToolParser):
+    """A family with the same call syntax under other markers (functiongemma)
+    sets `call_open`, `call_close` and `quote`."""
+
     name = "gemma4"
-    aliases = ("gemma",)
+    aliases: ClassVar[tuple[str, ...]] = ("gemma",)
+    call_open: ClassVar[str] = _OPEN
+    call_close: ClassVar[str] = _CLOSE
+    quote: ClassVar[str] = _QUOTE
     start_markers = (_OPEN,)
+    _head, _head_prefix = _head_patterns(_OPEN)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "call_open" in vars(cls):
+            cls.start_markers = (cls.call_open,)
+            cls._head, cls._head_prefix = _head_patterns(cls.call_open)
 
     def _enter_region(self, marker: str) -> None:
         self._state = _CALL_HEAD
@@ -104,7 +125,7 @@ class Gemma4ToolParser(ToolParser):
         return pos
 
     def _call_head(self, buf: str, final: bool) -> int:
-        head = _HEAD.match(buf)
+        head = self._head.match(buf)
         if head is not None and is_function_name(head.group(1)):
             self._open_call(head.group(1), head.group())
             self._spec = self._tool(head.group(1))
@@ -117,12 +138,12 @@ class Gemma4ToolParser(ToolParser):
             self._held_types: tuple[str, ...] | None = None  # a string held for coercion
             self._state = _ARGUMENTS
             return head.end()
-        if head is None and not final and _HEAD_PREFIX.match(buf):
+        if head is None and not final and self._head_prefix.match(buf):
             return -1
         # Not a call: the marker is text, and the scan goes on after it.
-        self._text(_OPEN)
+        self._text(self.call_open)
         self._exit_region()
-        return len(_OPEN)
+        return len(self.call_open)
 
     # ---- the arguments ------------------------------------------------------------
 
@@ -149,17 +170,18 @@ class Gemma4ToolParser(ToolParser):
         `_SyntaxError(index)` at the first character that can not continue."""
         n = len(buf)
         stream = self._stream_args
+        quote = self.quote
         while i < n:
             st = self._arg_state
             if st == _STRING:
-                j = buf.find(_QUOTE, i)
-                stop = j if j >= 0 else n - (0 if final else _partial_suffix(buf, i, _QUOTE))
+                j = buf.find(quote, i)
+                stop = j if j >= 0 else n - (0 if final else _partial_suffix(buf, i, quote))
                 if stop > i:
                     self._string_text(buf[i:stop])
                 if j < 0:
                     return stop
                 self._end_string()
-                i = j + len(_QUOTE)
+                i = j + len(quote)
                 continue
             if st == _KEY_BARE:
                 j = _BARE_KEY(buf, i).end()
@@ -179,8 +201,8 @@ class Gemma4ToolParser(ToolParser):
                 i = j + 1
                 continue
             if st == _KEY_QUOTED:
-                j = buf.find(_QUOTE, i)
-                stop = j if j >= 0 else n - (0 if final else _partial_suffix(buf, i, _QUOTE))
+                j = buf.find(quote, i)
+                stop = j if j >= 0 else n - (0 if final else _partial_suffix(buf, i, quote))
                 self._pieces.append(buf[i:stop])
                 if sum(map(len, self._pieces)) > _MAX_KEY:
                     raise _SyntaxError(stop)
@@ -188,7 +210,7 @@ class Gemma4ToolParser(ToolParser):
                     return stop
                 self._key = "".join(self._pieces)
                 self._arg_state = _COLON
-                i = j + len(_QUOTE)
+                i = j + len(quote)
                 continue
             if st == _SCALAR_VALUE:
                 j = _SCALAR(buf, i).end()
@@ -207,11 +229,11 @@ class Gemma4ToolParser(ToolParser):
                     i = self._close(i)
                     if self._arg_state == _DONE:
                         return i
-                elif buf.startswith(_QUOTE, i):
+                elif buf.startswith(quote, i):
                     self._pieces = []
                     self._arg_state = _KEY_QUOTED
-                    i += len(_QUOTE)
-                elif _is_partial(buf, i, _QUOTE):
+                    i += len(quote)
+                elif _is_partial(buf, i, quote):
                     return i
                 elif c in ",:{}[]<":
                     raise _SyntaxError(i)
@@ -227,8 +249,8 @@ class Gemma4ToolParser(ToolParser):
                 if c == "]" and self._stack[-1] == "]":
                     i = self._close(i)
                     continue
-                quoted = buf.startswith(_QUOTE, i)
-                if not quoted and _is_partial(buf, i, _QUOTE):
+                quoted = buf.startswith(quote, i)
+                if not quoted and _is_partial(buf, i, quote):
                     return i
                 if not quoted and c in ",:}]<":
                     raise _SyntaxError(i)
@@ -237,7 +259,7 @@ class Gemma4ToolParser(ToolParser):
                     self._counts[-1] += 1
                 if quoted:
                     self._begin_string()
-                    i += len(_QUOTE)
+                    i += len(quote)
                 elif c == "{" or c == "[":
                     stream(c)
                     self._stack.append("}" if c == "{" else "]")
@@ -312,11 +334,12 @@ class Gemma4ToolParser(ToolParser):
 
     def _after_arguments(self, buf: str, pos: int, final: bool) -> int:
         space = _WHITESPACE(buf, pos).end()
-        if buf.startswith(_CLOSE, space):
-            self._close_call(buf[pos : space + len(_CLOSE)])
+        closer = self.call_close
+        if buf.startswith(closer, space):
+            self._close_call(buf[pos : space + len(closer)])
             self._exit_region()
-            return space + len(_CLOSE)
-        if space == len(buf) or _is_partial(buf, space, _CLOSE):
+            return space + len(closer)
+        if space == len(buf) or _is_partial(buf, space, closer):
             if not final:
                 return -1
             self._close_call(buf[pos:])  # the arguments closed; only `<tool_call|>` is missing
@@ -330,17 +353,20 @@ class Gemma4ToolParser(ToolParser):
     def _broken(self, buf: str, pos: int, final: bool) -> int:
         """The rest of a call whose arguments broke belongs to it, up to its closing
         marker (or the next call's opening one)."""
-        close = buf.find(_CLOSE, pos)
-        reopen = buf.find(_OPEN, pos)
+        opener, closer = self.call_open, self.call_close
+        close = buf.find(closer, pos)
+        reopen = buf.find(opener, pos)
         if reopen >= 0 and (close < 0 or reopen < close):
             self._fail_call("invalid_arguments", buf[pos:reopen])
             self._exit_region()
             return reopen
         if close >= 0:
-            self._fail_call("invalid_arguments", buf[pos : close + len(_CLOSE)])
+            self._fail_call("invalid_arguments", buf[pos : close + len(closer)])
             self._exit_region()
-            return close + len(_CLOSE)
-        end = len(buf) if final else len(buf) - max(_partial_suffix(buf, pos, _CLOSE), _partial_suffix(buf, pos, _OPEN))
+            return close + len(closer)
+        end = (
+            len(buf) if final else len(buf) - max(_partial_suffix(buf, pos, closer), _partial_suffix(buf, pos, opener))
+        )
         self._raw(buf[pos:end])
         if final:
             self._fail_call("invalid_arguments")

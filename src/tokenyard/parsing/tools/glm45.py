@@ -1,4 +1,5 @@
-"""GLM-4.5 / GLM-4.6 tool calls:
+"""`<call>NAME<key>K</key><value>V</value></call>` tool calls (`KeyValueToolParser`),
+first GLM-4.5 / GLM-4.6's:
 
     <tool_call>get_weather
     <arg_key>city</arg_key>
@@ -8,11 +9,12 @@
     </tool_call>
 
 GLM-4.7 writes the same without the newlines (glm47.py); this parser reads both.
-Values are untyped text, typed by the tool's schema (object/array values arrive
-as JSON). Models sometimes write a literal `\\n` between tags: it is skipped like
-whitespace. A value ends only at its own `</arg_value>` (tags inside it are its
-text). Known failure shape handled: a call with no arguments
-(`<tool_call>name</tool_call>`).
+Hunyuan (hy_v3.py) and K2 Horizon (k2_horizon.py) write the shape with their own
+tags, inside a section. Values are untyped text, typed by the tool's schema
+(object/array values arrive as JSON). Models sometimes write a literal `\\n`
+between tags: it is skipped like whitespace. A value ends only at its own
+`</arg_value>` (tags inside it are its text). Known failure shape handled: a call
+with no arguments (`<tool_call>name</tool_call>`).
 """
 
 from __future__ import annotations
@@ -25,17 +27,40 @@ from ..patterns import always_match, always_search
 from .base import ToolParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
-_OPEN = "<tool_call>"
-_CLOSE = "</tool_call>"
-_KEY_OPEN = "<arg_key>"
-_KEY_CLOSE = "</arg_key>"
-_VALUE_OPEN = "<arg_value>"
-_VALUE_CLOSE = "</arg_value>"
-_NAME_ENDS = MarkerSet(["\n", _KEY_OPEN, _CLOSE])
-_KEY_STOPS = MarkerSet([_KEY_CLOSE, _KEY_OPEN, _VALUE_OPEN, _CLOSE])
-# A value ends only at its own closing tag: other tags inside it are its text.
-_VALUE_STOPS = MarkerSet([_VALUE_CLOSE])
-_CLOSE_SET = MarkerSet([_CLOSE])
+
+class KeyValueSyntax:
+    """The tags of one `<call>NAME<key>K</key><value>V</value></call>` format, and
+    what is derived from them once per format. `name_ends`: what may end the name
+    besides the first key tag and the call's end (glm45's newline, Hunyuan's
+    `<tool_sep>`); `type_tags`: an optional `<type>T</type>` element between a key
+    and its value (K2 Horizon), whose text is part of the call's raw only."""
+
+    def __init__(
+        self,
+        call: tuple[str, str],
+        key: tuple[str, str],
+        value: tuple[str, str],
+        *,
+        name_ends: tuple[str, ...] = ("\n",),
+        type_tags: tuple[str, str] | None = None,
+        section: tuple[str, str] | None = None,
+    ):
+        self.open, self.close = call
+        self.key_open, self.key_close = key
+        self.value_open, self.value_close = value
+        self.type_tags = type_tags
+        self.section: tuple[str, ...] = section or ()
+        # Name ends consumed with the name (into the call's raw).
+        self.name_end_tokens = frozenset(name_ends)
+        self.name_ends = MarkerSet([*name_ends, self.key_open, self.close])
+        self.key_stops = MarkerSet([self.key_close, self.key_open, self.value_open, self.close])
+        # A value ends only at its own closing tag: other tags inside it are its text.
+        self.value_stops = MarkerSet([self.value_close])
+        self.close_set = MarkerSet([self.close])
+        self.type_stops = MarkerSet([type_tags[1], self.value_open, self.close]) if type_tags else None
+
+
+GLM = KeyValueSyntax(("<tool_call>", "</tool_call>"), ("<arg_key>", "</arg_key>"), ("<arg_value>", "</arg_value>"))
 _WHITESPACE = always_match(r"\s*")
 _GAP = always_match(r"(?:\s|\\n)*")  # whitespace, or a literal backslash-n
 # A name's trailing gap (and a backslash that may still become a literal `\n`).
@@ -50,21 +75,40 @@ def _bare_name(text: str) -> str:
 def _ends_inside(buf: str, at: int, *tags: str) -> bool:
     """Whether the buffer ends at `at` or inside one of `tags` begun there (a lone
     backslash may still become a literal `\\n`)."""
-    ahead = buf[at : at + 16]
+    ahead = buf[at : at + max(map(len, tags))]
     return at + len(ahead) == len(buf) and any(tag.startswith(ahead) for tag in tags)
 
 
 # States.
-_HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP = range(6)
+_HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE = range(7)
 
 
-class Glm45ToolParser(ToolParser):
-    name = "glm45"
-    start_markers = (_OPEN,)
+class KeyValueToolParser(ToolParser):
+    """The engine for `<call>NAME<key>K</key><value>V</value></call>` formats (see the
+    module docstring). A subclass sets `syntaxes`: one per spelling of its tags
+    (Hunyuan's tokens come with and without a checkpoint suffix); the start marker
+    found picks the spelling for that region. A syntax with `section` tags wraps
+    its calls in a section whose tags are markers."""
+
+    syntaxes: ClassVar[tuple[KeyValueSyntax, ...]] = ()
+    _by_marker: ClassVar[dict[str, tuple[KeyValueSyntax, bool]]]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "syntaxes" in vars(cls):
+            by_marker: dict[str, tuple[KeyValueSyntax, bool]] = {}
+            for syntax in cls.syntaxes:
+                by_marker[syntax.open] = (syntax, False)
+                for tag in syntax.section:
+                    by_marker[tag] = (syntax, True)
+            cls._by_marker = by_marker
+            cls.start_markers = tuple(by_marker)
 
     def _enter_region(self, marker: str) -> None:
+        self._syntax, self._section_tag = self._by_marker[marker]
         self._state = _HEAD
         self._key = ""
+        self._type = ""
 
     def _parse_region(self, buf: str, final: bool) -> int:
         i = 0
@@ -79,10 +123,16 @@ class Glm45ToolParser(ToolParser):
 
     def _head(self, buf: str, i: int, final: bool) -> int | None:
         """`<tool_call>NAME`: nothing is consumed until the name is known."""
-        start = _WHITESPACE(buf, i + len(_OPEN)).end()
-        match = _NAME_ENDS.find(buf, start)
+        syntax = self._syntax
+        if self._section_tag:  # a section's opening or closing tag: syntax
+            tag = next(t for t in syntax.section if buf.startswith(t, i))
+            self._marker(tag)
+            self._exit_region()
+            return i + len(tag)
+        start = _WHITESPACE(buf, i + len(syntax.open)).end()
+        match = syntax.name_ends.find(buf, start)
         if match is None:
-            stop = len(buf) if final else len(buf) - _NAME_ENDS.held_suffix(buf, start)
+            stop = len(buf) if final else len(buf) - syntax.name_ends.held_suffix(buf, start)
             name = _bare_name(buf[start:stop])
             if not final and (not name or is_function_name(name)) and stop - start <= _KEY_LIMIT:
                 return None
@@ -90,30 +140,31 @@ class Glm45ToolParser(ToolParser):
         name = _bare_name(buf[start : match.start()])
         if not is_function_name(name):
             return self._not_a_call(i)
-        end = match.end() if match.group() == "\n" else match.start()
+        end = match.end() if match.group() in syntax.name_end_tokens else match.start()
         self._open_call(name, buf[i:end])
         self._arguments = ArgumentsBuilder(self, self._tool(name))
         self._state = _BODY
         return end
 
     def _not_a_call(self, i: int) -> int:
-        self._text(_OPEN)
+        self._text(self._syntax.open)
         self._exit_region()
-        return i + len(_OPEN)
+        return i + len(self._syntax.open)
 
     def _body(self, buf: str, i: int, final: bool) -> int | None:
         """Between parameters: the next `<arg_key>` or the call's end."""
+        syntax = self._syntax
         j = self._gap(buf, i)
-        if buf.startswith(_KEY_OPEN, j):
-            self._raw(_KEY_OPEN)
+        if buf.startswith(syntax.key_open, j):
+            self._raw(syntax.key_open)
             self._state = _KEY
-            return j + len(_KEY_OPEN)
-        if buf.startswith(_CLOSE, j):
+            return j + len(syntax.key_open)
+        if buf.startswith(syntax.close, j):
             self._arguments.close()
-            self._close_call(_CLOSE)
+            self._close_call(syntax.close)
             self._exit_region()
-            return j + len(_CLOSE)
-        if _ends_inside(buf, j, _KEY_OPEN, _CLOSE, "\\"):
+            return j + len(syntax.close)
+        if _ends_inside(buf, j, syntax.key_open, syntax.close, "\\"):
             if not final:
                 return j if j > i else None
             # The output ended between parameters: every value so far closed.
@@ -125,9 +176,10 @@ class Glm45ToolParser(ToolParser):
         return j
 
     def _key_text(self, buf: str, i: int, final: bool) -> int | None:
-        match = _KEY_STOPS.find(buf, i)
+        syntax = self._syntax
+        match = syntax.key_stops.find(buf, i)
         if match is None:
-            end = len(buf) - _KEY_STOPS.held_suffix(buf, i)
+            end = len(buf) - syntax.key_stops.held_suffix(buf, i)
             self._raw(buf[i:end])
             self._key += buf[i:end]
             if final:
@@ -137,34 +189,76 @@ class Glm45ToolParser(ToolParser):
             return end if end > i else None
         self._raw(buf[i : match.start()])
         self._key += buf[i : match.start()]
-        if match.group() != _KEY_CLOSE:
+        if match.group() != syntax.key_close:
             self._state = _SKIP
             return match.start()
-        self._raw(_KEY_CLOSE)
+        self._raw(syntax.key_close)
         self._state = _AFTER_KEY
         return match.end()
 
     def _after_key(self, buf: str, i: int, final: bool) -> int | None:
+        syntax = self._syntax
         j = self._gap(buf, i)
-        if buf.startswith(_VALUE_OPEN, j):
-            self._raw(_VALUE_OPEN)
-            self._arguments.begin(self._key.strip())
+        if buf.startswith(syntax.value_open, j):
+            self._raw(syntax.value_open)
+            self._arguments.begin(self._key.strip(), self._string_hint())
             self._key = ""
+            self._type = ""
             self._state = _VALUE
-            return j + len(_VALUE_OPEN)
-        if _ends_inside(buf, j, _VALUE_OPEN, "\\"):
+            return j + len(syntax.value_open)
+        types = syntax.type_tags
+        if types is not None and not self._type and buf.startswith(types[0], j):
+            self._raw(types[0])
+            self._state = _TYPE
+            return j + len(types[0])
+        tags = (syntax.value_open, types[0]) if types is not None and not self._type else (syntax.value_open,)
+        if _ends_inside(buf, j, *tags, "\\"):
             return self._truncated(buf, j) if final else (j if j > i else None)
         self._state = _SKIP
         return j
 
+    def _type_text(self, buf: str, i: int, final: bool) -> int | None:
+        """A parameter's declared type (`<arg_type>string</arg_type>`)."""
+        syntax = self._syntax
+        stops = syntax.type_stops
+        assert stops is not None and syntax.type_tags is not None
+        match = stops.find(buf, i)
+        if match is None:
+            end = len(buf) - stops.held_suffix(buf, i)
+            self._raw(buf[i:end])
+            self._type += buf[i:end]
+            if final:
+                return self._truncated(buf, end)
+            if len(self._type) > _KEY_LIMIT:
+                self._state = _SKIP
+            return end if end > i else None
+        self._raw(buf[i : match.start()])
+        self._type += buf[i : match.start()]
+        if match.group() != syntax.type_tags[1]:
+            self._state = _SKIP
+            return match.start()
+        self._raw(match.group())
+        self._type = self._type.strip() or "any"
+        self._state = _AFTER_KEY
+        return match.end()
+
+    def _string_hint(self) -> bool | None:
+        """What a declared type says: a string, or not (then JSON); None defers to
+        the schema."""
+        base = self._type.split("[", 1)[0].strip().lower()
+        if not base or base == "any":
+            return None
+        return base in ("string", "str")
+
     def _value(self, buf: str, i: int, final: bool) -> int | None:
         if i >= len(buf) and not final:
             return None  # everything so far is streamed; wait for more
-        match = _VALUE_STOPS.find(buf, i)
+        stops = self._syntax.value_stops
+        match = stops.find(buf, i)
         if match is not None:
             end = match.start()
-        elif _VALUE_STOPS.could_start(buf, i):
-            end = len(buf) - _VALUE_STOPS.held_suffix(buf, i)
+        elif stops.could_start(buf, i):
+            end = len(buf) - stops.held_suffix(buf, i)
         else:  # the common case: plain value text, nothing to hold back
             end = len(buf)
         self._raw(buf[i:end])
@@ -176,14 +270,15 @@ class Glm45ToolParser(ToolParser):
             return end if end > i else None
         self._arguments.end()
         self._state = _BODY
-        self._raw(_VALUE_CLOSE)
+        self._raw(match.group())
         return match.end()
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""
-        match = _CLOSE_SET.find(buf, i)
+        close_set = self._syntax.close_set
+        match = close_set.find(buf, i)
         if match is None:
-            end = len(buf) if final else len(buf) - _CLOSE_SET.held_suffix(buf, i)
+            end = len(buf) if final else len(buf) - close_set.held_suffix(buf, i)
             self._raw(buf[i:end])
             if final:
                 self._fail_call("invalid_arguments")
@@ -213,4 +308,10 @@ class Glm45ToolParser(ToolParser):
         _AFTER_KEY: _after_key,
         _VALUE: _value,
         _SKIP: _skip,
+        _TYPE: _type_text,
     }
+
+
+class Glm45ToolParser(KeyValueToolParser):
+    name = "glm45"
+    syntaxes = (GLM,)

@@ -10,15 +10,23 @@ from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
-_CLOSE_SET = MarkerSet([_CLOSE])
 
 _MARKER, _OBJECT, _AFTER_OBJECT, _SKIP_TO_CLOSE = range(4)
 
 
 class HermesToolParser(ToolParser):
+    """One JSON call object between an opening and a closing marker; a family
+    with other markers (ernie45, internlm) sets `start_markers` and `close`."""
+
     name = "hermes"
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
-    start_markers = (_OPEN,)
+    start_markers: ClassVar[tuple[str, ...]] = (_OPEN,)
+    close: ClassVar[str] = _CLOSE
+    _close_set: ClassVar[MarkerSet] = MarkerSet([_CLOSE])
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._close_set = MarkerSet([cls.close])
 
     _state = _MARKER
     _reader: JsonCallReader | None = None
@@ -41,14 +49,15 @@ class HermesToolParser(ToolParser):
 
     def _enter_region(self, marker: str) -> None:
         self._state = _MARKER
+        self._open = marker
         self._reader = None
 
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
         if state == _MARKER:
-            self._reader = JsonCallReader(self, _OPEN)
+            self._reader = JsonCallReader(self, self._open)
             self._state = _OBJECT
-            return len(_OPEN)
+            return len(self._open)
         if state == _OBJECT:
             reader = self._reader
             assert reader is not None
@@ -75,11 +84,12 @@ class HermesToolParser(ToolParser):
         if state == _AFTER_OBJECT:
             stripped = buf.lstrip()
             lead = len(buf) - len(stripped)
-            if stripped.startswith(_CLOSE):
-                self._marker(buf[: lead + len(_CLOSE)])
+            close = self.close
+            if stripped.startswith(close):
+                self._marker(buf[: lead + len(close)])
                 self._exit_region()
-                return lead + len(_CLOSE)
-            if (not stripped or _CLOSE.startswith(stripped)) and not final:
+                return lead + len(close)
+            if (not stripped or close.startswith(stripped)) and not final:
                 return 0
             if stripped[:1] == "," or stripped[:1] == "{":
                 # Several call objects in one block (`{...}, {...}</tool_call>`): the
@@ -96,4 +106,4 @@ class HermesToolParser(ToolParser):
             self._exit_region()
             return lead
         # _SKIP_TO_CLOSE: the rest of a call whose arguments broke belongs to it.
-        return self._fail_until(buf, _CLOSE_SET, final)
+        return self._fail_until(buf, self._close_set, final)

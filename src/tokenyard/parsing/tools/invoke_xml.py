@@ -5,8 +5,8 @@ minimax_m2, each with its own tags (`InvokeSyntax`).
 A block holds one or more invokes. A parameter's `string="true"` marks a string
 (streamed as it arrives); `string="false"` a JSON value, typed by the tool's
 schema; no hint defers to the schema. Also accepted: a JSON object as the whole
-invoke body, and (where the syntax allows) a bare invoke with no outer block. A
-value ends only at its own closing tag.
+invoke body, and (where the syntax allows) a bare invoke with no outer block or a
+JSON call object as the whole block body. A value ends only at its own closing tag.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
-from .base import ToolParser, is_function_name
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
 from .token_section import skip_whitespace
 from .xml_args import ArgumentsBuilder
 
@@ -42,6 +42,7 @@ class InvokeSyntax:
         *,
         strip_newline: bool,
         bare_invoke_starts_call: bool,
+        block_json: bool = False,
     ):
         # `block`/`invoke`/`parameter`: the text between `<` (or `</`) and `>`
         # for the block, and up to the `name=` attribute for the others.
@@ -52,6 +53,8 @@ class InvokeSyntax:
         self.parameter_open = f"<{parameter} name="
         self.parameter_close = f"</{parameter}>"
         self.strip_newline = strip_newline
+        # A `{"name": ..., "arguments": {...}}` object may stand in for the invokes (dots).
+        self.block_json = block_json
         self.start_markers = (self.block_open, self.invoke_open) if bare_invoke_starts_call else (self.block_open,)
         self.invoke_head = re.compile(re.escape(self.invoke_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
         self.parameter_head = re.compile(re.escape(self.parameter_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
@@ -89,7 +92,7 @@ def _partial(buf: str, pos: int, literal: str) -> bool:
 
 
 # States.
-_HEAD, _BODY, _VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL = range(7)
+_HEAD, _BODY, _VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL, _BLOCK_JSON = range(8)
 
 
 class InvokeToolParser(ToolParser):
@@ -105,6 +108,7 @@ class InvokeToolParser(ToolParser):
         self._arguments: ArgumentsBuilder | None = None
         self._body_started = False
         self._scanner: JsonValueScanner | None = None
+        self._reader: JsonCallReader | None = None
 
     def _parse_region(self, buf: str, final: bool) -> int:
         pos = 0
@@ -130,6 +134,11 @@ class InvokeToolParser(ToolParser):
             # The block tag and the whitespace after it stay in the buffer until
             # an invoke decides whether this is a call at all.
             at = skip_whitespace(buf, pos + len(syntax.block_open))
+        if self._first and self._in_block and syntax.block_json and buf.startswith("{", at):
+            # The block holds a JSON call object instead of invokes.
+            self._reader = JsonCallReader(self, buf[pos:at])
+            self._state = _BLOCK_JSON
+            return at
         head = syntax.invoke_head.match(buf, at)
         if head is not None:
             name, _ = _tag_name(head.group(1))
@@ -259,6 +268,33 @@ class InvokeToolParser(ToolParser):
             self._exit_region()
         return stop if stop > pos or end >= 0 else -1
 
+    def _block_json(self, buf: str, pos: int, final: bool) -> int:
+        reader = self._reader
+        assert reader is not None
+        try:
+            end = reader.feed(buf[pos:])
+        except NotACall as error:
+            self._text("".join(reader.pre_raw))
+            self._exit_region()
+            return pos + error.consumed
+        except BadCallSyntax as error:
+            self._state = _BROKEN
+            return pos + error.consumed
+        if end >= 0:
+            self._close_call()
+            self._first = False
+            self._state = _AFTER_CALL
+            return pos + end
+        if final:
+            if reader.arguments_complete:
+                self._close_call()
+            elif reader.started:
+                self._fail_call("truncated")
+            else:
+                self._text("".join(reader.pre_raw))
+            self._exit_region()
+        return len(buf)
+
     def _after_json(self, buf: str, pos: int, final: bool) -> int:
         return self._skip_to_end(buf, pos, final, None)
 
@@ -309,6 +345,7 @@ class InvokeToolParser(ToolParser):
         _AFTER_JSON: _after_json,
         _BROKEN: _broken,
         _AFTER_CALL: _after_call,
+        _BLOCK_JSON: _block_json,
     }
 
 

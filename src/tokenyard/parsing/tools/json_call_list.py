@@ -41,6 +41,9 @@ class JsonCallListParser(CallListParser):
     newline_separates: ClassVar[bool] = False
     # A tag that closes the section; it may also stand in for a missing `]`.
     close_tag: ClassVar[str] = ""
+    # Reads one call object (a format whose objects name their keys otherwise
+    # brings its own).
+    reader: ClassVar[type[JsonCallReader]] = JsonCallReader
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
         super().__init__(tools, call_ids)
@@ -87,12 +90,12 @@ class JsonCallListParser(CallListParser):
                 return i + 1
             if c == "{":  # `<TOOLCALL>{...}`: a single call without its list
                 self._single = True
-                self._reader = JsonCallReader(self)
+                self._reader = self.reader(self)
                 self._state = OBJECT
                 return i
         elif state == _ITEM:
             if c == "{":
-                self._reader = JsonCallReader(self)
+                self._reader = self.reader(self)
                 self._state = OBJECT
                 return i
             if c == "]" and self.bracketed and self._any_call:  # a trailing comma
@@ -172,7 +175,9 @@ class JsonCallListParser(CallListParser):
             self._state = _AFTER_ITEM
             return end
         if final:
-            if reader.started:
+            if reader.arguments_complete:
+                self._close_call()  # only the object's closing brace is missing
+            elif reader.started:
                 self._fail_call("truncated")
             else:
                 self._text(self._pending + "".join(reader.pre_raw))

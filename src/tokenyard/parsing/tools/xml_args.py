@@ -63,7 +63,7 @@ class ArgumentsBuilder:
         self._count += 1
         self._types = ("string",) if string_hint else parameter_types(self._tool, name)
         if string_hint is False and not self._types:
-            self._types = ("null", "boolean", "integer", "number", "object", "array")
+            self._types = ("null", "boolean", "integer", "number", "object", "array", "string")
         # A value the format marks as not-a-string is JSON: held and decoded even
         # where the schema says string (DSML `string="false">"Tokyo"`).
         self._json_first = string_hint is False
