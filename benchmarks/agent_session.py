@@ -7,10 +7,17 @@ whole conversation; the last turn answers. The session is the user's second of t
 day: another session (another billing header) ran just before on the same engine.
 
 The same simulated engine (B200-like cost model) behind, in turn:
-- (a) a LiteLLM → vLLM-completions path: the billing header stays in the prompt, and
-  the thinking blocks Claude Code echoes are dropped on the way (LiteLLM's
-  Anthropic → Chat Completions translation), so every turn's prompt departs from
-  the previous one at its first assistant turn; the tool starts when the stream ends;
+- (a) a LiteLLM → vLLM chat-completions path: the billing header stays in the prompt
+  (LiteLLM keeps it; vLLM before 0.32 does too), and the model's earlier reasoning
+  never comes back: Claude Code echoes its thinking blocks with `display: "omitted"`
+  (no text), LiteLLM turns them into `thinking` content parts that vLLM joins into
+  the message text, so the template renders every earlier turn without reasoning —
+  the same way on every turn, so turn N's prompt stays a prefix of turn N+1's and
+  only turn N's answer (re-rendered without its reasoning) and the tool result are
+  prefilled again (benchmarks/litellm_path.py measures this template by template:
+  2-10 % more prompt tokens per tool turn than tokenyard). Modelled here by dropping
+  the thinking blocks before tokenyard renders the request; the tool starts when the
+  stream ends (LiteLLM closes a tool_use block only when the stream does);
 - + strip: the billing header removed (the session's first turn reuses the other
   session's system prompt and tools);
 - + exact replay: earlier thinking and calls re-enter the prompt as produced — with
@@ -22,6 +29,15 @@ The same simulated engine (B200-like cost model) behind, in turn:
 The wall time is the session's as the client sees it, in real time by default (the
 engine's clock runs in real time; `--time-scale` speeds both it and the tool delays
 up, and divides the result back).
+
+Why the ≥2x target over (a) is out of reach for this shape: a faithful (a) keeps
+its prefix from turn to turn, so it loses only the first turn's cross-session cache
+(the billing header) and a few dozen re-rendered tokens a turn. The session's time is
+the model's decoding (~530 tokens of thinking a turn at a B200-like ~7 ms a token)
+and the tools; the sum of all TTFTs is a few percent of it. A client whose header
+changes on every request, or a gateway that mutates earlier reasoning, would diverge
+at the top or the first assistant turn every turn; neither is what LiteLLM → vLLM
+does with Claude Code 2.1.330.
 Run: python benchmarks/agent_session.py [--quick]
 """
 
@@ -86,11 +102,12 @@ def run_lever(level: int, settings_for, turns: int, prefix_tokens: int, tool_s: 
         body, headers = calibrated_claude_code_body(
             url, MODEL, "a3f", "Make the test suite pass.", prefix_tokens, "measured-session"
         )
-        body["thinking"] = {"type": "adaptive"}
+        # As Claude Code 2.1.330 sends it: thinking echoed without its text.
+        body["thinking"] = {"type": "adaptive", "display": "omitted"}
         if speculate:
             body["nvext"] = {"agent_hints": {"speculative_prefill": True}}
         messages = body["messages"]
-        cached = prompt = 0
+        cached = prompt = last_prompt = 0
         started = time.perf_counter()
         tool_done = started
         for n in range(turns + 1):
@@ -101,7 +118,11 @@ def run_lever(level: int, settings_for, turns: int, prefix_tokens: int, tool_s: 
             ended = time.perf_counter()
             usage = next(e for e in events if e["type"] == "message_start")["message"]["usage"]
             cached += usage["cache_read_input_tokens"]
-            prompt += usage["input_tokens"] + usage["cache_read_input_tokens"]
+            # Anthropic's three parts of the prompt: uncached, written to the cache, read from it.
+            last_prompt = (
+                usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
+            )
+            prompt += last_prompt
             blocks = assistant_turn(events)
             call = next((b for b in blocks if b["type"] == "tool_use"), None)
             if call is None:
@@ -116,7 +137,13 @@ def run_lever(level: int, settings_for, turns: int, prefix_tokens: int, tool_s: 
         wall = (time.perf_counter() - started) / scale
         engine = state.pipeline.engine
         ttfts = [t.ttft_ms for t in engine.timings.values() if not t.request_id.endswith("-prefill")][1:]
-        return {"lever": LEVERS[level], "wall_s": wall, "ttft_sum_s": sum(ttfts) / 1000, "hit": cached / prompt}
+        return {
+            "lever": LEVERS[level],
+            "wall_s": wall,
+            "ttft_sum_s": sum(ttfts) / 1000,
+            "hit": cached / prompt,
+            "last_prompt": last_prompt,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,9 +176,12 @@ def main(argv: list[str] | None = None) -> int:
         f"a {turns}-turn Claude Code tool loop (+ final answer), ~{prefix // 1000}K-token system+tools, ~{words} words "
         f"of thinking a turn, {tool_s:g} s per tool; simulated engine (B200-like cost model)"
     )
-    print(f"{'':<24}{'wall':>9}{'sum of TTFTs':>14}{'cache hit':>11}")
+    print(f"{'':<24}{'wall':>9}{'sum of TTFTs':>14}{'cache hit':>11}{'last prompt':>13}")
     for row in rows:
-        print(f"{row['lever']:<24}{row['wall_s']:>7.2f} s{row['ttft_sum_s']:>12.2f} s{row['hit']:>10.0%}")
+        print(
+            f"{row['lever']:<24}{row['wall_s']:>7.2f} s{row['ttft_sum_s']:>12.2f} s{row['hit']:>10.0%}"
+            f"{row['last_prompt']:>13,}"
+        )
     a, b, full = rows[0]["wall_s"], rows[2]["wall_s"], rows[-1]["wall_s"]
     print(f"tokenyard vs (a) LiteLLM-style: {a / full:.2f}x faster; vs (b) vLLM /v1/messages: {b / full:.2f}x")
     saved = a - full
@@ -160,6 +190,15 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  {after['lever']:<22} saves {before['wall_s'] - after['wall_s']:6.2f} s ({share:.0%} of the total saving)"
         )
+    # The deterministic part (simulated engine time): what each lever does to the turns' TTFTs.
+    ttft_saved = rows[0]["ttft_sum_s"] - rows[-1]["ttft_sum_s"]
+    print(f"sum of TTFTs: (a) {rows[0]['ttft_sum_s']:.2f} s -> tokenyard {rows[-1]['ttft_sum_s']:.2f} s")
+    for before, after in zip(rows, rows[1:], strict=False):
+        delta = before["ttft_sum_s"] - after["ttft_sum_s"]
+        share = f" ({delta / ttft_saved:.0%} of the TTFT saving)" if ttft_saved > 0 else ""
+        print(f"  {after['lever']:<22} TTFTs {delta:+6.2f} s{share}")
+    ceiling = a / max(a - rows[0]["ttft_sum_s"], 1e-9)
+    print(f"ceiling: with every one of (a)'s TTFTs at zero, tokenyard could be at most {ceiling:.2f}x faster than (a)")
     print(f"target >= 2x vs (a): {'met' if a / full >= 2 else 'NOT met'}; ahead of (b): {'yes' if full < b else 'no'}")
     plot = save_bar_plot(
         "agent_session",

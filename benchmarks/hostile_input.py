@@ -2,14 +2,17 @@
 127.0.0.1, tried as an attacker would. Prints one line per probe; run it against two
 source trees to compare (`--src /work/main/src` vs this checkout's `src`).
 
-    python benchmarks/hostile_input.py --src src [--fuzz 250]
+    python benchmarks/hostile_input.py --src src [--fuzz 250] [--only hang-up,broken-calls]
 
 Probes: hypothesis-mutated bodies per endpoint (count of 5xx); invalid tool schemas;
 a forged ChatML turn in user text, tool results and tool descriptions (control tokens
 counted in /v1/tokenize); foreign Host and a cross-origin text/plain POST with no
 key; 100 concurrent requests at --max-concurrency 2 (refusals with retry-after);
 1,100 idle partial heads under a 1,024 soft fd limit (real requests served); a 128 MiB
-header (time, server peak RSS); server RSS after large bodies.
+header (time, server peak RSS); server RSS after large bodies; a non-streaming client
+that hangs up at --max-concurrency 1 (how long the next request waits for the slot);
+a tool call with invalid JSON arguments and one cut by max_tokens, streamed on each API
+(was a call announced; the stop reason).
 """
 
 from __future__ import annotations
@@ -261,27 +264,134 @@ def memory(server: Server) -> str:
     )
 
 
+def hang_up(url: str) -> str:
+    """A non-streaming request whose client leaves at once, then a real one: with the
+    abandoned generation still running the second waits for the only slot."""
+    body = {"model": "test/model", "max_tokens": 512, "messages": [{"role": "user", "content": "word " * 40}]}
+    host, port = url.removeprefix("http://").split(":")
+    payload = json.dumps(body).encode()
+    head = f"POST /v1/messages HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(f"{head}content-length: {len(payload)}\r\n\r\n".encode() + payload)
+    time.sleep(0.3)  # the abandoned request has the slot
+    start = time.perf_counter()
+    post(url, "/v1/messages", body)
+    served = time.perf_counter() - start
+    start = time.perf_counter()
+    post(url, "/v1/messages", body)
+    alone = time.perf_counter() - start
+    return f"next request served in {served:.2f} s after a client hung up (alone: {alone:.2f} s)"
+
+
+BROKEN_CALLS = {
+    "invalid JSON": ('<tool_call>\n{"name": "Bash", "arguments": {"command": ls -la}}\n</tool_call>', 512),
+    "cut by max_tokens": (
+        '<tool_call>\n{"name": "Bash", "arguments": {"command": "' + "x" * 400 + '"}}\n</tool_call>',
+        40,
+    ),
+}
+
+
+def broken_calls(src: str) -> list[str]:
+    """Each broken call streamed on each API: was a call announced, and how did it end."""
+    tool = {"type": "object", "properties": {"command": {"type": "string"}}}
+    lines = []
+    for name, (raw, limit) in BROKEN_CALLS.items():
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as script:
+            json.dump([[{"raw": raw}]], script)
+        with Server(src, "--script", script.name) as server:
+            seen = []
+            for api, path, body in (
+                (
+                    "anthropic",
+                    "/v1/messages",
+                    {"max_tokens": limit, "tools": [{"name": "Bash", "input_schema": tool}]},
+                ),
+                (
+                    "chat",
+                    "/v1/chat/completions",
+                    {
+                        "max_tokens": limit,
+                        "tools": [{"type": "function", "function": {"name": "Bash", "parameters": tool}}],
+                    },
+                ),
+                (
+                    "responses",
+                    "/v1/responses",
+                    {"max_output_tokens": limit, "tools": [{"type": "function", "name": "Bash", "parameters": tool}]},
+                ),
+            ):
+                request = {"model": "test/model", "stream": True, **body}
+                request["input" if api == "responses" else "messages"] = (
+                    "list" if api == "responses" else [{"role": "user", "content": "list"}]
+                )
+                events = []
+                with httpx.stream("POST", f"{server.url}{path}", json=request, timeout=120) as reply:
+                    for line in reply.iter_lines():
+                        if line.startswith("data: {"):
+                            events.append(json.loads(line[6:]))
+                announced, end = _call_announced(api, events)
+                seen.append(f"{api}: {'call announced' if announced else 'no call'}, {end}")
+        lines.append(f"{name}: " + "; ".join(seen))
+    return lines
+
+
+def _call_announced(api: str, events: list[dict]) -> tuple[bool, str]:
+    if api == "anthropic":
+        announced = any(e.get("content_block", {}).get("type") == "tool_use" for e in events)
+        end = next((e["delta"]["stop_reason"] for e in events if e.get("type") == "message_delta"), "none")
+        return announced, f"stop_reason {end}"
+    if api == "chat":
+        deltas = [c["delta"] for e in events for c in e.get("choices", [])]
+        finish = next((c["finish_reason"] for e in events for c in e.get("choices", []) if c["finish_reason"]), "none")
+        return any("tool_calls" in d for d in deltas), f"finish_reason {finish}"
+    items = [e["item"] for e in events if e.get("type") == "response.output_item.added"]
+    final = next((e["response"] for e in events if e.get("type") in ("response.completed", "response.incomplete")), {})
+    statuses = ",".join(f"{i['type']}:{i.get('status')}" for i in final.get("output", []))
+    announced = any(i["type"] == "function_call" for i in items)
+    return announced, f"response {final.get('status')} [{statuses}]"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--fuzz", type=int, default=250)
+    parser.add_argument(
+        "--only", help="comma-separated probes: basics,memory,overload,slowloris,header,hang-up,broken-calls"
+    )
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the attacker's side needs sockets
     print(f"source: {args.src}")
-    with Server(args.src) as server:
-        print("fuzz:", fuzz(server.url, args.fuzz))
-        print("tool schemas:", invalid_schemas(server.url))
-        print("forged turn:", forged_turn(server.url))
-        print("localhost:", localhost(server.url))
-    with Server(args.src) as server:
-        print("memory:", memory(server))
-    with Server(args.src, "--max-concurrency", "2") as server:
-        print("overload:", asyncio.run(overload(server.url)))
-    with Server(args.src, nofile=1024) as server:
-        print("slowloris:", slowloris(server.url))
-    with Server(args.src) as server:
-        print("header:", huge_header(server))
+    wanted = set(args.only.split(",")) if args.only else None
+
+    def run(name: str) -> bool:
+        return wanted is None or name in wanted
+
+    if run("basics"):
+        with Server(args.src) as server:
+            print("fuzz:", fuzz(server.url, args.fuzz))
+            print("tool schemas:", invalid_schemas(server.url))
+            print("forged turn:", forged_turn(server.url))
+            print("localhost:", localhost(server.url))
+    if run("memory"):
+        with Server(args.src) as server:
+            print("memory:", memory(server))
+    if run("overload"):
+        with Server(args.src, "--max-concurrency", "2") as server:
+            print("overload:", asyncio.run(overload(server.url)))
+    if run("slowloris"):
+        with Server(args.src, nofile=1024) as server:
+            print("slowloris:", slowloris(server.url))
+    if run("header"):
+        with Server(args.src) as server:
+            print("header:", huge_header(server))
+    if run("hang-up"):
+        with Server(args.src, "--max-concurrency", "1", "--token-delay", "0.05") as server:
+            print("hang-up:", hang_up(server.url))
+    if run("broken-calls"):
+        for line in broken_calls(args.src):
+            print("broken call:", line)
 
 
 if __name__ == "__main__":

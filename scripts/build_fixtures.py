@@ -497,6 +497,70 @@ HY3_MARKERS = [
 ] + [
     f"<｜hy_{name}:opensource｜>" for name in ("eos", "begin_of_sentence", "pad", "User", "Assistant", "reasoning_mode")
 ]
+LFM2_MARKERS = [
+    "<|startoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|tool_list_start|>",
+    "<|tool_list_end|>",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "<|tool_response_start|>",
+    "<|tool_response_end|>",
+    "<think>",
+    "</think>",
+]
+LAGUNA_MARKERS = [
+    "<system>",
+    "</system>",
+    "<user>",
+    "</user>",
+    "<assistant>",
+    "</assistant>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "<tool_response>",
+    "</tool_response>",
+    "<available_tools>",
+    "</available_tools>",
+]
+MUSE_GLIMMER_MARKERS = ["<|start|>", "<|message|>", "<|eom|>", "<|eot|>"]
+MINICPM5_MARKERS = ["<s>", "</s>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
+LING3_MARKERS = [
+    "<role>",
+    "</role>",
+    "<|role_end|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+]
+SPARK25_MARKERS = [
+    "<｜start▁of▁sentence｜>",
+    "<｜end▁of▁sentence｜>",
+    "<|System|>",
+    "<|User|>",
+    "<|Bot|>",
+    "<|Tool|>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+]
 
 
 class Builder:
@@ -734,6 +798,14 @@ FAMILIES = {
     ),
     "hy3": lambda b: b.stand_in(
         "tencent-Hy3.jinja", HY3_MARKERS, "<｜hy_begin_of_sentence:opensource｜>", "<｜hy_eos:opensource｜>"
+    ),
+    "lfm2.5": lambda b: b.stand_in("LFM2.5-8B-A1B.jinja", LFM2_MARKERS, "<|startoftext|>", "<|im_end|>"),
+    "laguna": lambda b: b.stand_in("poolside-Laguna-S-2.1.jinja", LAGUNA_MARKERS, "", "</assistant>"),
+    "muse-glimmer": lambda b: b.stand_in("muse-glimmer.jinja", MUSE_GLIMMER_MARKERS, "", "<|eot|>"),
+    "minicpm5": lambda b: b.stand_in("openbmb-MiniCPM5-1B.jinja", MINICPM5_MARKERS, "<s>", "<|im_end|>"),
+    "ling-3": lambda b: b.stand_in("inclusionai-ling-3.0-flash.jinja", LING3_MARKERS, "", "<|role_end|>"),
+    "spark-2.5": lambda b: b.stand_in(
+        "Spark2.5.jinja", SPARK25_MARKERS, "<｜start▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
     ),
     "smollm2": lambda b: b.smollm2(),
     "vocab-gguf": lambda b: b.vocab_ggufs(),

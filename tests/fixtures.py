@@ -41,6 +41,12 @@ TOKENIZER_FAMILIES = (
     "gigachat3.1",
     "granite-3",
     "hy3",
+    "lfm2.5",
+    "laguna",
+    "minicpm5",
+    "muse-glimmer",
+    "ling-3",
+    "spark-2.5",
 )
 # GGUF files whose embedded tokenizer is rebuilt by tokenyard.models.gguf.
 GGUF_FILES = (

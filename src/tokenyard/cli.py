@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .conversation import ToolSpec
 from .engines.base import DEFAULT_ENGINE_TIMEOUT
@@ -18,6 +19,9 @@ from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
+
+if TYPE_CHECKING:
+    from .server.loading import ModelSettings
 
 
 def load_tool_specs(data: Any) -> list[ToolSpec]:
@@ -151,6 +155,12 @@ def _env_flag(name: str) -> bool:
     return str(_env(name, "")).lower() in ("1", "true", "yes", "on")
 
 
+def _env_optional_flag(name: str) -> bool | None:
+    """A switch whose default depends on the model: None unless the variable is set."""
+    value = _env(name)
+    return None if value is None else str(value).lower() in ("1", "true", "yes", "on")
+
+
 EMBEDDED_INSTALL_HINT = """\
 tokenyard: the embedded CPU engine needs {missing}, which are not installed. Either
   install it, CPU-only (no CUDA download):
@@ -167,29 +177,33 @@ def missing_embedded_packages() -> list[str]:
     return [name for name in ("torch", "transformers") if find_spec(name) is None]
 
 
-def run_serve(args: argparse.Namespace) -> int:
-    import logging
+# Serve flags that describe the --model model only (a models file's entries carry their own).
+MODEL_FLAGS = (
+    "served_model_name",
+    "reasoning_parser",
+    "tool_call_parser",
+    "chat_template",
+    "script",
+    "engine_url",
+    "kv_events",
+    "engine_model",
+)
 
-    from .prompting.prefix_watch import PrefixWatch
-    from .sealing import ReasoningSeal, load_server_key
-    from .server.app import ServerConfig, ServerState, create_app
-    from .server.graceful import serve
-    from .server.limits import HttpLimits, raise_open_file_limit, server_options
-    from .server.loading import ModelSettings, load
-    from .server.offload import Offload
-    from .server.pipeline import Pipeline
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.engine == "embedded" and (missing := missing_embedded_packages()):
-        print(EMBEDDED_INSTALL_HINT.format(missing=", ".join(missing)), file=sys.stderr)
-        return 2
-    load_parser_plugins(args)
-    settings = ModelSettings(
-        model=args.model,
+def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
+    """Every model to serve (`ModelSettings`, the default one first): `--model` with
+    its flags, then each `--serve-model`, then the `--models-config` file's. Without
+    `--model`, a models file or `--serve-model` alone says what is served."""
+    from .server.loading import ModelSettings
+    from .server.models_config import served_models
+
+    base = ModelSettings(
+        model=args.model or DEFAULT_MODEL,
         engine=args.engine,
         served_model_names=tuple(args.served_model_name or ()),
         reasoning_parser=args.reasoning_parser,
         tool_call_parser=args.tool_call_parser,
+        recover_fenced_calls=args.recover_fenced_calls,
         chat_template=Path(args.chat_template) if args.chat_template else None,
         keep_anthropic_preamble=args.keep_anthropic_preamble,
         script=Path(args.script) if args.script else None,
@@ -207,17 +221,66 @@ def run_serve(args: argparse.Namespace) -> int:
         engine_model=args.engine_model,
         engine_api_key=args.engine_api_key,
     )
-    model, engine = load(settings)
+    more = bool(args.serve_model or args.models_config)
+    primary = base if args.model or not more else None
+    if primary is None:
+        given = [f"--{flag.replace('_', '-')}" for flag in MODEL_FLAGS if getattr(args, flag)]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} describe(s) the --model model; with --serve-model/--models-config alone, "
+                "put it in that model's entry (or also pass --model)"
+            )
+    models_file = Path(args.models_config) if args.models_config else None
+    return served_models(primary, tuple(args.serve_model or ()), models_file, base)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    if args.processes <= 1:
+        return serve_process(args)
+    from .sealing import load_server_key
+    from .server.processes import serve_processes
+
+    # Every process seals and tags under the same key, as replicas must.
+    args.server_key = load_server_key(args.server_key, key_file=args.seal_key_file).hex()
+    return serve_processes(args.processes, args.host, args.port, lambda sockets: serve_process(args, sockets))
+
+
+def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None = None) -> int:
+    """One server process: load the models, serve until a signal."""
+    import logging
+
+    from .prompting.prefix_watch import PrefixWatch
+    from .sealing import ReasoningSeal, load_server_key
+    from .server.app import ServerConfig, ServerState, create_app
+    from .server.graceful import serve
+    from .server.limits import HttpLimits, raise_open_file_limit, server_options
+    from .server.loading import load
+    from .server.offload import Offload
+    from .server.pipeline import Pipeline
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    load_parser_plugins(args)
+    models = model_settings(args)
+    if any(m.engine == "embedded" for m in models) and (missing := missing_embedded_packages()):
+        print(EMBEDDED_INSTALL_HINT.format(missing=", ".join(missing)), file=sys.stderr)
+        return 2
     codex_profile = load_codex_profile(args.codex_profile, args.codex_models) if args.codex_profile else None
+    offload = Offload(args.offload_workers, enabled=not args.no_offload)
+    pipelines = []
+    for settings in models:
+        model, engine = load(settings)
+        pipelines.append(
+            Pipeline(
+                model,
+                engine,
+                prefix_watch=PrefixWatch(),
+                engine_timeout=args.engine_timeout or None,
+                offload=offload,
+                log_prompt_excerpts=args.log_prompt_excerpts,
+            )
+        )
     state = ServerState(
-        Pipeline(
-            model,
-            engine,
-            prefix_watch=PrefixWatch(),
-            engine_timeout=args.engine_timeout or None,
-            offload=Offload(args.offload_workers, enabled=not args.no_offload),
-            log_prompt_excerpts=args.log_prompt_excerpts,
-        ),
+        pipelines[0],
         ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
             api_key=args.api_key,
@@ -229,15 +292,18 @@ def run_serve(args: argparse.Namespace) -> int:
             allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
             codex_profile=codex_profile,
         ),
+        other_pipelines=tuple(pipelines[1:]),
     )
-    profile = model.profile
-    print(
-        f"tokenyard: serving {', '.join(model.ids)} ({profile.family}; reasoning parser "
-        f"{profile.reasoning_parser or '-'}, tool-call parser {profile.tool_parser or '-'}; {args.engine} engine) "
-        f"on http://{args.host}:{args.port}",
-        file=sys.stderr,
-        flush=True,
-    )
+    for pipeline, settings in zip(state.pipelines, models, strict=True):
+        profile = pipeline.model.profile
+        print(
+            f"tokenyard: serving {', '.join(pipeline.model.ids)} ({profile.family}; reasoning parser "
+            f"{profile.reasoning_parser or '-'}, tool-call parser {profile.tool_parser or '-'}"
+            f"{', fenced-call recovery' if profile.recover_fenced_calls else ''}; {settings.engine} engine)"
+            f" on http://{args.host}:{args.port}",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         import uvloop  # noqa: F401
 
@@ -262,7 +328,8 @@ def run_serve(args: argparse.Namespace) -> int:
         port=args.port,
         loop=loop,
         log_level=args.log_level,
-        on_shutdown=state.pipeline.drain,
+        on_shutdown=state.drain,
+        sockets=sockets,
         **server_options(limits),
     )
     return 0 if started else 1
@@ -294,8 +361,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--model",
-        default=_env("model", DEFAULT_MODEL),
-        help=f"a model directory, a .gguf file, or a built-in model: {', '.join(BUILTIN_MODELS)} ({DEFAULT_MODEL} is the default)",
+        default=_env("model"),
+        help=f"a model directory, a .gguf file, or a built-in model: {', '.join(BUILTIN_MODELS)} ({DEFAULT_MODEL} is the "
+        "default unless --serve-model or --models-config name the models)",
+    )
+    serve.add_argument(
+        "--serve-model",
+        action="append",
+        default=[s for s in (_env("serve_model") or "").split(";") if s] or None,
+        metavar="NAME=MODEL[,KEY=VALUE…]",
+        help="serve one more model as NAME (repeatable), e.g. fast=/models/Qwen3-0.6B,engine-url=http://127.0.0.1:8002,"
+        "alias=claude-haiku-4-5; keys as in --models-config; a second model is what the launchers hand Claude Code "
+        "as its small/fast model",
+    )
+    serve.add_argument(
+        "--models-config",
+        default=_env("models_config"),
+        metavar="FILE",
+        help='a TOML ([[models]] tables) or JSON ({"models": [...]}) file of models to serve, each with name, '
+        "aliases, model, engine, engine_url (list), kv_events, parsers, chat_template, max_model_len; engine-wide "
+        "flags are their defaults (see the README)",
     )
     serve.add_argument(
         "--engine",
@@ -325,6 +410,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="override the family's tool-call parser",
     )
     _add_plugin_flags(serve, from_env=True)
+    serve.add_argument(
+        "--recover-fenced-calls",
+        action=argparse.BooleanOptionalAction,
+        default=_env_optional_flag("recover_fenced_calls"),
+        help="turn a ```json fenced call to a declared tool at the very end of a turn into a real call "
+        "(a small-model failure shape; default: on for the built-in qwen2.5-coder-1.5b, off otherwise)",
+    )
     serve.add_argument(
         "--chat-template",
         default=_env("chat_template"),
@@ -359,6 +451,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="file holding the sealing key (64 hex digits, or any text, hashed): what replicas share",
     )
     serve.add_argument("--host", default=_env("host", "127.0.0.1"))
+    serve.add_argument(
+        "--processes",
+        type=int,
+        default=int(_env("processes", 1)),
+        metavar="N",
+        help="serve from N processes on one port (uvicorn --workers style; the kernel spreads connections), "
+        "each loading its own models and engines; they share the sealing key, which is all exact replay needs",
+    )
     serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
     serve.add_argument(
         "--max-concurrency",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import os
 import secrets
 from pathlib import Path
@@ -29,11 +30,18 @@ class ReasoningSeal:
         if len(key) != 32:
             raise ValueError("the server key must be 32 bytes")
         self._aead = AESGCM(key)
+        # A separate key for tags (never the encryption key itself).
+        self._tag_key = hmac.new(key, b"tokenyard tag key", hashlib.sha256).digest()
 
     def seal(self, reasoning: str, context: str = "") -> str:
         nonce = secrets.token_bytes(12)
         sealed = self._aead.encrypt(nonce, reasoning.encode("utf-8"), context.encode("utf-8"))
         return _PREFIX + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
+
+    def tag(self, text: str, length: int) -> str:
+        """`length` hex digits authenticating `text` under the key: the same on every
+        replica sharing it, unguessable without it."""
+        return hmac.new(self._tag_key, text.encode("utf-8"), hashlib.sha256).hexdigest()[:length]
 
     def open(self, token: str | None, context: str = "") -> str | None:
         """The reasoning sealed in `token`, or None if it is not ours, or altered."""

@@ -123,7 +123,7 @@ def _feed(encoder, events):
     return [wire for event in events for wire in encoder.feed(event)]
 
 
-def test_a_truncated_call_keeps_its_streamed_arguments_and_is_not_dispatched():
+def test_a_truncated_call_is_never_streamed_as_a_call_but_as_content():
     encoder = ChatCompletionStream("id", "m", 1, dispatch=True)
     wire = _feed(
         encoder,
@@ -139,6 +139,9 @@ def test_a_truncated_call_keeps_its_streamed_arguments_and_is_not_dispatched():
     )
     names = [name for name, _ in wire]
     assert "tool_call_dispatch" not in names and names.count("reasoning_dispatch") == 1
+    deltas = [data["choices"][0]["delta"] for name, data in wire if name is None and data["choices"]]
+    assert not [d for d in deltas if "tool_calls" in d]
+    assert [d["content"] for d in deltas if d.get("content")] == ['<tool_call>{"name"…']
     assert wire[-1][1]["choices"][0]["finish_reason"] == "length"
     completion = encoder.completion()
     message = completion["choices"][0]["message"]
@@ -197,12 +200,9 @@ def test_dispatch_precedes_the_last_fragment_and_interleaved_reasoning_is_dispat
     assert encoder.completion()["choices"][0]["message"]["content"] == "done"
 
 
-def test_without_dispatch_nothing_is_held_and_errors_end_the_stream():
+def test_a_call_is_held_until_complete_and_an_error_inside_it_ends_the_stream_without_it():
     encoder = ChatCompletionStream("id", "m", 1)
-    assert (
-        _feed(encoder, [ToolCallStart(0, "call_1", "Bash")])[0][1]["choices"][0]["delta"]["tool_calls"][0]["id"]
-        == "call_1"
-    )
+    assert _feed(encoder, [ToolCallStart(0, "call_1", "Bash"), ToolCallDelta(0, '{"command": "ls"')]) == []
     [(name, data)] = encoder.error(engine_failed("boom"))
     assert name is None and data == {"error": {"message": "boom", "type": "server_error", "param": None, "code": None}}
     assert encoder.finish() == [(None, "[DONE]")]

@@ -226,12 +226,14 @@ def test_agent_messages_and_array_tool_outputs_keep_their_content():
 def test_a_call_cut_off_is_never_presented_as_runnable():
     stream = encoder(request([user("hi")], tools=[CLOSE]))
     frames = stream.feed(ToolCallStart(0, "call_1", "close_agent")) + stream.feed(ToolCallDelta(0, '{"target": "a'))
-    frames += stream.feed(ToolCallIncomplete(0, "call_1", "close_agent", '{"target": "a', "", "truncated"))
+    raw = '<tool_call>{"name": "close_agent", "arguments": {"target": "a'
+    frames += stream.feed(ToolCallIncomplete(0, "call_1", "close_agent", '{"target": "a', raw, "truncated"))
     frames += stream.feed(Finish("length"))
-    assert not [
-        f for _, f in frames if f["type"] in ("response.output_item.done", "response.function_call_arguments.done")
-    ]
+    # No call item at all: the model's text for it is a message, cut off as the response is.
+    assert not [f for _, f in frames if f.get("item", {}).get("type") == "function_call"]
+    assert not [f for _, f in frames if f["type"].startswith("response.function_call_arguments")]
     [cut] = stream.response()["output"]
+    assert cut["type"] == "message" and cut["content"][0]["text"] == raw
     assert cut["status"] == "incomplete" and stream.response()["status"] == "incomplete"
 
 

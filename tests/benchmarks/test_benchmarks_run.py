@@ -80,3 +80,9 @@ def test_agent_session_quick(capsys):
     assert load("agent_session").main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "tokenyard vs (a) LiteLLM-style: " in out and "+ speculative prefill" in out
+
+
+def test_litellm_path_quick(capsys):
+    assert load("litellm_path").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "prefilled per tool turn" in out and "\nqwen3 " in out

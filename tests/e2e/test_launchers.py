@@ -9,6 +9,7 @@ written.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -23,11 +24,16 @@ PORT = 8000  # the launcher's default URL; every namespace has its own port spac
 
 
 def launch(
-    tmp_path: Path, client: str, *client_args: str, timeout: float = 180, extra_env: dict[str, str] | None = None
+    tmp_path: Path,
+    client: str,
+    *client_args: str,
+    timeout: float = 180,
+    extra_env: dict[str, str] | None = None,
+    serve_args: tuple[str, ...] = (),
 ) -> Completed:
     home = tmp_path / "home"
     serve = ["--model", str(model_dir("qwen3-coder")), "--engine", "scripted", "--served-model-name", MODEL]
-    serve += ["--tool-call-parser", "qwen3_coder", "--reasoning-parser", "qwen3"]
+    serve += ["--tool-call-parser", "qwen3_coder", "--reasoning-parser", "qwen3", *serve_args]
     argv = [sys.executable, "-m", "tokenyard.cli", client, *(f"--serve-arg={a}" for a in serve), *client_args]
     env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir()), **(extra_env or {})}
     if "PYTHONPATH" in os.environ:  # a source checkout under test rather than the installed package
@@ -48,6 +54,34 @@ def test_tokenyard_claude(tmp_path):
     assert f"ANTHROPIC_MODEL={MODEL}" in result.stderr, "the launcher says what it set"
     assert (tmp_path / "cache" / "launchers" / "claude" / ".claude.json").exists()
     assert_untouched_home(tmp_path, ".claude.json", ".claude")
+
+
+def test_tokenyard_claude_with_a_small_fast_model(tmp_path):
+    """A server with a second model (Llama 3.1's tokenizer and template): the launcher
+    hands it to Claude Code as ANTHROPIC_SMALL_FAST_MODEL; the tool loop runs on the
+    main model, and every request names one of the two."""
+    claude_binary()
+    log = tmp_path / "prompts.jsonl"
+    fast = f"fast={model_dir('llama-3.1')},alias=claude-haiku-4-5"
+    result = launch(
+        tmp_path,
+        "claude",
+        "-p",
+        PROMPT,
+        "--allowedTools",
+        "Bash",
+        serve_args=("--serve-model", fast, "--prompt-log", str(log)),
+    )
+    assert result.returncode == 0, result.report()
+    assert TOOL_OUTPUT in result.stdout, result.report()
+    assert "ANTHROPIC_SMALL_FAST_MODEL=fast" in result.stderr and f"ANTHROPIC_MODEL={MODEL}" in result.stderr
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    models = [r["request"]["model"] for r in records]
+    assert MODEL in models and set(models) <= {MODEL, "fast"}, models
+    for record in records:  # each request rendered by its own model's template
+        marker = "<|im_start|>" if record["request"]["model"] == MODEL else "<|start_header_id|>"
+        assert marker in record["prompt_text"]
+    print(f"\nrequests by model: { {m: models.count(m) for m in set(models)} }")
 
 
 def test_tokenyard_codex(tmp_path):

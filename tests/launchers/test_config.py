@@ -35,8 +35,14 @@ def test_launcher_flags_come_first_and_the_rest_reaches_the_client_untouched():
 
 
 def test_models_are_chosen_from_what_the_server_serves():
-    assert choose_models([MAIN, SMALL], LaunchOptions()) == (MAIN, MAIN)
-    assert choose_models([MAIN, SMALL], LaunchOptions(small_model=SMALL.id)) == (MAIN, SMALL)
+    # A second served model is the small/fast one; an alias of the main model is not.
+    alias = ServedModel("claude-sonnet-4-6", context_window=32_768, model=MAIN.id)
+    assert choose_models([MAIN, SMALL], LaunchOptions()) == (MAIN, SMALL)
+    assert choose_models([MAIN, alias, SMALL], LaunchOptions()) == (MAIN, SMALL)
+    assert choose_models([MAIN, alias], LaunchOptions()) == (MAIN, MAIN)
+    assert choose_models([MAIN], LaunchOptions()) == (MAIN, MAIN)
+    assert choose_models([MAIN, SMALL], LaunchOptions(small_model=MAIN.id)) == (MAIN, MAIN)
+    assert choose_models([MAIN, SMALL], LaunchOptions(model=SMALL.id)) == (SMALL, MAIN)
     with pytest.raises(LaunchError, match="not served"):
         choose_models([MAIN], LaunchOptions(model="claude-opus"))
 
@@ -85,7 +91,10 @@ def test_codex_config_is_valid_toml_with_a_tokenyard_provider():
         "base_url": "http://127.0.0.1:8000/v1",
         "wire_api": "responses",
         "env_key": CLIENT_KEY_ENV,
+        # minutes of silence (a cold CPU prefill, a long call held until complete) must not end the stream
+        "stream_idle_timeout_ms": codex.STREAM_IDLE_TIMEOUT_MS,
     }
+    assert codex.STREAM_IDLE_TIMEOUT_MS > 5 * 60 * 1000
     assert CLIENT_KEY_ENV != "TOKENYARD_API_KEY", "the client key must not switch on the server's own key check"
 
 

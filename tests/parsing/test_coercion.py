@@ -90,3 +90,21 @@ def test_json_escaped_as_if_inside_a_string_is_unescaped_for_containers():
     # Not containers of the declared kind, or not JSON once unescaped: the text stays.
     assert coerce_value('{\\"a\\": 1}', ("array",)) == '{\\"a\\": 1}'
     assert coerce_value('[\\"a\\" oops', ("array",)) == '[\\"a\\" oops'
+
+
+def test_digit_booleans_only_where_no_other_type_takes_them():
+    from tokenyard.parsing.coercion import coerce_value
+
+    assert coerce_value("1", ("boolean",)) is True
+    assert coerce_value(" 0 ", ("boolean",)) is False
+    assert coerce_value("1", ("boolean", "integer")) == 1
+    assert coerce_value("2", ("boolean",)) == "2"
+
+
+def test_an_unknown_type_name_lets_the_text_decide():
+    # Dynamo's test_schema_aware_type_conversion (param8, "other_type").
+    tool = ToolSpec(name="t", parameters={"type": "object", "properties": {"p": {"type": "other_type"}}})
+    types = parameter_types(tool, "p")
+    assert coerce_value("{'arg1': 3, 'arg2': [1, 2]}", types) == {"arg1": 3, "arg2": [1, 2]}
+    assert coerce_value("42", types) == 42
+    assert coerce_value("hello", types) == "hello"

@@ -38,6 +38,13 @@ OWN_TERMINATOR = {
     "hy_v3": "</arg_value:opensource>",
     "hy_v4": "</arg_value:opensource>",
     "k2_horizon": "</ifm|arg_value>",
+    "ling3": "</arg_value>",
+    "mimo": "</parameter>",
+    "minicpm5": "</param>",
+    "muse_glimmer": "</atem:parameter>",
+    "poolside_v1": "</arg_value>",
+    "spark25": "</arg_value>",
+    "step3": "</steptml:parameter>",
 }
 _MARKER = re.compile(r"<[^<>\n]{1,40}>|\[[A-Z_]+\]|functools|```json")
 

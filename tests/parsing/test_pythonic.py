@@ -55,6 +55,12 @@ def test_several_calls_with_prose_around():
             "opts={'a': [1, -2.5, (3, 4)], 'b': None, 'c': True, 'd': False, 1: 'one'}",
             {"opts": {"a": [1, -2.5, [3, 4]], "b": None, "c": True, "d": False, "1": "one"}},
         ),
+        # Sets in written order (JSON has none); JSON's names inside values (LFM2, OLMo 3).
+        ("tags={'urgent', 'bug'}", {"tags": ["urgent", "bug"]}),
+        ('data={"on": true, "off": false, "x": null}', {"data": {"on": True, "off": False, "x": None}}),
+        # A raw newline only a string can hold; a NUL byte.
+        ("cmd='cat f\nEOF'", {"cmd": "cat f\nEOF"}),
+        ("cmd='a\x00b'", {"cmd": "a\x00b"}),
     ],
 )
 def test_python_literals_become_json(source, arguments):
@@ -71,7 +77,7 @@ def test_text_that_merely_starts_with_a_bracket(text):
 
 
 @pytest.mark.parametrize(
-    "source", ["'Tokyo'", "city=Tokyo", "city=open('x')", "**opts", "city={1, 2}", "city=float('nan')"]
+    "source", ["'Tokyo'", "city=Tokyo", "city=open('x')", "**opts", "city=b'z'", "city=float('nan')"]
 )
 def test_invalid_arguments(source):
     text = f"[get_weather({source})] after"

@@ -144,9 +144,59 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         '<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|>'
         "<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>",
     ),
+    "lfm2": ("qwen3", "<|tool_call_start|>[get_weather(city='Tokyo', days=3)]<|tool_call_end|>"),
+    "ling3": (
+        "ling3",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Tokyo</arg_value>"
+        "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+    ),
+    "longcat": (
+        None,
+        '<longcat_tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</longcat_tool_call>',
+    ),
+    "mimo": (
+        "mimo",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</tool_call>",
+    ),
+    "minicpm5": (
+        "qwen3",
+        '<function name="get_weather"><param name="city">Tokyo</param><param name="days">3</param></function>',
+    ),
+    "muse_glimmer": (
+        "muse_glimmer",
+        ' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+        '<atem:parameter name="city">Tokyo</atem:parameter>\n<atem:parameter name="days">3</atem:parameter>\n'
+        "</atem:invoke>\n</atem:function_calls><|eom|>",
+    ),
+    "olmo3": ("olmo3", '<function_calls>\nget_weather(city="Tokyo", days=3)\n</function_calls>'),
+    "plamo3": (
+        "plamo3",
+        "<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|>"
+        "<|plamo:begin_tool_name:plamo|>get_weather<|plamo:end_tool_name:plamo|>"
+        "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+        '{"city": "Tokyo", "days": 3}'
+        "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>",
+    ),
+    "poolside_v1": (
+        "qwen3",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value>"
+        "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
+    ),
     "seed_oss": (
         "seed_oss",
         "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>",
+    ),
+    "spark25": (
+        "spark25",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value>"
+        "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
+    ),
+    "step3": (
+        "step3",
+        f"<{FB}tool_calls_begin{FB}><{FB}tool_call_begin{FB}>function<{FB}tool_sep{FB}>"
+        '<steptml:invoke name="get_weather"><steptml:parameter name="city">Tokyo</steptml:parameter>'
+        '<steptml:parameter name="days">3</steptml:parameter></steptml:invoke>'
+        f"<{FB}tool_call_end{FB}><{FB}tool_calls_end{FB}>",
     ),
     "step3p5": (
         "step3p5",
@@ -164,4 +214,5 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         "minimax_m3",
         f'{NS}<tool_call>\n{NS}<invoke name="get_weather">{NS}<city>Tokyo{NS}</city>{NS}<days>3{NS}</days>{NS}</invoke>\n{NS}</tool_call>',
     ),
+    "xlam": (None, '[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'),
 }

@@ -67,6 +67,7 @@ DROPS_AT_NEW_QUERY = {
     "qwen3": "<think>\n" + FIRST_REASONING,
     "qwen3.5": "<think>\n" + FIRST_REASONING,
     "step3.5": "<think>\n" + FIRST_REASONING,
+    "minicpm5": "<think>\n" + FIRST_REASONING,
     "deepseek-v3.1": None,
     "deepseek-v3.2": "<think>" + FIRST_REASONING,
     "gpt-oss": "<|channel|>analysis<|message|>" + FIRST_REASONING,
@@ -92,6 +93,12 @@ FAMILIES = [
     "gigachat3",
     "gigachat3.1",
     "hy3",
+    "lfm2.5",
+    "laguna",
+    "minicpm5",
+    "muse-glimmer",
+    "ling-3",
+    "spark-2.5",
 ]
 # Templates that can not be prefix-stable as published (their fixtures are still
 # detected and rendered): Apertus continues the assistant turn after a tool result

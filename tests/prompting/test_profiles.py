@@ -31,6 +31,12 @@ from ..fixtures import load_tokenizer, model_dir
         ("gigachat3.1", "gigachat3", None, "gigachat3"),
         ("granite-3", "granite-3", None, "granite"),
         ("hy3", "hy3", "hy_v3", "hy_v3"),
+        ("lfm2.5", "lfm2", "qwen3", "lfm2"),
+        ("laguna", "laguna", "qwen3", "poolside_v1"),
+        ("ling-3", "ling-3", "ling3", "ling3"),
+        ("muse-glimmer", "muse-glimmer", "muse_glimmer", "muse_glimmer"),
+        ("minicpm5", "minicpm5", "qwen3", "minicpm5"),
+        ("spark-2.5", "spark-2.5", "spark25", "spark25"),
     ],
 )
 def test_detected_from_real_templates(family, expected, reasoning, tool):
@@ -144,3 +150,43 @@ def test_families_without_a_public_template_from_their_names():
         ("ibm-granite/granite-3.3-8b-instruct", "granite-3"),
     ]:
         assert detect_profile(None, None, name=name).family == family, name
+
+
+def test_families_b_from_names_and_template_signs():
+    assert detect_profile(None, None, name="inclusionAI/Ling-3.0-flash").family == "ling-3"
+    assert detect_profile(None, None, name="inclusionAI/Ring-3.0").family == "ling-3"
+    assert detect_profile(None, None, name="meituan-longcat/LongCat-Flash-Chat").family == "longcat"
+    assert detect_profile(None, None, name="XiaomiMiMo/MiMo-V2-Flash").family == "mimo"
+    assert detect_profile(None, None, name="Spark2.5").family == "spark-2.5"
+    # LongCat's template names its own call tags.
+    template = "{%- for tool_call in message.tool_calls %}{{- '<longcat_tool_call>\\n' }}{% endfor %}"
+    assert detect_profile(None, template).family == "longcat"
+
+
+def test_olmo3_from_its_template_sign_and_name():
+    # OLMo 3's template: tool results come back in an `environment` turn.
+    template = "{% elif message['role'] == 'environment' %}{{ '<|im_start|>environment\\n' + message['content'] }}"
+    assert detect_profile(None, template).family == "olmo3"
+    assert detect_profile(None, None, name="allenai/Olmo-3-7B-Think").family == "olmo3"
+
+
+@pytest.mark.parametrize(
+    "template,family,tool",
+    [
+        ("LFM2-8B-A1B.jinja", "lfm2", "lfm2"),
+        ("LFM2.5-Instruct.jinja", "lfm2", "lfm2"),
+        ("LFM2.5-8B-A1B.jinja", "lfm2", "lfm2"),
+        ("inclusionai-ling-3.0-flash.jinja", "ling-3", "ling3"),
+        ("Spark2.5.jinja", "spark-2.5", "spark25"),
+    ],
+)
+def test_families_detected_from_llama_cpp_templates(template, family, tool):
+    profile = detect_profile(None, _llama_cpp_template(template))
+    assert (profile.family, profile.tool_parser) == (family, tool)
+
+
+def test_step3_and_xlam_from_names():
+    assert detect_profile(None, None, name="stepfun-ai/step3").family == "step3"
+    assert detect_profile(None, None, name="stepfun-ai/Step-3.5-Flash").family == "step3.5"
+    assert detect_profile(None, None, name="Salesforce/Llama-xLAM-2-8b-fc-r").family == "xlam"
+    assert detect_profile(None, None, name="openbmb/MiniCPM5-1B").family == "minicpm5"

@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -45,18 +46,23 @@ def running_server(
     engine: str = "scripted",
     uvicorn_options: dict | None = None,
     wrap_app=None,
+    recover_fenced_calls=None,
+    model: str | None = None,
+    more_models=(),
 ):
+    """`more_models`: further `ModelSettings` served beside the first model."""
     script_path = None
     if script is not None:
         assert tmp_path is not None
         script_path = tmp_path / "script.json"
         script_path.write_text(json.dumps(script))
     settings = ModelSettings(
-        model=str(model_path or model_dir(family)),
+        model=model or str(model_path or model_dir(family)),
         engine=engine,
         served_model_names=tuple(names),
         reasoning_parser=reasoning,
         tool_call_parser=tools,
+        recover_fenced_calls=recover_fenced_calls,
         script=script_path,
         token_delay=token_delay,
         max_model_len=max_model_len,
@@ -65,7 +71,16 @@ def running_server(
     config = config or ServerConfig()
     if tmp_path is not None and config.prompt_log is None:
         config.prompt_log = tmp_path / "prompts.jsonl"
-    state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(SERVER_KEY), config)
+    others = []
+    for more in more_models:
+        other_model, other_engine = load(more)
+        others.append(Pipeline(other_model, other_engine, prefix_watch=PrefixWatch()))
+    state = ServerState(
+        Pipeline(model, engine, prefix_watch=PrefixWatch()),
+        ReasoningSeal(SERVER_KEY),
+        config,
+        other_pipelines=tuple(others),
+    )
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
@@ -116,3 +131,15 @@ class WrappedEngine:
 
     def generate(self, request):
         return self.inner.generate(request)
+
+
+def send_and_vanish(url: str, path: str, body: dict) -> None:
+    """Send a complete request on a raw socket and close it without reading a byte."""
+    parts = urlsplit(url)
+    payload = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(payload)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((parts.hostname, parts.port)) as sock:
+        sock.sendall(head + payload)  # and close without reading a byte

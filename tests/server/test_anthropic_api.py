@@ -146,23 +146,38 @@ def test_foreign_signatures_and_redacted_thinking_are_accepted(tmp_path):
         assert "Real Claude thought this." in prompt and "EmwKAhgB" not in prompt
 
 
-def test_model_arguments_replay_byte_for_byte(tmp_path):
-    script = [
-        [{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}],
-        [{"text": "done"}],
-    ]
-    with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
-        c = client(url)
-        first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
-        call = first.content[0]
-        history = [
-            {"role": "user", "content": "go"},
-            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "x"}]},
+COMPACT_CALLS = [
+    [{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}],
+    [{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"pwd  -P"}}\n</tool_call>'}],
+    [{"text": "done"}],
+]
+
+
+def compact_call_loop(url: str, rewrite=lambda call_id: call_id) -> None:
+    """Three turns of a model that writes compact JSON; the client echoes each call
+    as an object (under the id `rewrite` makes of it)."""
+    c = client(url)
+    history = [{"role": "user", "content": "go"}]
+    for _ in range(2):
+        answer, _ = ask(c, history, thinking={"type": "disabled"})
+        call = answer.content[0].model_dump(exclude_none=True)
+        history += [
+            {"role": "assistant", "content": [{**call, "id": rewrite(call["id"])}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": rewrite(call["id"]), "content": "x"}]},
         ]
-        ask(c, history, thinking={"type": "disabled"})
-        # The client sent back an object; the prompt still has the model's own spacing.
-        assert '{"command":"ls  -la"}' in prompt_log(state)[1]["prompt_text"]
+    ask(c, history, thinking={"type": "disabled"})
+
+
+def test_model_arguments_replay_byte_for_byte(tmp_path):
+    with running_server("qwen3", script=COMPACT_CALLS, tmp_path=tmp_path) as (url, state):
+        compact_call_loop(url)
+        prompts = [r["prompt_text"] for r in prompt_log(state)]
+    # The client sent back objects. The first call's id was issued before the server
+    # had seen this model write JSON: it predicted the templates' style, and every
+    # replica renders that call so. From then on ids carry the model's own (compact)
+    # style, and its calls replay byte for byte, on any replica.
+    assert '{"command": "ls  -la"}' in prompts[1]
+    assert '{"command": "ls  -la"}' in prompts[2] and '{"command":"pwd  -P"}' in prompts[2]
 
 
 def test_interleaved_thinking_and_calls_keep_their_order(tmp_path):
@@ -554,24 +569,12 @@ def test_tool_ids_stay_unique_across_a_session(tmp_path):
 
 
 def test_rewritten_tool_ids_still_replay_the_exact_arguments(tmp_path):
-    # OpenClaw strips non-alphanumerics from echoed ids; the model's exact argument
-    # text must still come back in the prompt.
-    script = [
-        [{"raw": '<tool_call>\n{"name": "Bash", "arguments": {"command":"ls  -la"}}\n</tool_call>'}],
-        [{"text": "done"}],
-    ]
-    with running_server("qwen3", script=script, tmp_path=tmp_path) as (url, state):
-        c = client(url)
-        first, _ = ask(c, [{"role": "user", "content": "go"}], thinking={"type": "disabled"})
-        call = first.content[0].model_dump(exclude_none=True)
-        rewritten = "".join(ch for ch in call["id"] if ch.isalnum())
-        history = [
-            {"role": "user", "content": "go"},
-            {"role": "assistant", "content": [{**call, "id": rewritten}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": rewritten, "content": "x"}]},
-        ]
-        ask(c, history, thinking={"type": "disabled"})
-        assert '{"command":"ls  -la"}' in prompt_log(state)[1]["prompt_text"]
+    # OpenClaw strips non-alphanumerics from echoed ids; the style the id carries
+    # survives, so the model's exact argument text still comes back in the prompt.
+    with running_server("qwen3", script=COMPACT_CALLS, tmp_path=tmp_path) as (url, state):
+        compact_call_loop(url, rewrite=lambda call_id: "".join(ch for ch in call_id if ch.isalnum()))
+        prompts = [r["prompt_text"] for r in prompt_log(state)]
+    assert '{"command":"pwd  -P"}' in prompts[2]
 
 
 def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):

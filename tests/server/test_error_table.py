@@ -18,7 +18,7 @@ import openai
 import pytest
 
 from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
-from tokenyard.engines.base import EngineError
+from tokenyard.engines.base import EngineChunk, EngineError
 from tokenyard.server.app import ServerConfig
 
 from ..fixtures import model_dir
@@ -32,9 +32,12 @@ LONG = "word " * 3000  # over the 1024-token window
 
 class _FaultyEngine(WrappedEngine):
     """The scripted engine, made to fail on demand: `fail_after` chunks (0: before
-    the first token), or to wait at `gate` (holding the one generation slot)."""
+    the first token), to go silent after its first chunk (`stall`), to answer
+    `answer` whatever was asked, or to wait at `gate` (holding the one generation slot)."""
 
     fail_after: int | None = None
+    stall = False
+    answer: str | None = None
     gate: threading.Event | None = None
 
     async def generate(self, request):
@@ -43,6 +46,13 @@ class _FaultyEngine(WrappedEngine):
                 await asyncio.sleep(0.01)
         if self.fail_after == 0:
             raise EngineError("the engine is down")
+        if self.stall:
+            yield EngineChunk(cached_tokens=0)
+            await asyncio.sleep(3600)
+        if self.answer is not None:
+            yield EngineChunk(cached_tokens=0)
+            yield EngineChunk(text=self.answer, finish_reason="stop")
+            return
         n = 0
         async for chunk in self.inner.generate(request):
             yield chunk
@@ -71,6 +81,7 @@ def server(tmp_path_factory):
         "qwen3", model_path=_model_with_picky_template(tmp_path), max_model_len=1024, config=config
     ) as (url, state):
         engine = _FaultyEngine(state.pipeline.engine)
+        engine.state = state
         state.pipeline.engine = engine
         yield url, engine
 
@@ -104,6 +115,8 @@ TABLE = {
     "too_long": ((400, "invalid_request_error"), (400, "invalid_request_error", "context_length_exceeded")),
     "engine_down": ((502, "api_error"), (502, "server_error", None)),
     "overloaded": ((529, "overloaded_error"), (429, "server_error", "overloaded")),
+    "engine_timeout": ((504, "timeout_error"), (504, "server_error", None)),
+    "tool_choice_violation": ((500, "api_error"), (500, "server_error", None)),
 }
 # fault → the param the OpenAI envelopes name (per API where it is the conversation)
 PARAMS = {"schema": "conversation", "template": "conversation", "too_long": "conversation"}
@@ -112,7 +125,9 @@ ANTHROPIC_EXCEPTIONS = {
     400: anthropic.BadRequestError,
     401: anthropic.AuthenticationError,
     404: anthropic.NotFoundError,
+    500: anthropic.InternalServerError,
     502: anthropic.InternalServerError,
+    504: anthropic.InternalServerError,
     529: anthropic.OverloadedError,
 }
 OPENAI_EXCEPTIONS = {
@@ -120,7 +135,9 @@ OPENAI_EXCEPTIONS = {
     401: openai.AuthenticationError,
     404: openai.NotFoundError,
     429: openai.RateLimitError,
+    500: openai.InternalServerError,
     502: openai.InternalServerError,
+    504: openai.InternalServerError,
 }
 
 
@@ -138,7 +155,27 @@ def _request(url: str, api: str, fault: str) -> tuple[dict | bytes, dict]:
         return _body(api, f"please {REJECT}"), AUTH
     if fault == "too_long":
         return _body(api, LONG), AUTH
+    if fault == "tool_choice_violation":
+        return {**_body(api), **_FORCED_TOOL[api]}, AUTH
     return _body(api), AUTH
+
+
+_SCHEMA_OBJECT = {"type": "object", "properties": {"command": {"type": "string"}}}
+# A request that must call the tool (the engine then answers with text only).
+_FORCED_TOOL = {
+    "anthropic": {
+        "tools": [{"name": "Bash", "input_schema": _SCHEMA_OBJECT}],
+        "tool_choice": {"type": "any"},
+    },
+    "chat": {
+        "tools": [{"type": "function", "function": {"name": "Bash", "parameters": _SCHEMA_OBJECT}}],
+        "tool_choice": "required",
+    },
+    "responses": {
+        "tools": [{"type": "function", "name": "Bash", "parameters": _SCHEMA_OBJECT}],
+        "tool_choice": "required",
+    },
+}
 
 
 def _post(url: str, api: str, body: dict | bytes, headers: dict) -> httpx.Response:
@@ -161,11 +198,18 @@ def _sdk_call(url: str, api: str, body: dict, headers: dict) -> None:
 def condition(server):
     """Puts the engine in the state a fault needs, and back afterwards."""
     url, engine = server
+    state = engine.state
+    timeout = state.pipeline.engine_timeout
     held: list = []
 
     def arrange(fault: str) -> None:
         if fault == "engine_down":
             engine.fail_after = 0
+        if fault == "engine_timeout":
+            engine.stall = True
+            state.pipeline.engine_timeout = 0.5
+        if fault == "tool_choice_violation":
+            engine.answer = "I would rather not call a tool."
         if fault == "overloaded":  # a stream holds the only slot; the queue takes no one
             engine.gate = threading.Event()
             stream = httpx.stream("POST", f"{url}/v1/chat/completions", json=_body("chat", stream=True), headers=AUTH)
@@ -173,6 +217,9 @@ def condition(server):
 
     yield arrange
     engine.fail_after = None
+    engine.stall = False
+    engine.answer = None
+    state.pipeline.engine_timeout = timeout
     if engine.gate is not None:
         engine.gate.set()
         engine.gate = None
@@ -266,3 +313,35 @@ def test_an_engine_failure_in_a_stream_ends_it_with_each_apis_own_error(server, 
         list(sdk.chat.completions.create(**_body("chat"), stream=True))
     events = list(sdk.responses.create(**_body("responses"), stream=True))
     assert events[-1].type == "response.failed" and events[-1].response.error.code == "server_error"
+
+
+@pytest.mark.parametrize("fault", ["engine_timeout", "tool_choice_violation"])
+def test_a_timeout_and_a_broken_tool_choice_end_a_stream_with_their_own_error(server, condition, fault):
+    """Each has its own row, also once the stream has started: the error event
+    carries the row's type, and the SDKs raise on it."""
+    url, _ = server
+    condition(fault)
+    (_, anthropic_type), (_, openai_type, _) = TABLE[fault]
+    for api in APIS:
+        body, headers = _request(url, api, fault)
+        frames, name = [], None
+        with httpx.stream(
+            "POST", f"{url}{PATHS[api]}", json={**body, "stream": True}, headers=headers, timeout=30
+        ) as r:
+            assert r.status_code == 200
+            for line in r.iter_lines():
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: "):
+                    frames.append((name, line[6:]))
+                    name = None
+        if api == "anthropic":
+            assert frames[-1][0] == "error"
+            assert json.loads(frames[-1][1])["error"]["type"] == anthropic_type
+        elif api == "chat":
+            assert frames[-1] == (None, "[DONE]")
+            assert json.loads(frames[-2][1])["error"]["type"] == openai_type
+        else:
+            failed = json.loads(frames[-1][1])
+            assert frames[-1][0] == "response.failed" and failed["response"]["error"]["code"] == "server_error"
+        assert not any(n in ("message_stop", "response.completed") for n, _ in frames)

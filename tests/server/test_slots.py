@@ -11,18 +11,15 @@ case runs the same uvicorn behind a shim with 2.4's `send` semantics."""
 from __future__ import annotations
 
 import asyncio
-import json
-import socket
 import threading
 import time
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
 from tokenyard.server.app import ServerConfig
 
-from .serving import WrappedEngine, running_server
+from .serving import WrappedEngine, running_server, send_and_vanish
 
 SLOTS = 2
 GONE = 3 * SLOTS  # more clients that vanish than there are slots
@@ -45,17 +42,6 @@ def _wait_for(condition, what: str, timeout: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.01)
-
-
-def _send_and_vanish(url: str, path: str, body: dict) -> None:
-    parts = urlsplit(url)
-    payload = json.dumps(body).encode()
-    head = (
-        f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(payload)}\r\n\r\n"
-    ).encode()
-    with socket.create_connection((parts.hostname, parts.port)) as sock:
-        sock.sendall(head + payload)  # and close without reading a byte
 
 
 BODIES = {
@@ -120,7 +106,7 @@ def test_clients_gone_before_the_first_frame_leak_no_slot(tmp_path, wrap_app):
         _wait_for(lambda: state.busy == SLOTS, "the holders to take every slot")
         paths = list(BODIES)
         for n in range(GONE):
-            _send_and_vanish(url, paths[n % len(paths)], BODIES[paths[n % len(paths)]])
+            send_and_vanish(url, paths[n % len(paths)], BODIES[paths[n % len(paths)]])
         _wait_for(lambda: state.waiting == GONE, "the vanished clients' requests to queue")
         engine.gate.set()
         for holder in holders:

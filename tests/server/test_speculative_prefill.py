@@ -61,3 +61,20 @@ def test_the_next_turns_prefix_is_prefilled_while_the_tools_run(qwen3, speculate
     # answer, so the next turn's cache hit covers all of its full blocks.
     assert len(first.prompt.token_ids) < prefill.prompt_tokens < len(second.prompt.token_ids)
     assert processed.cached_tokens == prefill.prompt_tokens // engine.block_size * engine.block_size
+
+
+def test_the_prefilled_answer_carries_a_broken_call_as_the_text_the_client_got():
+    """The next request carries a call that never completed as text (apis/call_hold.py),
+    so the answer the prefill renders must too, or its prefix would not match."""
+    from tokenyard.events import TextDelta, ToolCallIncomplete
+    from tokenyard.server.pipeline import _TurnParts
+
+    parts = _TurnParts()
+    parts.add(TextDelta("Listing."))
+    parts.add(
+        ToolCallIncomplete(0, "c0", "Bash", '{"command": ', '<tool_call>{"name": "Bash", x}', "invalid_arguments")
+    )
+    parts.add(ToolCallReady(1, "c1", "Bash", '{"command": "ls"}', "raw"))
+    message = parts.message()
+    assert [type(p).__name__ for p in message.parts] == ["Text", "ToolCall"]
+    assert message.parts[0].text == 'Listing.<tool_call>{"name": "Bash", x}'

@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..conversation import InvalidToolChoice
-from ..engines.base import EngineError, PromptTooLong
+from ..engines.base import EngineError, EngineTimeout, PromptTooLong
+from ..events import StreamError, ToolChoiceViolation
 from ..prompting.template import TemplateError
 
 log = logging.getLogger("tokenyard.apis")
@@ -40,6 +41,8 @@ class Fault(enum.StrEnum):
     RATE_LIMITED = "rate_limited"
     OVERLOADED = "overloaded"  # no generation slot and the queue is full
     ENGINE_FAILED = "engine_failed"  # the engine broke (before or after the first token)
+    ENGINE_TIMEOUT = "engine_timeout"  # the engine went silent for --engine-timeout seconds
+    TOOL_CHOICE_VIOLATION = "tool_choice_violation"  # the model did not follow a forced tool_choice
     INTERNAL = "internal"  # a bug of ours
 
 
@@ -133,6 +136,10 @@ def fault_of(error: BaseException) -> ApiError:
         # "prompt is too long" is the phrase Claude Code matches to compact its history.
         message = f"prompt is too long: {error.prompt_tokens} tokens > {error.max_model_len} maximum ({error})"
         return ApiError(400, "invalid_request_error", message, fault=Fault.CONTEXT_LENGTH_EXCEEDED)
+    if isinstance(error, EngineTimeout):
+        return ApiError(504, "timeout_error", str(error), fault=Fault.ENGINE_TIMEOUT)
+    if isinstance(error, ToolChoiceViolation):
+        return ApiError(500, "api_error", str(error), fault=Fault.TOOL_CHOICE_VIOLATION)
     if isinstance(error, EngineError):
         log.warning("engine failed: %s", error)
         return engine_failed(ENGINE_FAILED_MESSAGE)
@@ -147,6 +154,15 @@ ENGINE_FAILED_MESSAGE = "the model engine failed; the server log has the details
 
 def engine_failed(message: str) -> ApiError:
     return ApiError(502, "api_error", message, fault=Fault.ENGINE_FAILED)
+
+
+def stream_failure(error: StreamError) -> ApiError:
+    """A generation that failed after it started, as its fault: a timeout and a
+    tool_choice the model broke have rows of their own; any other engine failure
+    keeps the message the pipeline chose (never the engine's internals)."""
+    if isinstance(error.cause, (EngineTimeout, ToolChoiceViolation)):
+        return fault_of(error.cause)
+    return engine_failed(error.message)
 
 
 @dataclass(frozen=True)
@@ -222,5 +238,9 @@ def openai_rows(conversation_param: str) -> dict[Fault, WireFault]:
         # OpenAI answers an overloaded server with 429, which its SDK retries.
         Fault.OVERLOADED: WireFault(429, "server_error", "overloaded"),
         Fault.ENGINE_FAILED: WireFault(502, "server_error"),
+        # Both are failures of the server's side that a retry may cure; `server_error`
+        # is the code Responses clients know for them (Codex retries it).
+        Fault.ENGINE_TIMEOUT: WireFault(504, "server_error"),
+        Fault.TOOL_CHOICE_VIOLATION: WireFault(500, "server_error"),
         Fault.INTERNAL: WireFault(500, "server_error"),
     }

@@ -57,10 +57,16 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     },
     "kimi": ("◁think▷", "◁/think▷", False),
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>", True),
+    "ling3": ("<think>", "</think>", True),
+    "mimo": ("<think>", "</think>", True),
+    "muse_glimmer": ("to=self<|message|>", "<|eom|>", False),
+    "olmo3": ("<think>", "</think>", True),
+    "plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>", True),
     "mistral": ("[THINK]", "[/THINK]", True),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
     "seed_oss": ("<seed:think>", "</seed:think>", False),
+    "spark25": ("<think>", "</think>", True),
     "step3p5": ("<think>", "</think>", True),
     "minimax_m3": ("<mm:think>", "</mm:think>", False),
     "inkling": ("<|content_thinking|>", "<|end_message|>", False),
@@ -91,11 +97,23 @@ FAMILY_REASONING: dict[str, str | None] = {
     "deepseek_v4": "deepseek_v4",
     "kimi_k2": "kimi_k25",
     "kimi_k3": "kimi_k3",
+    "lfm2": "qwen3",
+    "ling3": "ling3",
+    "longcat": None,
+    "mimo": "mimo",
+    "minicpm5": "qwen3",
+    "muse_glimmer": "muse_glimmer",
+    "olmo3": "olmo3",
     "glm45": "glm45",
     "glm47": "glm45",
     "minimax_m2": "minimax_m2",
     "gemma4": "gemma4",
     "seed_oss": "seed_oss",
+    "spark25": "spark25",
+    "plamo3": "plamo3",
+    "poolside_v1": "qwen3",
+    "step3": "step3",
+    "xlam": None,
     "step3p5": "step3p5",
     "granite4": None,
     "minimax_m3": "minimax_m3",
@@ -129,6 +147,8 @@ def render_output(
         return _render_harmony(segments)
     if tool_format == "inkling" or reasoning_format == "inkling":
         return _render_inkling(segments)
+    if tool_format == "muse_glimmer" or reasoning_format == "muse_glimmer":
+        return _render_muse_glimmer(segments)
     if tool_format == "kimi_k3" or reasoning_format == "kimi_k3":
         return _render_kimi_k3(segments, thinking=reasoning_format == "kimi_k3")
     out: list[str] = []
@@ -364,6 +384,86 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for c in calls
         )
         return f"<minimax:tool_call>\n{body}</minimax:tool_call>"
+    if fmt == "lfm2":
+        # Its template: strings quoted, mappings as JSON, anything else as Python writes it.
+        return (
+            "<|tool_call_start|>["
+            + ", ".join(
+                f"{c.name}(" + ", ".join(f"{k}={_lfm2_value(v)}" for k, v in c.arguments.items()) + ")" for c in calls
+            )
+            + "]<|tool_call_end|>"
+        )
+    if fmt == "ling3":
+        # Its template: a newline after the name and before each value and the close.
+        return "\n".join(
+            f"<tool_call>{c.name}\n"
+            + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
+            + "\n</tool_call>"
+            for c in calls
+        )
+    if fmt == "longcat":
+        return "".join(
+            "<longcat_tool_call>\n"
+            + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
+            + "\n</longcat_tool_call>"
+            for c in calls
+        )
+    if fmt == "mimo":
+        return "".join(
+            f"<tool_call>\n<function={c.name}>\n"
+            + "".join(f"<parameter={k}>{_plain(v)}</parameter>\n" for k, v in c.arguments.items())
+            + "</function>\n</tool_call>\n"
+            for c in calls
+        )
+    if fmt == "minicpm5":
+        return "\n".join(
+            f'<function name="{c.name}">'
+            + "".join(f'<param name="{k}">{_minicpm5_value(v)}</param>' for k, v in c.arguments.items())
+            + "</function>"
+            for c in calls
+        )
+    if fmt == "olmo3":
+        # One call per line; JSON's spelling of each value is also a Python literal
+        # (true/false/null included, which OLMo 3 writes).
+        lines = (
+            f"{c.name}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in c.arguments.items()) + ")"
+            for c in calls
+        )
+        return "<function_calls>" + "\n".join(lines) + "</function_calls>"
+    if fmt == "step3":
+        body = "".join(
+            f'<{FB}tool_call_begin{FB}>function<{FB}tool_sep{FB}><steptml:invoke name="{c.name}">'
+            + "".join(f'<steptml:parameter name="{k}">{_plain(v)}</steptml:parameter>' for k, v in c.arguments.items())
+            + f"</steptml:invoke><{FB}tool_call_end{FB}>"
+            for c in calls
+        )
+        return f"<{FB}tool_calls_begin{FB}>{body}<{FB}tool_calls_end{FB}>"
+    if fmt == "xlam":
+        return _json_list(calls, "arguments")
+    if fmt == "plamo3":
+        body = "".join(
+            f"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{c.name}<|plamo:end_tool_name:plamo|>"
+            "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+            + json.dumps(c.arguments, ensure_ascii=False)
+            + "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+            for c in calls
+        )
+        return f"<|plamo:begin_tool_requests:plamo|>{body}<|plamo:end_tool_requests:plamo|>"
+    if fmt == "poolside_v1":
+        # Laguna's template: a glm47-like call per tag pair.
+        return "".join(
+            f"<tool_call>{c.name}"
+            + "".join(f"<arg_key>{k}</arg_key><arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
+            + "</tool_call>"
+            for c in calls
+        )
+    if fmt == "spark25":
+        return "".join(
+            f"<tool_call>{c.name}"
+            + "".join(f"<arg_key>{k}</arg_key><arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
+            + "</tool_call>"
+            for c in calls
+        )
     if fmt == "gemma4":
         return "".join(f"<|tool_call>call:{c.name}{_gemma_value(c.arguments)}<tool_call|>" for c in calls)
     raise ValueError(f"no renderer for tool format {fmt!r}")
@@ -398,6 +498,30 @@ def _render_inkling(segments: Sequence[Segment]) -> str:
         else:
             payload = json.dumps({"name": segment.name, "args": segment.arguments}, ensure_ascii=False)
             out.append(f"{head}<|content_invoke_tool_json|>{payload}<|end_message|>")
+    return "".join(out)
+
+
+def _render_muse_glimmer(segments: Sequence[Segment]) -> str:
+    """Muse Glimmer's messages after the prompt's `<|start|>assistant`: reasoning to
+    self, text to the user, each call in its own tool channel as an ATEM block;
+    `<|eom|>` between messages, `<|eot|>` after the last."""
+    out: list[str] = []
+    for segment in segments:
+        head = "<|start|>assistant" if out else ""
+        if isinstance(segment, Reasoning):
+            out.append(f"{head} to=self<|message|>{segment.text}<|eom|>")
+        elif isinstance(segment, Text):
+            out.append(f"{head} to=user<|message|>{segment.text}<|eom|>")
+        else:
+            out.append(
+                f'{head} to={segment.name}<|message|><atem:function_calls>\n<atem:invoke name="{segment.name}">\n'
+                + "".join(
+                    f'<atem:parameter name="{k}">{_plain(v)}</atem:parameter>\n' for k, v in segment.arguments.items()
+                )
+                + "</atem:invoke>\n</atem:function_calls><|eom|>"
+            )
+    if out:
+        out[-1] = out[-1][: -len("<|eom|>")] + "<|eot|>"
     return "".join(out)
 
 
@@ -467,6 +591,20 @@ def _python_literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_python_literal(v) for v in value) + "]"
     return repr(value)
+
+
+def _lfm2_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)  # the template writes 'text' (repr also escapes its quotes) and str() of the rest
+
+
+def _minicpm5_value(value: Any) -> str:
+    """MiniCPM 5's template: a string holding `<`, `&` or a newline in CDATA, other
+    strings bare, anything else as Python's str() writes it."""
+    if isinstance(value, str):
+        return f"<![CDATA[{value}]]>" if any(c in value for c in "<&\n") else value
+    return _python_literal(value) if isinstance(value, (dict, list)) else str(value)
 
 
 def _minimax_xml(value: Any) -> str:

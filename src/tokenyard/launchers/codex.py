@@ -49,6 +49,9 @@ def offers_catalog(url: str) -> bool:
     return isinstance(body, dict) and isinstance(body.get("models"), list)
 
 
+STREAM_IDLE_TIMEOUT_MS = 30 * 60 * 1000
+
+
 def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
@@ -70,6 +73,10 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
         f"base_url = {_toml_string(base)}",
         'wire_api = "responses"',
         f'env_key = "{CLIENT_KEY_ENV}"',
+        # Codex gives up on a stream after 5 idle minutes, and SSE keep-alive comments do
+        # not reset its timer: a cold prefill on a CPU, or one long tool call (held until
+        # it is complete), can be silent longer than that on a local model.
+        f"stream_idle_timeout_ms = {STREAM_IDLE_TIMEOUT_MS}",
     ]
     if catalog:
         lines.append(f"model_catalog_url = {_toml_string(base + '/models')}")

@@ -45,6 +45,13 @@ class ServedModel:
     # The context window and output cap the server reports; None when it does not say.
     context_window: int | None = None
     max_output_tokens: int | None = None
+    # The model this id names (tokenyard reports it as `display_name`: an alias shares
+    # it with its model's own id); None: the id itself.
+    model: str | None = None
+
+    @property
+    def same_model(self) -> str:
+        return self.model or self.id
 
 
 @dataclass
@@ -63,7 +70,8 @@ LAUNCHER_FLAGS_HELP = """\
 launcher options (before the client's own arguments; `--` ends them):
   --url URL          the tokenyard server (default $TOKENYARD_URL or http://127.0.0.1:8000)
   --model ID         the served model the client uses (default: the first the server lists)
-  --small-model ID   the model for background requests (titles, summaries; default: --model)
+  --small-model ID   the model for background requests (titles, summaries; default: the first other
+                     model the server serves, else --model)
   --serve-arg ARG    passed to `tokenyard serve` when the launcher starts a server (repeatable)
   --no-start         fail instead of starting a server when none answers at --url
 """
@@ -161,11 +169,13 @@ def served_models(url: str) -> list[ServedModel]:
     for item in body.get("data", []):
         if isinstance(item, dict) and isinstance(item.get("id"), str):
             window, cap = item.get("max_input_tokens"), item.get("max_tokens")
+            name = item.get("display_name")
             models.append(
                 ServedModel(
                     item["id"],
                     window if isinstance(window, int) else None,
                     cap if isinstance(cap, int) else None,
+                    name if isinstance(name, str) and name else None,
                 )
             )
     if not models:
@@ -174,13 +184,16 @@ def served_models(url: str) -> list[ServedModel]:
 
 
 def choose_models(models: Sequence[ServedModel], options: LaunchOptions) -> tuple[ServedModel, ServedModel]:
-    """The main model and the small/fast one (for titles and summaries)."""
+    """The main model and the small/fast one (for titles and summaries): unless named,
+    the first id of another model the server serves (a second model, not an alias
+    of the main one), else the main model."""
     by_id = {m.id: m for m in models}
     for wanted in (options.model, options.small_model):
         if wanted is not None and wanted not in by_id:
             raise LaunchError(f"{wanted!r} is not served at {options.url}; it serves {', '.join(by_id)}")
     main = by_id[options.model] if options.model else models[0]
-    small = by_id[options.small_model] if options.small_model else main
+    other = next((m for m in models if m.same_model != main.same_model), main)
+    small = by_id[options.small_model] if options.small_model else other
     return main, small
 
 

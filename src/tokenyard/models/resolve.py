@@ -9,7 +9,7 @@ from pathlib import Path
 from ..prompting.tokenizer import Tokenizer
 from .builtin import BUILTIN_MODELS, builtin_gguf, builtin_source
 from .cache import cache_root
-from .conversion import EXTENDED_CONTEXT, convert_gguf, is_converted
+from .conversion import convert_gguf, is_converted
 from .downloads import sha256_of
 from .gguf import load_gguf_tokenizer
 
@@ -21,7 +21,7 @@ def resolve_model_dir(spec: str, cache_dir: Path | None = None) -> Path:
     root = Path(cache_dir) if cache_dir is not None else cache_root()
     models = root / "models"
     if spec in BUILTIN_MODELS:
-        target = models / f"{spec}-135m-instruct-bf16-{EXTENDED_CONTEXT // 1024}k"
+        target = models / BUILTIN_MODELS[spec].folder
         if not is_converted(target):
             convert_gguf(builtin_gguf(spec, root), target, source_label=builtin_source(spec))
         return target

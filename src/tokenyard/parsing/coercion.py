@@ -49,7 +49,12 @@ def parameter_types(tool: ToolSpec | None, name: str) -> tuple[str, ...]:
 def schema_types(schema: Any) -> tuple[str, ...]:
     found: set[str] = set()
     _collect_types(schema, found)
-    return tuple(t for t in _SCALAR_ORDER if t in found)
+    known = tuple(t for t in _SCALAR_ORDER if t in found)
+    if found and not known:
+        # Only type names JSON Schema does not have (`other_type`): the text decides,
+        # as vLLM's and Dynamo's literal_eval fallback reads it.
+        return _SCALAR_ORDER
+    return known
 
 
 def _collect_types(schema: Any, found: set[str]) -> None:
@@ -113,6 +118,10 @@ def coerce_value(text: str, types: tuple[str, ...]) -> Any:
         ok, value = _TRY[kind](stripped)
         if ok:
             return value
+    if "boolean" in types and stripped in ("1", "0"):
+        # Some families write booleans as digits (Spark 2.5); only where no other
+        # allowed type took the text (an integer-or-boolean `1` stays 1).
+        return stripped == "1"
     return text
 
 

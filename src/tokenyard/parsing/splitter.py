@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from ..conversation import ToolSpec
 from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallDelta
+from .fenced_calls import FencedCallRecovery
 from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, canonical_reasoning_name, reasoning_format
 from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
 from .tools.base import CallIds, ToolParser
@@ -31,6 +32,7 @@ class OutputSplitter:
         thinking_enabled: bool = True,
         prompt_opened_reasoning: bool = False,
         call_ids: CallIds | None = None,
+        recover_fenced_calls: bool = False,
     ):
         tools = None if tools is None else list(tools)
         call_ids = call_ids or CallIds()
@@ -60,19 +62,26 @@ class OutputSplitter:
                     exit_at_line_start=self._tools.reasoning_exit_at_line_start if self._tools else False,
                     downstream=self._tools,
                 )
+        # A final ```json fenced call to a declared tool becomes a call (fenced_calls.py).
+        self._fenced = FencedCallRecovery(tools, call_ids) if recover_fenced_calls and tools else None
         # Block-edge whitespace tracking (see module docstring).
         self._run_kind: type | None = None
         self._run_has_content = False
         self._pending_space = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
+        if self._fenced is not None:
+            return self._trim(self._fenced.feed(self._parse(text)))
+        return self._trim(self._parse(text))
+
+    def _parse(self, text: str) -> list[ParseEvent]:
         if self._harmony is not None:
-            return self._trim(self._harmony.feed(text))
+            return self._harmony.feed(text)
         if self._reasoning is not None:
-            return self._trim(self._reasoning.feed(text))
+            return self._reasoning.feed(text)
         if self._tools is not None:
-            return self._trim(self._tools.feed(text))
-        return self._trim([TextDelta(text)]) if text else []
+            return self._tools.feed(text)
+        return [TextDelta(text)] if text else []
 
     def finish(self) -> list[ParseEvent]:
         if self._harmony is not None:
@@ -84,6 +93,8 @@ class OutputSplitter:
                 events = self._tools.finish()
             else:
                 events = []
+        if self._fenced is not None:
+            events = self._fenced.finish(events)
         out = self._trim(events)
         if self._pending_space:
             out.append(Marker(self._pending_space))

@@ -35,12 +35,17 @@ class ModelProfile:
     keep_history_kwargs: tuple[tuple[str, object], ...] = ()
     # Text (special tokens) that ends generation for this family.
     stop: tuple[str, ...] = ()
+    # A ```json fenced call to a declared tool at the very end of a turn becomes a
+    # call (parsing/fenced_calls.py): a small-model failure shape, recovered only
+    # for models known to write it (the built-in Qwen2.5-Coder), or on request.
+    recover_fenced_calls: bool = False
 
     def with_overrides(
         self,
         reasoning_parser: str | None = None,
         tool_parser: str | None = None,
         reasoning_markers: tuple[str, str] | None = None,
+        recover_fenced_calls: bool | None = None,
     ) -> ModelProfile:
         """This profile with command-line overrides. A reasoning parser given for a
         family that has none brings its markers (for replay into content)."""
@@ -49,6 +54,7 @@ class ModelProfile:
             reasoning_parser=reasoning_parser or self.reasoning_parser,
             tool_parser=tool_parser or self.tool_parser,
             reasoning_markers=self.reasoning_markers or reasoning_markers,
+            recover_fenced_calls=self.recover_fenced_calls if recover_fenced_calls is None else recover_fenced_calls,
         )
 
 
@@ -198,6 +204,48 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("intern-s1", "qwen3", "internlm", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
         ModelProfile("internlm2", None, "internlm", reasoning_markers=None, stop=("<|im_end|>",)),
         ModelProfile("k2-horizon", "k2_horizon", "k2_horizon", reasoning_markers=("<ifm|think>", "</ifm|think>")),
+        # LFM2 / LFM2.5: ChatML with pythonic calls between special tokens; the
+        # template reads `thinking` and drops earlier turns' unless told to keep them.
+        ModelProfile(
+            "lfm2",
+            "qwen3",
+            "lfm2",
+            reasoning_field="thinking",
+            keep_history_kwargs=(("preserve_thinking", True), ("keep_past_thinking", True)),
+            stop=("<|im_end|>",),
+        ),
+        # Ling 3 / Ring 3 (Bailing V3): `<role>…</role>` turns; the prompt opens `<think>`
+        # unless thinking is off.
+        ModelProfile("ling-3", "ling3", "ling3", thinking_kwarg="enable_thinking", stop=("<|role_end|>",)),
+        # PLaMo 3: special-token framing; generation ends at `<|plamo:tag|>`.
+        ModelProfile(
+            "plamo3",
+            "plamo3",
+            "plamo3",
+            reasoning_markers=("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
+            thinking_kwarg="enable_thinking",
+            stop=("<|plamo:tag|>",),
+        ),
+        # Poolside Laguna: `<assistant>` turns, GLM-style calls; the prompt ends with
+        # `<think>` (thinking on) or `</think>` (off).
+        ModelProfile("laguna", "qwen3", "poolside_v1", thinking_kwarg="enable_thinking", stop=("</assistant>",)),
+        ModelProfile("longcat", None, "longcat", reasoning_markers=None),
+        # MiMo V2 (MiMo-VL writes hermes calls: its template says so).
+        ModelProfile("mimo", "mimo", "mimo", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        # MiniCPM 5: ChatML, `<function name=..><param name=..>` calls; the prompt opens
+        # `<think>` when enable_thinking is true, else the model may write it.
+        ModelProfile("minicpm5", "qwen3", "minicpm5", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        # Muse Glimmer: channel-scoped messages (`to=self` reasoning, `to=user` answer,
+        # a tool channel per call); the template reads `reasoning_content`.
+        ModelProfile("muse-glimmer", "muse_glimmer", "muse_glimmer", reasoning_markers=None, stop=("<|eot|>",)),
+        # OLMo 3: ChatML, calls in `<function_calls>`, tool results in an `environment`
+        # turn; the Think models' prompt opens `<think>`.
+        ModelProfile("olmo3", "olmo3", "olmo3", stop=("<|im_end|>", "<|endoftext|>")),
+        ModelProfile("spark-2.5", "spark25", "spark25", thinking_kwarg="enable_thinking", stop=_DEEPSEEK_STOP),
+        # Step 3: StepTML invokes in special-token sections; reasoning from the first token.
+        ModelProfile("step3", "step3", "step3"),
+        # xLAM: a JSON list of calls as the answer.
+        ModelProfile("xlam", None, "xlam", reasoning_markers=None),
         # Qwen2/2.5 (Coder too): ChatML, hermes `<tool_call>{json}</tool_call>`, no reasoning.
         ModelProfile("qwen2.5", None, "hermes", reasoning_markers=None, stop=_QWEN_STOP),
     )
@@ -211,6 +259,8 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|tools_prefix|>", "apertus"),
     ("<|START_ACTION|>", "cohere-command3"),
     ("<|role_sep|>", "gigachat3"),
+    # MiniCPM 5's template also splits content on a `<tool_sep>` of its own.
+    ('<param name="', "minicpm5"),
     ("<tool_sep", "hy3"),
     ("]<]minimax[>[", "minimax-m3"),
     ("<minimax:tool_call>", "minimax-m2"),
@@ -219,6 +269,16 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|start_of_role|>", "granite-4"),
     ("<|tool_calls_section_begin|>", "kimi-k2"),
     ("<|open|>", "kimi-k3"),
+    ("<|tool_call_start|>", "lfm2"),
+    ("<|tool_list_start|>", "lfm2"),
+    ("List of tools: [", "lfm2"),
+    ("<|plamo:", "plamo3"),
+    ("<assistant>", "laguna"),
+    ("<role>HUMAN</role>", "ling-3"),
+    ("<longcat_tool_call>", "longcat"),
+    ("<atem:function_calls>", "muse-glimmer"),
+    ("<|im_start|>environment", "olmo3"),
+    ("<|Bot|>", "spark-2.5"),
     ("<arg_key>", "glm-4.7"),
     ("<function=", "qwen3-coder"),
     ("<｜tool▁sep｜>", "deepseek-v3.1"),
@@ -262,6 +322,18 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"intern-?s1", "intern-s1"),
     (r"internlm", "internlm2"),
     (r"k2-?horizon", "k2-horizon"),
+    (r"lfm-?2", "lfm2"),
+    (r"laguna|poolside", "laguna"),
+    (r"plamo-?3", "plamo3"),
+    (r"\b(?:ling|ring)-?3", "ling-3"),
+    (r"longcat", "longcat"),
+    (r"mimo-?v2", "mimo"),
+    (r"minicpm-?5", "minicpm5"),
+    (r"muse-?glimmer", "muse-glimmer"),
+    (r"olmo-?3", "olmo3"),
+    (r"spark-?2\.?5", "spark-2.5"),
+    (r"step-?3\b", "step3"),
+    (r"xlam", "xlam"),
     (r"qwen3\.[56]", "qwen3.5"),
     (r"qwen3-?coder", "qwen3-coder"),
     (r"qwen3", "qwen3"),

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
-from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
+from ..apis.catalogs import catalog_etag, codex_model_entry, with_codex_catalog
 from ..apis.errors import ApiError, Fault
 from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
@@ -30,6 +30,8 @@ from . import routes as generation_routes
 from .admission import PriorityGate
 from .common import ServerConfig, ServerState
 from .limits import GuardConfig, RequestGuard, error_table, normalize_hosts, normalize_origins
+from .openapi import openapi_document
+from .pipeline import Pipeline
 from .routes import guarded
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
@@ -39,9 +41,11 @@ log = logging.getLogger("tokenyard.server.models")
 
 def model_card(state: ServerState, model_id: str) -> ModelCard:
     """The served model's real limits: the engine's window; a request may ask for up
-    to the whole window as output (generation stops where the window ends)."""
-    model = state.pipeline.model
-    window = state.pipeline.engine.info().max_model_len
+    to the whole window as output (generation stops where the window ends). An alias
+    carries its model's name as `display_name`."""
+    pipeline = state.pipeline_for(model_id)
+    model = pipeline.model
+    window = pipeline.engine.info().max_model_len
     reads = model.renderer.template.traits.reads_kwargs
     thinking = model.profile.reasoning_parser is not None
     return ModelCard(
@@ -52,6 +56,7 @@ def model_card(state: ServerState, model_id: str) -> ModelCard:
         thinking=thinking,
         thinking_switch=model.profile.thinking_kwarg is not None or "enable_thinking" in reads,
         effort=thinking and "reasoning_effort" in reads,
+        display_name=model.name,
     )
 
 
@@ -72,13 +77,21 @@ async def list_models(request: Request, state: ServerState, anthropic: bool) -> 
     profile = state.config.codex_profile
     if anthropic or profile is None or "client_version" not in request.query_params:
         return JSONResponse(body)
-    # Codex asking for its catalog (model_catalog_url): the same list plus `models`.
-    catalog = codex_catalog(
-        state.model_ids(),
-        profile,
-        context_window=state.pipeline.engine.info().max_model_len,
-        reasoning=state.pipeline.model.profile.reasoning_parser is not None,
-    )
+    # Codex asking for its catalog (model_catalog_url): the same list plus `models`,
+    # each model's ids with its own window.
+    ids = [(i, p) for p in state.pipelines for i in p.model.ids]
+    catalog = {
+        "models": [
+            codex_model_entry(
+                i,
+                profile,
+                context_window=p.engine.info().max_model_len,
+                reasoning=p.model.profile.reasoning_parser is not None,
+                priority=n,
+            )
+            for n, (i, p) in enumerate(ids)
+        ]
+    }
     body = with_codex_catalog(body, catalog)
     etag = catalog_etag(body)
     log.info(
@@ -93,7 +106,6 @@ async def list_models(request: Request, state: ServerState, anthropic: bool) -> 
 
 async def get_model(request: Request, state: ServerState, anthropic: bool) -> Response:
     model_id = request.path_params["model_id"]
-    state.check_model(model_id)
     card = model_card(state, model_id)
     return JSONResponse(anthropic_model(card) if anthropic else openai_model(card))
 
@@ -123,17 +135,27 @@ def create_app(state: ServerState) -> Starlette:
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics.metrics_endpoint, methods=["GET"]),
     ]
-    if isinstance(state.pipeline.engine, EnginePool):
-        metrics.watch_pool(state.pipeline.engine)
+    document: dict[str, Any] = {}
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+    document.update(openapi_document(routes))
+    metrics.watch_pools([p.engine for p in state.pipelines if isinstance(p.engine, EnginePool)])
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state.slots = PriorityGate(state.config.max_concurrency)
-        await state.pipeline.engine.start()
+        started: list[Pipeline] = []
         try:
+            for pipeline in state.pipelines:
+                await pipeline.engine.start()
+                started.append(pipeline)
             yield
         finally:
-            await state.pipeline.engine.close()
+            for pipeline in reversed(started):
+                await pipeline.engine.close()
 
     config = state.config
     guard = GuardConfig(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,23 +47,48 @@ class ServerConfig:
 
 @dataclass
 class ServerState:
+    # The first served model's pipeline: the default where a request names no model.
     pipeline: Pipeline
     seal: ReasoningSeal
     config: ServerConfig = field(default_factory=ServerConfig)
     slots: PriorityGate | None = None
     waiting: int = 0  # requests queued for a slot
     busy: int = 0  # slots held
+    # Further served models (each with its own profile, tokenizer and engine).
+    other_pipelines: tuple[Pipeline, ...] = ()
     replay: ReplayState = field(init=False)
+    _by_id: dict[str, Pipeline] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.replay = ReplayState(self.seal)
+        self._by_id = {}
+        for pipeline in self.pipelines:
+            for model_id in pipeline.model.ids:
+                if model_id in self._by_id:
+                    raise ValueError(f"model id {model_id!r} is served twice; each id names one model")
+                self._by_id[model_id] = pipeline
+
+    @property
+    def pipelines(self) -> tuple[Pipeline, ...]:
+        return (self.pipeline, *self.other_pipelines)
 
     def model_ids(self) -> tuple[str, ...]:
-        return self.pipeline.model.ids
+        """Every served id, aliases included, model by model."""
+        return tuple(self._by_id)
 
-    def check_model(self, model: str) -> None:
-        if model not in self.model_ids():
+    def pipeline_for(self, model: str | None) -> Pipeline:
+        """The pipeline serving `model` (an id or alias); no model: the first one."""
+        if not model:
+            return self.pipeline
+        found = self._by_id.get(model)
+        if found is None:
             raise not_found(f"model: {model!r} is not served here; available: {', '.join(self.model_ids())}")
+        return found
+
+    def drain(self) -> None:
+        """Graceful shutdown: every model's running streams end now."""
+        for pipeline in self.pipelines:
+            pipeline.drain()
 
 
 def check_auth(request: Request, state: ServerState) -> None:
@@ -125,7 +151,10 @@ async def acquire_slot(state: ServerState, hints: AgentHints | None = None) -> S
     state.waiting += 1
     started = time.perf_counter()
     try:
-        await asyncio.wait_for(state.slots.acquire(hints), state.config.max_queue_wait)
+        # Not asyncio.wait_for: up to Python 3.11 it swallows a cancellation that comes
+        # as the slot is granted, so a request whose client just hung up would run.
+        async with asyncio.timeout(state.config.max_queue_wait):
+            await state.slots.acquire(hints)
     except TimeoutError:
         raise overloaded(
             f"no generation slot became free within {state.config.max_queue_wait:g} s; retry shortly"
@@ -146,6 +175,7 @@ def log_prompt(state: ServerState, body: Any, generation: Generation) -> None:
         return
     record = {
         "time": time.time(),
+        "process": os.getpid(),  # which process served it (`--processes N`)
         "request": body,
         "prompt_text": generation.prompt.text,
         "prompt_tokens": len(generation.prompt.token_ids),

@@ -49,10 +49,12 @@ def serve(
     loop: str,
     log_level: str,
     on_shutdown: Callable[[], None],
+    sockets: list[socket.socket] | None = None,
     **options: Any,
 ) -> bool:
     """Run until a signal; False when the server never started (e.g. the port is taken).
-    `options` are further uvicorn.Config arguments (server/limits.py's)."""
+    `sockets`: listen on these (bound already) instead of host and port. `options` are
+    further uvicorn.Config arguments (server/limits.py's)."""
     config = uvicorn.Config(
         app,  # type: ignore[arg-type]  # a Starlette app is an ASGI application
         host=host,
@@ -64,5 +66,5 @@ def serve(
         **options,
     )
     server = GracefulServer(config, on_shutdown)
-    server.run()
+    server.run(sockets=sockets)
     return server.started

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..engines.base import Engine
 from ..engines.remote import RemoteEngine
 from ..kv_blocks import KvEventSink
-from ..models.builtin import DEFAULT_MODEL
+from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
 from ..models.resolve import load_model_tokenizer
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, canonical_reasoning_name, reasoning_format
 from ..parsing.registry import check_tool_parser_name
@@ -33,6 +33,8 @@ class ModelSettings:
     served_model_names: tuple[str, ...] = ()
     reasoning_parser: str | None = None
     tool_call_parser: str | None = None
+    # None: the built-in model's own setting (off for any other model).
+    recover_fenced_calls: bool | None = None
     chat_template: Path | None = None
     keep_anthropic_preamble: bool = False
     # scripted and simulated engines
@@ -71,8 +73,11 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
     if reasoning_name and reasoning_name not in HARMONY_REASONING_NAMES:
         fmt = reasoning_format(reasoning_name)
         markers = (fmt.start[-1], fmt.end[0])
+    recover = settings.recover_fenced_calls
+    if recover is None and settings.model in BUILTIN_MODELS:
+        recover = BUILTIN_MODELS[settings.model].recover_fenced_calls
     profile = detect_profile(folder, source, name=f"{settings.model} {name_hint}").with_overrides(
-        reasoning_name, tool_name, markers
+        reasoning_name, tool_name, markers, recover
     )
     template = ChatTemplate(source, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token)
     renderer = PromptRenderer(profile, template, tokenizer, keep_anthropic_preamble=settings.keep_anthropic_preamble)

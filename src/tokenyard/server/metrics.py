@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -111,8 +111,9 @@ def observe_worker_ttft(worker: str, seconds: float) -> None:
     WORKER_TTFT.labels(worker).observe(seconds)
 
 
-async def observed(generation: Generation, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
-    """`events`, passed through while they are measured."""
+async def observed(generation: Generation, events: AsyncIterator[Event]) -> AsyncGenerator[Event]:
+    """`events`, passed through while they are measured; closing this closes
+    `events` (which aborts the engine request if it is still running)."""
     labels = (_API.get(), generation.pipeline.model.name)
     started = time.perf_counter()
     report = generation.prefix
@@ -122,51 +123,60 @@ async def observed(generation: Generation, events: AsyncIterator[Event]) -> Asyn
             DIVERGENCES.labels(*labels, report.divergence.cause).inc()
     last_output: float | None = None
     ready: list[float] = []
-    async for event in events:
-        now = time.perf_counter()
-        kind = type(event)
-        if kind is PromptProcessed or kind is Finish or kind is StreamError:
-            if kind is Finish:
-                usage = event.usage  # type: ignore[union-attr]  # narrowed by the type check above
-                PROMPT_TOKENS.labels(*labels).inc(usage.prompt_tokens)
-                CACHED_TOKENS.labels(*labels).inc(usage.cached_tokens)
-                COMPLETION_TOKENS.labels(*labels).inc(usage.completion_tokens)
-                E2E.labels(*labels).observe(now - started)
-                for at in ready:
-                    DISPATCH_LEAD.labels(*labels).observe(now - at)
-            elif kind is StreamError:
-                ENGINE_ERRORS.labels(*labels).inc()
-        else:
-            if last_output is None:
-                TTFT.labels(*labels).observe(now - started)
+    try:
+        async for event in events:
+            now = time.perf_counter()
+            kind = type(event)
+            if kind is PromptProcessed or kind is Finish or kind is StreamError:
+                if kind is Finish:
+                    usage = event.usage  # type: ignore[union-attr]  # narrowed by the type check above
+                    PROMPT_TOKENS.labels(*labels).inc(usage.prompt_tokens)
+                    CACHED_TOKENS.labels(*labels).inc(usage.cached_tokens)
+                    COMPLETION_TOKENS.labels(*labels).inc(usage.completion_tokens)
+                    E2E.labels(*labels).observe(now - started)
+                    for at in ready:
+                        DISPATCH_LEAD.labels(*labels).observe(now - at)
+                elif kind is StreamError:
+                    ENGINE_ERRORS.labels(*labels).inc()
             else:
-                INTER_TOKEN.labels(*labels).observe(now - last_output)
-            last_output = now
-            if kind is ToolCallReady:
-                ready.append(now)
-        yield event
+                if last_output is None:
+                    TTFT.labels(*labels).observe(now - started)
+                else:
+                    INTER_TOKEN.labels(*labels).observe(now - last_output)
+                last_output = now
+                if kind is ToolCallReady:
+                    ready.append(now)
+            yield event
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class _PoolCollector(Collector):
-    """An engine pool's per-worker state, read when scraped."""
+    """The engine pools' per-worker state (one pool per served model that has one),
+    read when scraped."""
 
-    def __init__(self, pool: EnginePool):
-        self.pool = pool
+    def __init__(self, pools: list[EnginePool]):
+        self.pools = pools
 
     def collect(self) -> Iterable[Any]:
-        pool = self.pool
         decisions = CounterMetricFamily(
             "tokenyard_routing_decisions", "Requests routed, by worker and reason", labels=["worker", "reason"]
         )
-        for (name, reason), count in sorted(pool.stats.decisions.items()):
-            decisions.add_metric([name, reason], count)
+        for pool in self.pools:
+            for (name, reason), count in sorted(pool.stats.decisions.items()):
+                decisions.add_metric([name, reason], count)
         yield decisions
 
-        def per_worker(family: CounterMetricFamily | GaugeMetricFamily, value: Callable[[Worker], float | None]) -> Any:
-            for name, worker in sorted(pool.workers.items()):
-                measured = value(worker)
-                if measured is not None:
-                    family.add_metric([name], measured)
+        def per_worker(
+            family: CounterMetricFamily | GaugeMetricFamily, value: Callable[[EnginePool, Worker], float | None]
+        ) -> Any:
+            for pool in self.pools:
+                for name, worker in sorted(pool.workers.items()):
+                    measured = value(pool, worker)
+                    if measured is not None:
+                        family.add_metric([name], measured)
             return family
 
         def counter(name: str, doc: str) -> CounterMetricFamily:
@@ -175,46 +185,47 @@ class _PoolCollector(Collector):
         def gauge(name: str, doc: str) -> GaugeMetricFamily:
             return GaugeMetricFamily(name, doc, labels=["worker"])
 
-        stats, index = pool.stats, pool.router.index
         yield per_worker(
             counter("tokenyard_routing_prompt_tokens", "Prompt tokens routed to each worker"),
-            lambda w: stats.prompt_tokens[w.name],
+            lambda p, w: p.stats.prompt_tokens[w.name],
         )
         yield per_worker(
             counter(
                 "tokenyard_routing_overlap_tokens", "Prompt tokens routed to a worker expected to hold them cached"
             ),
-            lambda w: stats.overlap_tokens[w.name],
+            lambda p, w: p.stats.overlap_tokens[w.name],
         )
-        yield per_worker(counter("tokenyard_worker_errors", "Failures of each worker"), lambda w: w.errors)
+        yield per_worker(counter("tokenyard_worker_errors", "Failures of each worker"), lambda p, w: w.errors)
         yield per_worker(
             counter("tokenyard_kv_event_gaps", "Sequence gaps in a worker's KV events"),
-            lambda w: w.events.stats.gaps if w.events else None,
+            lambda p, w: w.events.stats.gaps if w.events else None,
         )
-        yield per_worker(gauge("tokenyard_worker_healthy", "1 while the worker is in the pool"), lambda w: w.healthy)
-        yield per_worker(gauge("tokenyard_worker_requests", "In-flight requests"), lambda w: w.load.requests)
+        yield per_worker(gauge("tokenyard_worker_healthy", "1 while the worker is in the pool"), lambda p, w: w.healthy)
+        yield per_worker(gauge("tokenyard_worker_requests", "In-flight requests"), lambda p, w: w.load.requests)
         yield per_worker(
             gauge("tokenyard_worker_load_tokens", "Uncached prompt + expected output tokens in flight"),
-            lambda w: w.load.tokens,
+            lambda p, w: w.load.tokens,
         )
         yield per_worker(
             gauge("tokenyard_worker_cached_blocks", "KV blocks the worker holds, from its events"),
-            lambda w: index.block_count(w.name) if w.events else None,
+            lambda p, w: p.router.index.block_count(w.name) if w.events else None,
         )
 
 
-_watched: dict[int, _PoolCollector] = {}
+_watched: list[_PoolCollector] = []
 
 
-def watch_pool(pool: EnginePool) -> None:
-    """Export `pool`'s workers (the last pool watched replaces any before it)."""
-    for collector in _watched.values():
+def watch_pools(pools: Iterable[EnginePool]) -> None:
+    """Export the workers of `pools` (one per served model with a pool; the pools
+    watched last replace any before them)."""
+    for collector in _watched:
         REGISTRY.unregister(collector)
     _watched.clear()
-    collector = _PoolCollector(pool)
+    collector = _PoolCollector(list(pools))
     REGISTRY.register(collector)
-    _watched[id(pool)] = collector
-    pool.on_first_chunk = observe_worker_ttft
+    _watched.append(collector)
+    for pool in collector.pools:
+        pool.on_first_chunk = observe_worker_ttft
 
 
 def set_queue_depth(waiting: int) -> None:

@@ -58,6 +58,7 @@ from ..events import (
     ReasoningDelta,
     StreamError,
     TextDelta,
+    ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
     ToolChoiceViolation,
@@ -588,11 +589,13 @@ class _TurnParts:
                 last.text += event.text
             else:
                 self._parts.append(Reasoning(text=event.text))
-        elif type(event) is TextDelta:
+        elif type(event) is TextDelta or type(event) is ToolCallIncomplete:
+            # A call that never completed reaches the client as its text (apis/call_hold.py).
+            text = event.text if type(event) is TextDelta else event.raw  # type: ignore[union-attr]  # exact-type dispatch is not narrowed by mypy
             if isinstance(last, Text):
-                last.text += event.text
-            else:
-                self._parts.append(Text(text=event.text))
+                last.text += text
+            elif text:
+                self._parts.append(Text(text=text))
         elif type(event) is ToolCallReady:
             self._parts.append(ToolCall(id=event.id, name=event.name, arguments=event.arguments))
 
@@ -614,6 +617,7 @@ def _splitter(pipeline: Pipeline, generation: Generation) -> OutputSplitter:
         thinking_enabled=prompt.thinking_enabled,
         prompt_opened_reasoning=prompt.opened_reasoning,
         call_ids=generation.call_ids,
+        recover_fenced_calls=profile.recover_fenced_calls and not suppress,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,6 +24,9 @@ from .common import ServerState, check_auth, log_prompt, read_json
 from .sse import event_stream, run_to_end
 
 log = logging.getLogger("tokenyard.server")
+
+# The status a response to a client that already hung up is logged with (never sent).
+CLIENT_CLOSED_REQUEST = 499
 
 Handler = Callable[[Request, ServerState], Awaitable[Response]]
 
@@ -59,27 +63,34 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
         ctx = context(request, state)
         parsed = spoke.parse(body, ctx)
-        state.check_model(parsed.model)
+        pipeline = state.pipeline_for(parsed.model)
+        # The model's own view of the replay state: its calls' ids carry its JSON style.
+        ctx = replace(ctx, replay=state.replay.for_model(pipeline.model.name))
         parsed.conversation.hints = read_agent_hints(body, request.headers)
         # Rendering and tokenizing run off the event loop.
-        generation = await state.pipeline.prepare(parsed.conversation, call_id_prefix=spoke.call_id_prefix)
+        generation = await pipeline.prepare(
+            parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
+        )
         log_prompt(state, body, generation)
         if parsed.conversation.request_kind is not None:
             log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)
         encoder = spoke.encoder(parsed, ctx)
         if parsed.stream:
             return await event_stream(state, generation, encoder)
-        return JSONResponse(await run_to_end(state, generation, encoder))
+        result = await run_to_end(state, generation, encoder, request.receive)
+        if result is None:  # the client hung up: nothing reaches the wire (nginx's "client closed request")
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
+        return JSONResponse(result)
 
     return guarded(spoke.errors, handler)
 
 
 async def count_tokens(request: Request, state: ServerState) -> Response:
-    """Anthropic's `/v1/messages/count_tokens`: the exact prompt generation would send."""
+    """Anthropic's `/v1/messages/count_tokens`: the exact prompt generation would send
+    (the named model's template and tokenizer)."""
     body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     parsed = parse_count_tokens(body, context(request, state))
-    state.check_model(parsed.model)
-    prompt = await state.pipeline.prepare_prompt(parsed.conversation)
+    prompt = await state.pipeline_for(parsed.model).prepare_prompt(parsed.conversation)
     return JSONResponse({"input_tokens": len(prompt.token_ids)})
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
+from typing import Any, TypeVar
 
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from ..apis.errors import engine_failed, fault_of
+from ..apis.errors import fault_of, stream_failure
 from ..apis.spoke import Frame, StreamEncoder
 from ..events import StreamError
 from . import metrics
@@ -25,6 +25,7 @@ log = logging.getLogger("tokenyard.server")
 KEEPALIVE_COMMENT = b": keepalive\n\n"  # an SSE comment: every client skips it
 IDLE = object()  # what `with_keepalive` yields when the source has been silent
 _END = object()
+T = TypeVar("T")
 
 
 def sse(event: str | None, data: Any) -> bytes:
@@ -86,18 +87,64 @@ async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncGe
             await aclose()
 
 
-async def run_to_end(state: ServerState, generation: Generation, encoder: StreamEncoder) -> dict[str, Any]:
+async def run_to_end(
+    state: ServerState, generation: Generation, encoder: StreamEncoder, receive: Receive | None = None
+) -> dict[str, Any] | None:
     """A non-streaming request: the whole generation, in a slot, assembled by the
-    encoder; an engine failure is raised as the API error it is."""
-    slot = await acquire_slot(state, generation.conversation.hints)
+    encoder; an engine failure is raised as the API error it is. With `receive`,
+    a client that hangs up (while queued or generating) ends the work at once:
+    None is returned and the engine request is aborted."""
+
+    async def assemble() -> dict[str, Any]:
+        slot = await acquire_slot(state, generation.conversation.hints)
+        events = metrics.observed(generation, generation.events())
+        try:
+            async for event in events:
+                if isinstance(event, StreamError):
+                    raise stream_failure(event)
+                encoder.feed(event)
+        finally:
+            try:
+                await events.aclose()  # aborts the engine request if it is still running
+            finally:
+                slot.release()
+        return encoder.result()
+
+    if receive is None:
+        return await assemble()
+    return await until_disconnected(assemble(), receive)
+
+
+async def until_disconnected(work: Coroutine[Any, Any, T], receive: Receive) -> T | None:
+    """`work`'s result, or None once the client has disconnected (`work` is then
+    cancelled, which closes its event iterators and so aborts the engine request).
+
+    The disconnect is the ASGI `http.disconnect` message, read from `receive` once
+    the body has been consumed. uvicorn's h11 protocol pauses reading after a
+    complete request (h11 PAUSED), but every `receive()` resumes it, so the peer's
+    EOF is read, the transport closes and `http.disconnect` follows; httptools
+    likewise. Unlike peeking at the socket this is plain ASGI, so it holds for any
+    server. (What hid it before: `asyncio.wait_for` in the slot queue swallowed the
+    cancellation when a slot was granted at that moment: see `acquire_slot`.)"""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnect(receive))
     try:
-        async for event in metrics.observed(generation, generation.events()):
-            if isinstance(event, StreamError):
-                raise engine_failed(event.message)
-            encoder.feed(event)
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
     finally:
-        slot.release()
-    return encoder.result()
+        if not task.done():  # the client left, or the server is cancelling us
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        gone.cancel()
+        await asyncio.gather(gone, return_exceptions=True)
+    if task.cancelled():
+        log.info("the client went away before its response; its generation was stopped")
+        return None
+    return task.result()
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def frame_bytes(frame: Frame) -> bytes:
@@ -111,7 +158,10 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
     slot = await acquire_slot(state, generation.conversation.hints)
 
     async def frames() -> AsyncGenerator[bytes]:
-        events = with_keepalive(metrics.observed(generation, generation.events()), state.config.keepalive_seconds)
+        interval = state.config.keepalive_seconds
+        events = with_keepalive(metrics.observed(generation, generation.events()), interval)
+        clock = asyncio.get_running_loop().time
+        sent = clock()
         try:
             for frame in encoder.start():
                 yield frame_bytes(frame)
@@ -119,10 +169,21 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
                 if event is IDLE:
                     beat = encoder.keepalive()
                     yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
+                    sent = clock()
                     continue
-                frames = encoder.error(engine_failed(event.message)) if isinstance(event, StreamError) else None
-                for frame in frames if frames is not None else encoder.feed(event):
+                frames = encoder.error(stream_failure(event)) if isinstance(event, StreamError) else None
+                out = frames if frames is not None else encoder.feed(event)
+                for frame in out:
                     yield frame_bytes(frame)
+                now = clock()
+                if out:
+                    sent = now
+                elif now - sent >= interval:
+                    # The engine is busy but nothing can be sent yet (a tool call is
+                    # held until it is complete): a keep-alive, as during a silence.
+                    beat = encoder.keepalive()
+                    yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
+                    sent = now
         except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
             for frame in encoder.error(fault_of(error)):
                 yield frame_bytes(frame)

@@ -2,7 +2,8 @@
 
 The chat form goes through the Chat Completions request mapper and the pipeline's
 own renderer, so its `count` is exactly the prompt a chat completion with the same
-body would send to the engine.
+body would send to the engine. A request that names a model uses that model's tokenizer
+and template; one that names none, the first served model's.
 """
 
 from __future__ import annotations
@@ -46,31 +47,26 @@ class DetokenizeRequest(_Wire):
     tokens: list[int]
 
 
-def _check_model(state: ServerState, model: str | None) -> None:
-    if model:
-        state.check_model(model)
-
-
 async def tokenize(request: Request, state: ServerState) -> Response:
     body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
-    tokenizer = state.pipeline.model.tokenizer
     if isinstance(body, dict) and "messages" in body:
         chat = supported(validate(TokenizeChatRequest, body))
-        _check_model(state, chat.model)
-        conversation = to_conversation(chat.model_copy(update={"model": chat.model or state.pipeline.model.name}))
-        prompt = await state.pipeline.prepare_prompt(conversation, add_generation_prompt=chat.add_generation_prompt)
+        pipeline = state.pipeline_for(chat.model)
+        conversation = to_conversation(chat.model_copy(update={"model": chat.model or pipeline.model.name}))
+        prompt = await pipeline.prepare_prompt(conversation, add_generation_prompt=chat.add_generation_prompt)
         ids = prompt.token_ids
         token_strs = chat.return_token_strs
     else:
         if isinstance(body, dict) and "prompt" not in body:
             raise invalid_request("tokenize needs `prompt` (text) or `messages` (chat)", "prompt")
         text = validate(TokenizeTextRequest, body)
-        _check_model(state, text.model)
-        ids = await state.pipeline.offload.run(tokenizer.encode, text.prompt, text.add_special_tokens)
+        pipeline = state.pipeline_for(text.model)
+        ids = await pipeline.offload.run(pipeline.model.tokenizer.encode, text.prompt, text.add_special_tokens)
         token_strs = text.return_token_strs
+    tokenizer = pipeline.model.tokenizer
     out: dict[str, Any] = {
         "count": len(ids),
-        "max_model_len": state.pipeline.engine.info().max_model_len,
+        "max_model_len": pipeline.engine.info().max_model_len,
         "tokens": ids,
     }
     if token_strs:
@@ -80,8 +76,7 @@ async def tokenize(request: Request, state: ServerState) -> Response:
 
 async def detokenize(request: Request, state: ServerState) -> Response:
     wire = validate(DetokenizeRequest, await read_json(request, state.config.max_body_bytes, state.pipeline.offload))
-    _check_model(state, wire.model)
-    tokenizer = state.pipeline.model.tokenizer
+    tokenizer = state.pipeline_for(wire.model).model.tokenizer
     bad = next((t for t in wire.tokens if not 0 <= t < tokenizer.vocab_size), None)
     if bad is not None:
         raise invalid_request(

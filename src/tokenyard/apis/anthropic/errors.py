@@ -29,6 +29,9 @@ ERRORS = ErrorTable(
         Fault.RATE_LIMITED: WireFault(429, "rate_limit_error"),
         Fault.OVERLOADED: WireFault(529, "overloaded_error"),
         Fault.ENGINE_FAILED: WireFault(502, "api_error"),
+        # Anthropic's own answer to a request that timed out (the SDK's 504 class).
+        Fault.ENGINE_TIMEOUT: WireFault(504, "timeout_error"),
+        Fault.TOOL_CHOICE_VIOLATION: WireFault(500, "api_error"),
         Fault.INTERNAL: WireFault(500, "api_error"),
     },
     _envelope,

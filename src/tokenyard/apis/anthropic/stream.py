@@ -22,11 +22,11 @@ from ...events import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
     Usage,
 )
+from ..call_hold import CallHold
 from ..errors import ApiError
 from ..replay_state import ReplayState
 from ..spoke import Frame
@@ -53,6 +53,7 @@ class MessageStream:
         self._replay = replay
         self._dispatch = dispatch
         self._show_thinking = show_thinking
+        self._hold = CallHold()
         self._index = -1
         self._open: str | None = None  # "thinking" | "text" | "tool_use"
         self._thinking: list[str] = []
@@ -87,6 +88,13 @@ class MessageStream:
         return self.message()
 
     def feed(self, event: Event) -> list[Frame]:
+        # A call is announced only once complete; one that is not is text (apis/call_hold.py).
+        released = self._hold.feed(event)
+        if len(released) == 1:
+            return self._encode(released[0])
+        return [frame for one in released for frame in self._encode(one)]
+
+    def _encode(self, event: Event) -> list[Frame]:
         if isinstance(event, TextDelta):
             out = self._ensure("text")
             self._text.append(event.text)
@@ -130,14 +138,6 @@ class MessageStream:
                         },
                     )
                 )
-            return out
-        if isinstance(event, ToolCallIncomplete):
-            # A stream announced the block and can not take it back (it keeps the
-            # valid prefix of its arguments, never dispatched). The whole message
-            # never holds a half call: the model's text for it is a text block, so
-            # no repaired `input` can be executed.
-            out = self._close()
-            self._blocks[-1] = {"type": "text", "text": event.raw}
             return out
         if isinstance(event, PromptProcessed):
             return [self._message_start(event.prompt_tokens, event.cached_tokens, event.cache_written_tokens)]

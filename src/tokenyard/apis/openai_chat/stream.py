@@ -31,11 +31,11 @@ from ...events import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
     Usage,
 )
+from ..call_hold import CallHold
 from ..errors import ApiError
 from ..spoke import Frame
 from .errors import ERRORS
@@ -65,6 +65,7 @@ class ChatCompletionStream:
         self.created = created
         self._include_usage = include_usage
         self._dispatch = dispatch
+        self._hold = CallHold()
         self._indices: dict[int, int] = {}  # parser call index → this choice's tool_calls index
         self._calls: list[dict[str, Any]] = []
         self._arguments: list[list[str]] = []  # each call's argument fragments (joined once: linear)
@@ -75,7 +76,6 @@ class ChatCompletionStream:
         # Whitespace the parser reported as block-edge markers since the last text:
         # content is one string here, so it goes back between two text runs.
         self._gap = ""
-        self._undelivered: set[int] = set()  # tool_calls indices of calls that never completed
         self.finish_reason: str | None = None
         self.usage = Usage()
 
@@ -98,6 +98,13 @@ class ChatCompletionStream:
         return self.completion()
 
     def feed(self, event: Event) -> list[WireEvent]:
+        # A call is sent only once complete; one that is not is content (apis/call_hold.py).
+        released = self._hold.feed(event)
+        if len(released) == 1:
+            return self._encode(released[0])
+        return [frame for one in released for frame in self._encode(one)]
+
+    def _encode(self, event: Event) -> list[WireEvent]:
         out: list[WireEvent] = []
         if not isinstance(event, ReasoningDelta) and self._open_reasoning is not None:
             out.extend(self._close_reasoning())
@@ -142,13 +149,6 @@ class ChatCompletionStream:
             out.append(self._chunk({"role": "assistant", "content": ""}))
         elif isinstance(event, Finish):
             out.extend(self._finish(event))
-        elif isinstance(event, ToolCallIncomplete):
-            # Never a call: the whole response carries the model's text for it as
-            # content, as the peers do. A stream already announced it; it keeps the
-            # arguments streamed so far (not valid JSON) and is not dispatched.
-            self._undelivered.add(self._indices[event.index])
-            self._text.append(self._gap + event.raw)
-            self._gap = ""
         # Failures go to error().
         return out
 
@@ -157,7 +157,7 @@ class ChatCompletionStream:
         text = "".join(self._text)
         for call, fragments in zip(self._calls, self._arguments, strict=True):
             call["function"]["arguments"] = "".join(fragments)
-        calls = [call for i, call in enumerate(self._calls) if i not in self._undelivered]
+        calls = self._calls
         message: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
         if self._reasoning:
             reasoning = "".join(self._reasoning)

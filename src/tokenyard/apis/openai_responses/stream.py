@@ -15,10 +15,12 @@ byte when the client replays the item (requests.py).
 
 Custom (freeform) tools reach the model as a function with one string parameter,
 `input`; such calls come back as `custom_tool_call` items whose `input` is that
-string, decoded as it streams. A call to a namespaced tool (the model calls it
+string, decoded from its JSON. A call to a namespaced tool (the model calls it
 `<namespace>__<name>`) streams under its bare `name` with its `namespace`; a call to
 a client-run `tool_search` streams as a `tool_search_call` item whose `arguments`
-is the JSON object, complete when the call is (no argument delta events).
+is the JSON object, complete when the call is (no argument delta events). Call
+items are added only once their call is complete (apis/call_hold.py), so every
+call item added is done, and a call that never completed is a message's text.
 
 The same state machine assembles the non-streaming response (`response()`).
 """
@@ -39,10 +41,10 @@ from ...events import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
 )
+from ..call_hold import CallHold
 from ..errors import ApiError
 from ..replay_state import ReplayState
 from ..spoke import Frame
@@ -99,6 +101,7 @@ class ResponseStream:
         # When the response completed is the server's to say (an injected clock keeps this sans-IO).
         self._clock = clock
         self._completed_at: int | None = None
+        self._hold = CallHold()
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
         self._open: _Item | None = None
@@ -119,7 +122,12 @@ class ResponseStream:
         )
 
     def feed(self, event: Event) -> list[Frame]:
-        return _frames(self._feed(event))
+        # A call item is added only once the call is complete, and is done at once;
+        # a call that is not complete is a message's text (apis/call_hold.py).
+        released = self._hold.feed(event)
+        if len(released) == 1:
+            return _frames(self._feed(released[0]))
+        return _frames([wire for one in released for wire in self._feed(one)])
 
     def error(self, error: ApiError) -> list[Frame]:
         """Whatever broke, the client gets the API's own ending: `response.failed`."""
@@ -148,11 +156,7 @@ class ResponseStream:
         if isinstance(event, ToolCallDelta):
             return self._call_delta(event.arguments)
         if isinstance(event, ToolCallReady):
-            return self._call_done(event.arguments, "completed", event)
-        if isinstance(event, ToolCallIncomplete):
-            # Announced and not to be taken back: the item keeps what streamed and
-            # says it is incomplete in the response. Nothing is dispatched or done for it.
-            return self._call_done(event.arguments, "incomplete", None)
+            return self._call_done(event)
         if isinstance(event, PromptProcessed):
             return []  # usage is reported once, with the final status
         if isinstance(event, Finish):
@@ -317,29 +321,24 @@ class ResponseStream:
             )
         ]
 
-    def _call_done(self, arguments: str, status: str, ready: ToolCallReady | None) -> list[WireEvent]:
+    def _call_done(self, ready: ToolCallReady) -> list[WireEvent]:
         item = self._open
         if item is None or item.kind not in _CALL_KINDS:
             return []
+        arguments = ready.arguments
         out: list[WireEvent] = []
         where = {"item_id": item.id, "output_index": item.output_index}
         if item.kind == "tool_search_call":
             item.data["arguments"] = _search_arguments(arguments)
         elif item.custom is not None:
             streamed = item.custom.text
-            value = custom_input(arguments) if ready is not None else streamed
+            value = custom_input(arguments)
             if value.startswith(streamed) and len(value) > len(streamed):
                 out.append(self._event("response.custom_tool_call_input.delta", **where, delta=value[len(streamed) :]))
             item.data["input"] = value
         else:
             item.data["arguments"] = arguments
-        item.data["status"] = status
-        if ready is None:
-            # Cut off (the output limit, a failure): the response lists it as incomplete,
-            # but no `output_item.done` presents it as a call to run. Codex runs every
-            # call item it gets done, whatever its status, and half a patch is a patch.
-            self._open = None
-            return out
+        item.data["status"] = "completed"
         if self._replay is not None:
             self._replay.remember_call(ready.id, ready.arguments)
         if self._dispatch:
@@ -384,8 +383,6 @@ class ResponseStream:
         item = self._open
         if item is None:
             return []
-        if item.kind in _CALL_KINDS:
-            return self._call_done("".join(item.chunks), "incomplete", None)  # the output ended inside the call
         where = {"item_id": item.id, "output_index": item.output_index}
         out: list[WireEvent] = []
         text = "".join(item.chunks)
@@ -446,7 +443,7 @@ def _call_name(route: CallRoute) -> dict[str, str]:
 
 def _search_arguments(arguments: str) -> Any:
     """A tool_search call's arguments as the object Codex requires; text that is not
-    a JSON object (a cut-off call) becomes `{}`."""
+    a JSON object becomes `{}`."""
     try:
         value = json.loads(arguments) if arguments.strip() else {}
     except ValueError:

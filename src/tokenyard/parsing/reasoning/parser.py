@@ -111,6 +111,34 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     ReasoningFormat("inkling", ("<|content_thinking|>",), ("<|end_message|>", "<|content_model_end_sampling|>")),
     # Step-3.5's template always ends the prompt with `<think>\n`.
     ReasoningFormat("step3p5", *_THINK, force=True),
+    # Muse Glimmer: channel-scoped messages; `to=self` is reasoning, `to=user` the
+    # answer, the framing tokens syntax (the tool channel belongs to muse_glimmer's
+    # tool parser). Headers are matched from `to=`, not the space before it, so
+    # ordinary prose seldom takes the marker path.
+    ReasoningFormat(
+        "muse_glimmer",
+        ("to=self<|message|>",),
+        ("<|eom|>", "<|eot|>"),
+        syntax=("<|start|>assistant", "to=user<|message|>", "<|eot|>", "<|eom|>"),
+        aliases=("muse",),
+    ),
+    # OLMo 3 Think: the generation prompt opens `<think>`.
+    ReasoningFormat("olmo3", *_THINK, force=True),
+    # PLaMo 3: thinking from the first token (unless off); the end-of-turn token is
+    # syntax, never content.
+    ReasoningFormat(
+        "plamo3",
+        ("<|plamo:begin_think:plamo|>",),
+        ("<|plamo:end_think:plamo|>",),
+        force=True,
+        syntax=("<|plamo:tag|>",),
+    ),
+    # Ling 3 and Spark 2.5: the generation prompt opens `<think>` unless thinking is off.
+    ReasoningFormat("ling3", *_THINK, force=True),
+    ReasoningFormat("spark25", *_THINK, force=True),
+    # MiMo reads as thinking from its first token (vLLM and SGLang alike) unless
+    # thinking is off; a `<think>` it writes itself is syntax.
+    ReasoningFormat("mimo", *_THINK, force=True),
     ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), force=True, aliases=("magistral",)),
     ReasoningFormat(
         "granite",

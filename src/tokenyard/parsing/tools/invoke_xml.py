@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from ...events import ParseEvent
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
@@ -43,11 +44,20 @@ class InvokeSyntax:
         strip_newline: bool,
         bare_invoke_starts_call: bool,
         block_json: bool = False,
+        block_tags: tuple[str, str] | None = None,
+        call_wrapper: tuple[str, str] = ("", ""),
+        call_separator: str = "",
     ):
         # `block`/`invoke`/`parameter`: the text between `<` (or `</`) and `>`
         # for the block, and up to the `name=` attribute for the others.
-        self.block_open = f"<{block}>"
-        self.block_close = f"</{block}>"
+        # `block_tags`: the block's own (open, close) where they are not
+        # `<block>`/`</block>` (Step 3's special tokens); `call_wrapper`: text
+        # around each invoke inside the block (Step 3's per-call tokens; a short
+        # preamble may sit between the opener and the invoke); `call_separator`:
+        # syntax a model may put between two wrapped calls.
+        self.block_open, self.block_close = block_tags or (f"<{block}>", f"</{block}>")
+        self.call_open, self.call_close = call_wrapper
+        self.call_separator = call_separator
         self.invoke_open = f"<{invoke} name="
         self.invoke_close = f"</{invoke}>"
         self.parameter_open = f"<{parameter} name="
@@ -58,7 +68,7 @@ class InvokeSyntax:
         self.start_markers = (self.block_open, self.invoke_open) if bare_invoke_starts_call else (self.block_open,)
         self.invoke_head = re.compile(re.escape(self.invoke_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
         self.parameter_head = re.compile(re.escape(self.parameter_open) + rf"([^>\n]{{1,{_MAX_ATTRIBUTES}}})>")
-        ends_call = [self.invoke_close, self.block_close, self.invoke_open]
+        ends_call = [self.invoke_close, self.block_close, self.invoke_open, *filter(None, [self.call_close])]
         self.body_markers = MarkerSet([self.parameter_open, *ends_call])
         self.after_json_markers = MarkerSet(ends_call)
         # A value ends only at its own closing tag: any other tag inside it (an XML
@@ -139,6 +149,20 @@ class InvokeToolParser(ToolParser):
             self._reader = JsonCallReader(self, buf[pos:at])
             self._state = _BLOCK_JSON
             return at
+        if syntax.call_open and self._in_block:
+            if buf.startswith(syntax.call_open, at):
+                # What stands between the call token and the invoke (Step 3:
+                # `function<｜tool_sep｜>NAME\n`, or nothing) is syntax.
+                after = at + len(syntax.call_open)
+                found = buf.find(syntax.invoke_open, after, after + _MAX_ATTRIBUTES + len(syntax.invoke_open))
+                if found >= 0:
+                    at = found
+                elif not final and len(buf) - after < _MAX_ATTRIBUTES:
+                    return -1
+                else:
+                    at = after
+            elif not final and _partial(buf, at, syntax.call_open):
+                return -1
         head = syntax.invoke_head.match(buf, at)
         if head is not None:
             name, _ = _tag_name(head.group(1))
@@ -146,7 +170,7 @@ class InvokeToolParser(ToolParser):
                 self._marker(buf[pos:at])
                 self._open_call(name, head.group())
                 self._first = False
-                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=syntax.strip_newline)
+                self._arguments = self._new_arguments(name)
                 self._body_started = False
                 self._state = _BODY
                 return head.end()
@@ -158,6 +182,20 @@ class InvokeToolParser(ToolParser):
         self._text(buf[pos:end])
         self._exit_region()
         return end
+
+    @property
+    def in_call_region(self) -> bool:
+        # Between bare invokes (no block open) nothing is held for a call: a
+        # reasoning marker there is the model moving on.
+        return self._in_region and (self._in_block or self._state != _AFTER_CALL)
+
+    def release_held(self) -> list[ParseEvent]:
+        if self._in_region and not self._in_block and self._state == _AFTER_CALL:
+            self._exit_region()
+        return super().release_held()
+
+    def _new_arguments(self, name: str) -> ArgumentsBuilder:
+        return ArgumentsBuilder(self, self._tool(name), strip_newline=self.syntax.strip_newline)
 
     def _body(self, buf: str, pos: int, final: bool) -> int:
         syntax = self.syntax
@@ -218,6 +256,9 @@ class InvokeToolParser(ToolParser):
         if raw:
             self._state = _AFTER_CALL
             return end
+        if marker == syntax.call_close:  # the invoke's own closing tag was left out
+            self._state = _AFTER_CALL
+            return at
         if marker == syntax.block_close:
             self._marker(marker)
             self._exit_region()
@@ -329,10 +370,15 @@ class InvokeToolParser(ToolParser):
             self._marker(syntax.block_close)
             self._exit_region()
             return pos + len(syntax.block_close)
-        if buf.startswith(syntax.invoke_open, pos):
+        for tag in (syntax.call_close, syntax.call_separator):
+            if tag and buf.startswith(tag, pos):
+                self._marker(tag)
+                return pos + len(tag)
+        if buf.startswith(syntax.invoke_open, pos) or (syntax.call_open and buf.startswith(syntax.call_open, pos)):
             self._state = _HEAD
             return pos
-        if not final and (_partial(buf, pos, syntax.block_close) or _partial(buf, pos, syntax.invoke_open)):
+        wrapper = (syntax.call_close, syntax.call_open, syntax.call_separator) if syntax.call_open else ()
+        if not final and any(_partial(buf, pos, tag) for tag in (syntax.block_close, syntax.invoke_open, *wrapper)):
             return -1
         self._exit_region()  # the model went on without closing the block
         return pos

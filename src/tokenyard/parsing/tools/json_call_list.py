@@ -39,8 +39,9 @@ class JsonCallListParser(CallListParser):
     separator: ClassVar[str] = ","
     # A newline between two call objects also separates them (llama3_json).
     newline_separates: ClassVar[bool] = False
-    # A tag that closes the section; it may also stand in for a missing `]`.
-    close_tag: ClassVar[str] = ""
+    # A tag that closes the section; it may also stand in for a missing `]`
+    # (xlam.py picks one per start marker).
+    close_tag: str = ""
     # Reads one call object (a format whose objects name their keys otherwise
     # brings its own).
     reader: ClassVar[type[JsonCallReader]] = JsonCallReader

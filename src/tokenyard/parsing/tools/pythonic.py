@@ -4,7 +4,8 @@
     <|python_start|>[get_weather(city="Tokyo", days=3)]<|python_end|>
 
 Keyword arguments are Python literals (strings, numbers, True/False/None, lists,
-tuples, dicts) and become the JSON arguments. A call is announced once its name
+tuples, sets, dicts; JSON's true/false/null too, which LFM2's and OLMo 3's
+templates write inside values) and become the JSON arguments. A call is announced once its name
 and `(` are read; its arguments come as one delta when its closing `)` is parsed,
 since only the complete call syntax can be converted, and it is ready there. `[`,
 `,`, `]` and the optional wrapper are Markers. Text that merely starts with `[`
@@ -16,9 +17,10 @@ from __future__ import annotations
 import ast
 import json
 import re
+from typing import Any, ClassVar
 
 from ..patterns import always_match
-from .base import is_function_name, starts_with
+from .base import BadCallSyntax, JsonCallReader, NotACall, is_function_name, starts_with
 from .call_list import CallListParser
 
 _PYTHON_START = "<|python_start|>"
@@ -37,15 +39,22 @@ _STRING_RUN = {
 }
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
-_MARKER, _WRAPPED, _ITEM, _NAME, _ARGS, _AFTER_CALL, _END_TAG = range(7)
+_MARKER, _WRAPPED, _ITEM, _NAME, _ARGS, _AFTER_CALL, _END_TAG, _JSON = range(8)
 
 
 class PythonicToolParser(CallListParser):
     name = "pythonic"
-    aliases = ("llama4_pythonic",)
-    start_markers = ("[", _PYTHON_START)
+    aliases: ClassVar[tuple[str, ...]] = ("llama4_pythonic",)
+    # The special tokens some families wrap the list in (lfm2.py has its own).
+    wrapper_open: ClassVar[str] = _PYTHON_START
+    wrapper_close: ClassVar[str] = _PYTHON_END
+    # Whether a list item may also be a JSON call object (LFM2 writes either).
+    json_items: ClassVar[bool] = False
+    # False: the wrapper holds calls one per line, no brackets (OLMo 3).
+    bracketed: ClassVar[bool] = True
+    start_markers: ClassVar[tuple[str, ...]] = ("[", _PYTHON_START)
     # A `[` in reasoning is prose.
-    reasoning_exit_markers = (_PYTHON_START,)
+    reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = (_PYTHON_START,)
 
     def _accepts_call_name(self, name: str) -> bool:
         # A bare `[` is weak evidence (`[f(x) for x in y]` in prose): without the
@@ -54,17 +63,18 @@ class PythonicToolParser(CallListParser):
 
     def _enter_region(self, marker: str) -> None:
         self._state = _MARKER
-        self._wrapped = marker == _PYTHON_START
+        self._wrapped = marker == self.wrapper_open
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._any_call = False
+        self._reader: JsonCallReader | None = None
 
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
         if state == _MARKER:
             if self._wrapped:
-                self._pending = _PYTHON_START
+                self._pending = self.wrapper_open
                 self._state = _WRAPPED
-                return len(_PYTHON_START)
+                return len(self.wrapper_open)
             self._pending = "["
             self._state = _ITEM
             return 1
@@ -72,6 +82,8 @@ class PythonicToolParser(CallListParser):
             return self._read_name(buf, final)
         if state == _ARGS:
             return self._read_arguments(buf, final)
+        if state == _JSON:
+            return self._read_json_call(buf, final)
         i = _WHITESPACE(buf).end()
         self._pending += buf[:i]
         if i == len(buf):
@@ -79,7 +91,19 @@ class PythonicToolParser(CallListParser):
                 self._end_list()
             return i
         c = buf[i]
+        if not self.bracketed and state in (_ITEM, _AFTER_CALL):
+            close = self.wrapper_close
+            found = starts_with(buf[i:], close)
+            if found:
+                self._pending += close
+                self._end_list(closed=True)
+                return i + len(close)
+            if found is None and not final:
+                return i
         if state == _WRAPPED:
+            if not self.bracketed:
+                self._state = _ITEM
+                return i
             if c == "[":
                 self._pending += c
                 self._state = _ITEM
@@ -89,9 +113,16 @@ class PythonicToolParser(CallListParser):
                 self._name = ""
                 self._state = _NAME
                 return i
-            if c == "]" and self._any_call:  # a trailing comma
+            if c == "]" and (self._any_call or self._wrapped):  # a trailing comma, or an empty wrapped list
                 return self._list_closed(i + 1)
+            if c == "{" and self.json_items:
+                self._reader = JsonCallReader(self)
+                self._state = _JSON
+                return i
         elif state == _AFTER_CALL:
+            if not self.bracketed and _NAME_START(c):  # the next line's call
+                self._state = _ITEM
+                return i
             if c == ",":
                 self._pending += c
                 self._state = _ITEM
@@ -99,11 +130,12 @@ class PythonicToolParser(CallListParser):
             if c == "]":
                 return self._list_closed(i + 1)
         elif state == _END_TAG:
-            found = starts_with(buf[i:], _PYTHON_END)
+            close = self.wrapper_close
+            found = starts_with(buf[i:], close)
             if found:
-                self._pending += _PYTHON_END
+                self._pending += close
                 self._end_list(closed=True)
-                return i + len(_PYTHON_END)
+                return i + len(close)
             if found is None and not final:
                 return i
         self._end_list()
@@ -208,14 +240,58 @@ class PythonicToolParser(CallListParser):
         self._state = _AFTER_CALL
         return end
 
+    def _read_json_call(self, buf: str, final: bool) -> int:
+        reader = self._reader
+        assert reader is not None
+        try:
+            end = reader.feed(buf)
+        except NotACall as error:
+            self._text(self._pending + "".join(reader.pre_raw))
+            self._pending = ""
+            self._exit_region()
+            return error.consumed
+        except BadCallSyntax as error:
+            self._fail_call("invalid_arguments")
+            self._exit_region()
+            return error.consumed
+        if end >= 0:
+            self._close_call()
+            self._any_call = True
+            self._state = _AFTER_CALL
+            return end
+        if final:
+            if reader.started:
+                self._fail_call("truncated")
+            else:
+                self._text(self._pending + "".join(reader.pre_raw))
+                self._pending = ""
+            self._exit_region()
+        return len(buf)
+
     @property
     def in_call_region(self) -> bool:
-        return self._call_open
+        return self._call_open or (self._in_region and self._state == _JSON)
 
 
 def _arguments_json(inside: str) -> str | None:
     """`a=1, b='x'` (the inside of a call's parentheses) as a JSON object, or None
-    when it is not keyword arguments with literal values."""
+    when it is not keyword arguments with literal values. A NUL byte (which Python
+    source cannot hold) is read as its escape; raw newlines that only make sense
+    inside a string (a multi-line shell command) are read as escapes when the text
+    does not parse otherwise."""
+    source = inside.replace("\x00", "\\x00")
+    arguments = _keyword_literals(source)
+    if arguments is None and "\n" in source:
+        arguments = _keyword_literals(source.replace("\r", "\\r").replace("\n", "\\n"))
+    if arguments is None:
+        return None
+    try:
+        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return None
+
+
+def _keyword_literals(inside: str) -> dict[str, Any] | None:
     try:
         call = ast.parse(f"f({inside})", mode="eval").body
         if not isinstance(call, ast.Call) or call.args:
@@ -224,7 +300,43 @@ def _arguments_json(inside: str) -> str | None:
         for keyword in call.keywords:
             if keyword.arg is None:  # **mapping
                 return None
-            arguments[keyword.arg] = ast.literal_eval(keyword.value)
-        return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+            arguments[keyword.arg] = _literal(keyword.value)
+        return arguments
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
+
+
+_NAMES = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+
+
+def _literal(node: ast.expr) -> Any:
+    """A JSON value from a literal's syntax tree (ValueError when it is not one):
+    Python's literals, sets and tuples as lists in written order, JSON's names."""
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (str, int, float))
+        or (isinstance(node, ast.Constant) and node.value is None)
+    ):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _NAMES:
+        return _NAMES[node.id]
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_literal(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        if any(key is None for key in node.keys):
+            raise ValueError("** inside a dict")
+        return {_key(key): _literal(value) for key, value in zip(node.keys, node.values, strict=True)}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal(node.operand)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, ast.USub) else value
+    raise ValueError("not a literal")
+
+
+def _key(node: ast.expr | None) -> str:
+    value = _literal(node) if node is not None else None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float, bool)) or value is None:
+        return json.dumps(value)  # JSON object keys are strings
+    raise ValueError("unhashable key")

@@ -56,6 +56,8 @@ class Qwen3CoderToolParser(ToolParser):
     start_markers = (section_open, "<function=")
     # Inside reasoning, `<function=` is too often prose about code to end it.
     reasoning_exit_markers = (section_open,)
+    # Drop one newline right inside the parameter tags (the template writes them).
+    strip_value_newline: ClassVar[bool] = True
     _body_markers, _value_end = _section_markers(section_close)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -86,7 +88,7 @@ class Qwen3CoderToolParser(ToolParser):
                 self._call_tool = self._tool(name)
                 self._given: set[str] = set()
                 self._arguments = ArgumentsBuilder(
-                    self, self._call_tool, strip_newline=True, paired_newlines=self.paired_newlines
+                    self, self._call_tool, strip_newline=self.strip_value_newline, paired_newlines=self.paired_newlines
                 )
                 self._state = _BODY
                 return match.end()

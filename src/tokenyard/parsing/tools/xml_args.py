@@ -39,13 +39,21 @@ class ArgumentsBuilder:
     """`strip_newline`: drop one newline right after the opening tag and one right
     before the closing tag (qwen3_coder writes `<parameter=x>\\nvalue\\n</parameter>`).
     `paired_newlines`: drop the closing one only where an opening one was dropped
-    (Seed-OSS writes values inline, so a value's own trailing newline is its text)."""
+    (Seed-OSS writes values inline, so a value's own trailing newline is its text).
+    `decode_untyped`: a value no schema types (an undeclared tool or parameter) is held
+    and read as JSON where it is JSON (`42`, `true`, `{"a": 1}`), else the text."""
 
     def __init__(
-        self, owner: ToolParser, tool: ToolSpec | None, strip_newline: bool = False, paired_newlines: bool = False
+        self,
+        owner: ToolParser,
+        tool: ToolSpec | None,
+        strip_newline: bool = False,
+        paired_newlines: bool = False,
+        decode_untyped: bool = False,
     ):
         self._owner = owner
         self._tool = tool
+        self._decode_untyped = decode_untyped
         self._strip_newline = strip_newline
         self._paired = paired_newlines
         self._strip_tail = strip_newline  # for this parameter
@@ -62,11 +70,12 @@ class ArgumentsBuilder:
         self._owner._stream_args(("{" if self._count == 0 else ", ") + dumps(name) + ": ")
         self._count += 1
         self._types = ("string",) if string_hint else parameter_types(self._tool, name)
-        if string_hint is False and not self._types:
+        untyped = not self._types and (string_hint is False or self._decode_untyped)
+        if untyped:
             self._types = ("null", "boolean", "integer", "number", "object", "array", "string")
         # A value the format marks as not-a-string is JSON: held and decoded even
         # where the schema says string (DSML `string="false">"Tokyo"`).
-        self._json_first = string_hint is False
+        self._json_first = string_hint is False or untyped
         self._streaming = wants_string(self._types) and not self._json_first
         self._held = []
         self._fresh = True

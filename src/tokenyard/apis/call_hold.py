@@ -1,0 +1,64 @@
+"""A tool call reaches the client only once it is known to be complete (sans-IO).
+
+Every encoder feeds its events through a `CallHold`: a call's `ToolCallStart` and
+argument deltas are held until its `ToolCallReady`, then released together (the
+start, all its arguments as one delta, the ready); a call that ends as
+`ToolCallIncomplete` (cut off, or arguments that are not valid JSON) is released as
+the text the model wrote for it, never as a call. So no API ever streams half a
+call that it can not take back, and the stream and the whole response say the same.
+
+Why hold rather than stream arguments and end with an error, per client:
+- the anthropic SDK parses `input_json_delta`s as they arrive and raises on
+  arguments that stop being JSON, and Claude Code runs a tool_use block as soon as
+  its `content_block_stop` arrives, whatever the stop reason: a block once started
+  can only end as a runnable call or as a broken stream;
+- OpenClaw (pi-ai) parses streamed Chat arguments with a partial-JSON parser and
+  runs the calls it has when the stream ends, whatever the `finish_reason`;
+- Codex runs every call item whose `output_item.done` it gets; an item that is
+  added and never done leaves the response inconsistent with its items.
+An error event instead would make these clients retry the same turn, or fail it,
+where the model's text for the broken call is a faithful answer. Holding costs
+only the live display of one call's arguments (clients show a call once it is
+complete); the server sends keep-alives while a long call is held (server/sse.py).
+"""
+
+from __future__ import annotations
+
+from ..events import Event, Marker, TextDelta, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
+
+
+class CallHold:
+    def __init__(self) -> None:
+        self._start: ToolCallStart | None = None  # the call being held
+        self._arguments: list[str] = []  # its argument fragments (joined once: linear)
+
+    @property
+    def holding(self) -> bool:
+        return self._start is not None
+
+    def feed(self, event: Event) -> list[Event]:
+        """What to encode now for `event` (in order)."""
+        kind = type(event)
+        if kind is ToolCallStart:
+            self._start = event  # type: ignore[assignment]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+            self._arguments = []
+            return []
+        start = self._start
+        if start is None:
+            return [event]
+        if kind is ToolCallDelta:
+            self._arguments.append(event.arguments)  # type: ignore[union-attr]  # exact-type dispatch, as above
+            return []
+        if kind is ToolCallReady:
+            self._start = None
+            arguments = "".join(self._arguments)
+            self._arguments = []
+            return [start, ToolCallDelta(start.index, arguments), event] if arguments else [start, event]
+        if kind is ToolCallIncomplete:
+            self._start = None
+            self._arguments = []
+            raw = event.raw  # type: ignore[union-attr]  # exact-type dispatch, as above
+            return [TextDelta(raw)] if raw else []
+        if kind is Marker:
+            return []  # the call's own syntax: its text is in `raw` if it never completes
+        return [event]

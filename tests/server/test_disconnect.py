@@ -1,0 +1,103 @@
+"""A non-streaming request whose client hangs up stops its generation: a real
+uvicorn on loopback (the production h11 protocol, and httptools), an engine that
+would generate forever, and a raw socket that sends a complete request and closes
+without reading. The engine's stream must be closed (the engine request aborted),
+the slot given back, and the disconnect logged as one INFO line, not a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+import httpx
+import pytest
+
+from tokenyard.engines.base import EngineChunk
+from tokenyard.server.app import ServerConfig
+from tokenyard.server.limits import HttpLimits, server_options
+
+from .serving import WrappedEngine, running_server, send_and_vanish
+
+BODIES = {
+    "/v1/messages": {"model": "test/model", "max_tokens": 100_000, "messages": [{"role": "user", "content": "hi"}]},
+    "/v1/chat/completions": {"model": "test/model", "messages": [{"role": "user", "content": "hi"}]},
+    "/v1/responses": {"model": "test/model", "input": "hi"},
+}
+
+
+class _EndlessEngine(WrappedEngine):
+    """Yields a token every few milliseconds, forever; records each generation that
+    started and each that was closed (its `finally`: the abort)."""
+
+    def __init__(self, inner, token_id: int):
+        super().__init__(inner)
+        self.token_id = token_id
+        self.started: list[str] = []
+        self.closed: list[str] = []
+        self.lock = threading.Lock()
+
+    async def generate(self, request):
+        with self.lock:
+            self.started.append(request.request_id)
+        try:
+            yield EngineChunk(cached_tokens=0)
+            while True:
+                await asyncio.sleep(0.005)
+                yield EngineChunk(token_ids=[self.token_id])
+        finally:
+            with self.lock:
+                self.closed.append(request.request_id)
+
+
+def _wait_for(condition, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout  # generous: a loaded CI machine
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+PROTOCOLS = {"h11-bounded": server_options(HttpLimits()), "httptools": {"http": "httptools"}}
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_client_that_hangs_up_stops_its_non_streaming_generation(protocol, caplog):
+    caplog.set_level(logging.INFO)
+    config = ServerConfig(max_concurrency=1, max_queue=10)
+    with running_server("qwen3", config=config, uvicorn_options=PROTOCOLS[protocol]) as (url, state):
+        token = state.pipeline.model.tokenizer.encode("la")[0]
+        engine = _EndlessEngine(state.pipeline.engine, token)
+        state.pipeline.engine = engine
+        for n, (path, body) in enumerate(BODIES.items(), start=1):
+            send_and_vanish(url, path, body)
+            _wait_for(lambda n=n: len(engine.closed) == n, f"the generation of {path} to be aborted")
+            _wait_for(lambda: state.busy == 0, "the slot to be given back")
+        assert engine.started == engine.closed
+
+        # The one slot is free: a request is served (the endless engine replaced by a finite one).
+        state.pipeline.engine = engine.inner
+        served = httpx.post(f"{url}/v1/chat/completions", json=BODIES["/v1/chat/completions"], timeout=60)
+        assert served.status_code == 200 and served.json()["object"] == "chat.completion"
+
+    gone = [r for r in caplog.records if "went away" in r.getMessage()]
+    assert len(gone) == len(BODIES) and all(r.levelno == logging.INFO for r in gone)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+def test_a_client_that_hangs_up_while_queued_never_starts_a_generation(caplog):
+    caplog.set_level(logging.INFO)
+    config = ServerConfig(max_concurrency=1, max_queue=10)
+    with running_server("qwen3", config=config, uvicorn_options=PROTOCOLS["h11-bounded"]) as (url, state):
+        token = state.pipeline.model.tokenizer.encode("la")[0]
+        engine = _EndlessEngine(state.pipeline.engine, token)
+        state.pipeline.engine = engine
+        holder = httpx.stream(
+            "POST", f"{url}/v1/chat/completions", json={**BODIES["/v1/chat/completions"], "stream": True}
+        )
+        with holder:
+            _wait_for(lambda: len(engine.started) == 1, "the holder's generation to start")
+            send_and_vanish(url, "/v1/responses", BODIES["/v1/responses"])
+            _wait_for(lambda: any("went away" in r.getMessage() for r in caplog.records), "the disconnect")
+            assert state.waiting == 0 and len(engine.started) == 1  # it left the queue, never took the slot
+        _wait_for(lambda: len(engine.closed) == 1 and state.busy == 0, "the holder's generation to end")
