@@ -92,6 +92,29 @@ def test_json_escaped_as_if_inside_a_string_is_unescaped_for_containers():
     assert coerce_value('[\\"a\\" oops', ("array",)) == '[\\"a\\" oops'
 
 
+def test_none_is_null_only_where_a_string_is_not_allowed():
+    assert coerce_value("none", ("string", "null")) == "none"
+    assert coerce_value("null", ("string", "null")) is None
+    assert coerce_value("None", ("integer", "null")) is None
+    assert coerce_value("none", ("string",)) == "none"
+    assert coerce_value("nil", ("integer", "null")) is None
+
+
+def test_parameters_of_a_top_level_one_of_are_typed():
+    tool = ToolSpec(
+        name="acme",
+        parameters={
+            "type": "object",
+            "oneOf": [
+                {"type": "object", "properties": {"count": {"type": "integer"}}},
+                {"type": "object", "properties": {"kind": {"const": "other"}}},
+            ],
+        },
+    )
+    assert parameter_types(tool, "count")[0] == "integer"
+    assert coerce_value("7", parameter_types(tool, "count")) == 7
+
+
 def test_digit_booleans_only_where_no_other_type_takes_them():
     from tokenyard.parsing.coercion import coerce_value
 

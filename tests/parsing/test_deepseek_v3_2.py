@@ -4,9 +4,9 @@
 import pytest
 
 from tokenyard.conversation import ToolSpec
-from tokenyard.events import ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, TextDelta, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
 
-from .support import WEATHER, parse, splitter_factory, summary
+from .support import WEATHER, parse, run_chunks, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
 
 B = "｜"  # U+FF5C
@@ -56,9 +56,12 @@ def test_reference_literal(name):
 
 
 def test_block_names_are_per_version():
-    # Each version's outer block is its own; the other's is just text.
-    assert summary(parse(v32, block("tool_calls", TOKYO)))[0][0] == "text"
-    assert summary(parse(v4, block("function_calls", TOKYO)))[0][0] == "text"
+    # Each version's outer block is its own; the other's tags are damaged syntax
+    # (markers, never content), and the invoke inside is still the call.
+    for make, other in ((v32, "tool_calls"), (v4, "function_calls")):
+        events = parse(make, block(other, TOKYO))
+        assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+        assert f"<{B}DSML{B}{other}>" in "".join(e.text for e in events if isinstance(e, Marker))
 
 
 def test_prose_then_several_invokes_in_one_block_then_prose():
@@ -85,13 +88,13 @@ def test_string_true_streams_before_the_parameter_closes():
     assert streamed == '{"city": "Tok'
 
 
-def test_string_hint_beats_schema_and_false_is_typed():
+def test_string_hint_types_strings_and_false_is_typed():
     text = block(
         "function_calls",
         invoke(
             "edit",
             ("path", "true", "a.py"),
-            ("count", "true", "7"),  # the model said string: it stays one
+            ("count", "true", "7"),  # said string, but the schema allows only an integer: 7
             ("options", "false", '{"a": [1, 2.5, null]}'),
             ("lines", "false", '["x", "y"]'),
             ("force", "false", "true"),
@@ -106,7 +109,7 @@ def test_string_hint_beats_schema_and_false_is_typed():
             "edit",
             {
                 "path": "a.py",
-                "count": "7",
+                "count": 7,
                 "options": {"a": [1, 2.5, None]},
                 "lines": ["x", "y"],
                 "force": True,
@@ -279,4 +282,94 @@ def test_json_null_for_a_string_parameter_stays_the_string():
     )
     assert summary(parse(splitter_factory("deepseek_v3_2", "deepseek_v3_2", [note]), text)) == [
         ("call", "note", {"text": "null"})
+    ]
+
+
+def test_string_hint_yields_to_a_schema_that_allows_no_string():
+    from tokenyard.conversation import ToolSpec
+
+    score = ToolSpec(
+        name="score",
+        parameters={"type": "object", "properties": {"value": {"type": "integer"}, "label": {"type": "string"}}},
+    )
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="score">\n'
+        f'<{B}DSML{B}parameter name="value" string="true">42</{B}DSML{B}parameter>\n'
+        f'<{B}DSML{B}parameter name="label" string="true">42</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(splitter_factory("deepseek_v3_2", "deepseek_v3_2", [score]), text)) == [
+        ("call", "score", {"value": 42, "label": "42"})
+    ]
+
+
+def test_a_damaged_dsml_tag_outside_a_call_is_a_marker_not_content():
+    call = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Tokyo</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    for damaged in (f"<{B}DSML{B}functioncalls>", f"<{B}DSML{B} SugarPanel>", f"<{B}DSML{B}function_calls-ok scan"):
+        events = parse(v32, "Checking.\n\n" + damaged + "\n" + call)
+        assert summary(events) == [("text", "Checking."), ("call", "get_weather", {"city": "Tokyo"})]
+        assert damaged in "".join(e.text for e in events if isinstance(e, Marker))
+
+
+def test_a_self_closing_invoke_is_a_call_with_no_arguments():
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather"/>\n'
+        f'<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Oslo</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(v32, text)) == [("call", "get_weather", {}), ("call", "get_weather", {"city": "Oslo"})]
+
+
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "Example:\n```xml\n{call}\n```\n",
+        "Example:\n~~~\n{call}\n~~~\n",
+        "Example: `{call}`\n",
+    ],
+)
+def test_a_quoted_call_is_text_and_the_real_call_after_it_is_a_call(quote):
+    def call(city):
+        return (
+            f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+            f'<{B}DSML{B}parameter name="city" string="true">{city}</{B}DSML{B}parameter>\n'
+            f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+        )
+
+    quoted = quote.format(call=call("literal"))
+    for chunks in (1, 3, len(quoted) + 200):
+        text = quoted + call("Oslo")
+        events = run_chunks(v32, [text[i : i + chunks] for i in range(0, len(text), chunks)])
+        assert [s for s in summary(events) if s[0] == "call"] == [("call", "get_weather", {"city": "Oslo"})]
+        assert quoted.strip() in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def test_an_unquoted_call_after_balanced_code_spans_is_a_call():
+    text = (
+        "Run `ls` and `pwd` first.\n\n"
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="get_weather">\n'
+        f'<{B}DSML{B}parameter name="city" string="true">Oslo</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(v32, text))[-1] == ("call", "get_weather", {"city": "Oslo"})
+
+
+def test_json_marked_value_that_fits_no_schema_type_stays_json_unless_a_string_is_allowed():
+    search = ToolSpec(
+        name="search",
+        parameters={"type": "object", "properties": {"topn": {"type": "integer"}, "text": {"type": "string"}}},
+    )
+    text = (
+        f'<{B}DSML{B}function_calls>\n<{B}DSML{B}invoke name="search">\n'
+        f'<{B}DSML{B}parameter name="topn" string="false">{{"n": 3}}</{B}DSML{B}parameter>\n'
+        f'<{B}DSML{B}parameter name="text" string="false">{{"n": 3}}</{B}DSML{B}parameter>\n'
+        f"</{B}DSML{B}invoke>\n</{B}DSML{B}function_calls>"
+    )
+    assert summary(parse(splitter_factory(None, "deepseek_v3_2", [search]), text)) == [
+        ("call", "search", {"topn": {"n": 3}, "text": '{"n": 3}'})
     ]

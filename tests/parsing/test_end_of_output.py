@@ -46,3 +46,12 @@ def test_a_complete_call_missing_its_last_closing_marker_is_recovered(tool):
         pytest.skip("the format has no closing marker after the arguments")
     events = parse(splitter_factory(TOOL_EXAMPLES[tool][0], tool, [TOOL]), raw[: match.start()])
     assert [s for s in summary(events) if s[0] != "text"] == [("call", "get_weather", ARGUMENTS)]
+
+
+def test_a_call_cut_right_after_its_name_is_recovered_only_for_a_tool_that_takes_no_parameters():
+    cut = "<tool_call>\n<function=get_weather>\n"
+    events = parse(splitter_factory(None, "qwen3_coder", [TOOL]), cut)
+    assert [s for s in summary(events) if s[0] != "text"] == [("incomplete", "get_weather", "truncated")]
+    now = ToolSpec(name="now", parameters={"type": "object", "properties": {}})
+    events = parse(splitter_factory(None, "qwen3_coder", [now]), "<tool_call>\n<function=now>\n")
+    assert [s for s in summary(events) if s[0] != "text"] == [("call", "now", {})]

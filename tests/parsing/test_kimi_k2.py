@@ -119,7 +119,9 @@ def test_invalid_arguments_then_a_good_call():
 def test_not_a_call_is_text(text):
     events = parse(kimi, text)
     assert not [e for e in events if isinstance(e, ToolCallStart)]
-    assert "".join(e.text for e in events if not isinstance(e, Marker)) == text
+    assert "".join(e.text for e in events) == text
+    # The tokens read as the call's opening are its text; the later ones, stray, are markers.
+    assert "<|tool_call_end|>" not in "".join(e.text for e in events if not isinstance(e, Marker))
 
 
 def test_undeclared_tool_is_flagged():
@@ -182,3 +184,26 @@ def test_bare_counter_ids_name_the_tool_or_are_syntax():
     ):
         events = parse(make, text)
         assert summary(events) == [("text", "Sure.")]
+
+
+@pytest.mark.parametrize(
+    "stray",
+    ["<|tool_calls_section_end|>", "<|tool_call_section_end|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>"],
+)
+def test_a_stray_special_token_outside_a_call_is_a_marker(stray):
+    for make in (kimi, k25):
+        events = parse(
+            make, "<think>x</think>normal text" + stray + "more" if make is k25 else "normal text" + stray + "more"
+        )
+        assert [s for s in summary(events) if s[0] == "text"] == [("text", "normal text"), ("text", "more")]
+        assert stray in [e.text for e in events if isinstance(e, Marker)]
+
+
+def test_a_functions_header_without_its_index_is_not_a_call():
+    text = (
+        BEGIN
+        + call('{"city": "Oslo"}', "functions.get_weather.0")
+        + call('{"city": "Rome"}', "functions.get_weather:1")
+        + END
+    )
+    assert [s for s in summary(parse(kimi, text)) if s[0] == "call"] == [("call", "get_weather", {"city": "Rome"})]

@@ -78,3 +78,30 @@ def test_call_without_a_tool_name_is_syntax_with_no_destination():
     text = "Hi " + f'{OPEN}tools{S}{OPEN}call index="1"{S}{C}call{S}{C}tools{S}'
     events = parse(k3_tools_only, text)
     assert summary(events) == [("text", "Hi")]
+
+
+def test_a_stray_or_cut_off_special_token_outside_a_channel_is_a_marker():
+    for text, content in [
+        ("all done<|open|>", "all done"),
+        ("I am delegating.<|close|>response", "I am delegating."),
+        ("done<|open|>tool", "done"),
+        # (the space before a marker is block-edge whitespace, reported with the marker)
+        ("calls open with <|open|>call, then attributes", "calls open with, then attributes"),
+    ]:
+        events = parse(k3_tools_only, text)
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == content
+        assert "".join(e.text for e in events) == text
+
+
+def test_think_close_without_its_separator_still_ends_reasoning():
+    text = f"thought{C}think{RESPONSE}reply{END}"
+    assert summary(parse(k3_reasoning_only, text)) == [("reasoning", "thought"), ("text", "reply")]
+
+
+def test_reasoning_cut_off_inside_a_marker_ends_in_a_marker():
+    for text in (f"deep thought{C}", f"deep thought{C}think", f"deep thought{C}thi"):
+        events = parse(k3_reasoning_only, text)
+        assert summary(events) == [("reasoning", "deep thought")]
+        assert "".join(e.text for e in events) == text
+    # A `<` that starts no special token stays reasoning.
+    assert summary(parse(k3_reasoning_only, "a < b and <|x")) == [("reasoning", "a < b and <|x")]

@@ -153,3 +153,15 @@ def test_reasoning_ends_implicitly_at_the_call_block():
         ("call", "get_weather", {"city": "Paris", "days": 3}),
         ("text", "Both done."),
     ]
+
+
+def test_a_closing_tag_inside_a_value_is_its_text():
+    spec = ToolSpec(name="note", parameters={"type": "object", "properties": {"content": {"type": "string"}}})
+    value = "Close a value with </parameter> then go on"
+    text = (
+        f'<minimax:tool_call><invoke name="note"><parameter name="content">{value}</parameter>\n'
+        "</invoke></minimax:tool_call>"
+    )
+    assert summary(parse(splitter_factory("minimax_m2", "minimax_m2", [spec]), text)) == [
+        ("call", "note", {"content": value})
+    ]

@@ -134,3 +134,45 @@ def test_undeclared_tool_is_flagged():
     events = parse(m3, block(invoke("rm_rf", el("path", "/"))))
     assert next(e for e in events if isinstance(e, ToolCallStart)).declared is False
     assert summary(events) == [("call", "rm_rf", {"path": "/"})]
+
+
+def test_a_call_that_ends_inside_an_unclosed_parameter_is_not_dispatched():
+    ns = "]<]minimax[>["
+    text = "".join(
+        ns + p
+        for p in ("<tool_call>", '<invoke name="get_weather">', "<city>Tokyo", "</wrong>", "</invoke>", "</tool_call>")
+    )
+    events = parse(splitter_factory("minimax_m3", "minimax_m3", [WEATHER]), text)
+    assert [s[0] for s in summary(events) if s[0] in ("call", "incomplete")] == ["incomplete"]
+
+
+UNION = ToolSpec(
+    name="union_args",
+    parameters={
+        "type": "object",
+        "properties": {
+            "filter": {
+                "anyOf": [
+                    {"type": "array", "items": {"type": "string"}},
+                    {"type": "object", "properties": {"field": {"type": "string"}}},
+                ]
+            },
+            "label": {"oneOf": [{"type": "string"}, {"type": "object", "properties": {"text": {"type": "string"}}}]},
+            "limit": {"oneOf": [{"type": "integer"}, {"type": "object", "properties": {"max": {"type": "integer"}}}]},
+        },
+    },
+)
+unions = splitter_factory("minimax_m3", "minimax_m3", [UNION])
+
+
+def test_union_parameters_take_the_alternative_their_content_fits():
+    def args(body: str) -> object:
+        return summary(parse(unions, block(invoke("union_args", body))))[0][2]
+
+    assert args(el("filter", el("item", "alpha") + el("item", "beta"))) == {"filter": ["alpha", "beta"]}
+    assert args(el("filter", el("field", "x"))) == {"filter": {"field": "x"}}
+    assert args(el("limit", "5")) == {"limit": 5}
+    assert args(el("limit", el("max", "10"))) == {"limit": {"max": 10}}
+    assert args(el("label", "hi")) == {"label": "hi"}
+    # A union with a string alternative is a string, even when it looks structured.
+    assert args(el("label", el("text", "hi"))) == {"label": el("text", "hi")}

@@ -84,3 +84,17 @@ def test_missing_parameter_close_before_another_declared_parameter():
         "\n</parameter>\n</f", "</parameter>\n</f"
     )
     assert summary(parse(coder, quoted)) == [("call", "get_weather", {"city": "Tokyo\n<parameter=zone>\nx"})]
+
+
+def test_a_bare_function_tag_calls_only_a_declared_tool():
+    from tokenyard.conversation import ToolSpec
+
+    bash = ToolSpec(name="bash", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
+    make = splitter_factory(None, "qwen3_coder", [bash])
+    undeclared = "prefix<function=unknown><parameter=command>pwd</parameter></function>suffix"
+    assert [s[0] for s in summary(parse(make, undeclared))] == ["text"]
+    declared = "prefix<function=bash><parameter=command>pwd</parameter></function>"
+    assert summary(parse(make, declared))[-1] == ("call", "bash", {"command": "pwd"})
+    # Inside <tool_call> the call is explicit: an undeclared tool is still a call (flagged undeclared).
+    wrapped = "<tool_call><function=unknown><parameter=command>pwd</parameter></function></tool_call>"
+    assert summary(parse(make, wrapped)) == [("call", "unknown", {"command": "pwd"})]

@@ -38,17 +38,44 @@ _TYPE_ALIASES = {
 def parameter_types(tool: ToolSpec | None, name: str) -> tuple[str, ...]:
     """The JSON types the tool's schema allows for parameter `name`, in the order we
     try them (a string is always the last resort). Empty when undeclared."""
-    if tool is None:
+    if tool is None or not isinstance(tool.parameters, dict):
         return ()
-    props = tool.parameters.get("properties") if isinstance(tool.parameters, dict) else None
-    if not isinstance(props, dict) or name not in props:
-        return ()
-    return schema_types(props[name])
+    found: set[str] = set()
+    for props in _property_maps(tool.parameters):
+        if name in props:
+            _collect_types(props[name], found)
+    return _ordered(found)
+
+
+def tool_properties(tool: ToolSpec | None) -> dict[str, Any]:
+    """Each declared parameter's schema, the top-level `oneOf`/`anyOf`/`allOf`
+    branches' included (the first branch that declares a name wins)."""
+    merged: dict[str, Any] = {}
+    if tool is not None and isinstance(tool.parameters, dict):
+        for props in _property_maps(tool.parameters):
+            for key, schema in props.items():
+                merged.setdefault(key, schema)
+    return merged
+
+
+def _property_maps(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `properties` of an object schema and of its top-level `oneOf`/`anyOf`/
+    `allOf` branches (a tool whose parameters are one of several shapes)."""
+    maps = [schema["properties"]] if isinstance(schema.get("properties"), dict) else []
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key) or ():
+            if isinstance(sub, dict) and isinstance(sub.get("properties"), dict):
+                maps.append(sub["properties"])
+    return maps
 
 
 def schema_types(schema: Any) -> tuple[str, ...]:
     found: set[str] = set()
     _collect_types(schema, found)
+    return _ordered(found)
+
+
+def _ordered(found: set[str]) -> tuple[str, ...]:
     known = tuple(t for t in _SCALAR_ORDER if t in found)
     if found and not known:
         # Only type names JSON Schema does not have (`other_type`): the text decides,
@@ -114,10 +141,15 @@ def coerce_value(text: str, types: tuple[str, ...]) -> Any:
     if not types:
         return text
     stripped = text.strip()
+    # Python's `None` (or `nil`) reads as null only where a string is not allowed:
+    # for a `["string", "null"]` parameter "none" is a string (an enum value, a word).
+    loose_null = "string" not in types
     for kind in types:
         ok, value = _TRY[kind](stripped)
         if ok:
             return value
+        if kind == "null" and loose_null and stripped.lower() in ("none", "nil"):
+            return None
     if "boolean" in types and stripped in ("1", "0"):
         # Some families write booleans as digits (Spark 2.5); only where no other
         # allowed type took the text (an integer-or-boolean `1` stays 1).
@@ -126,7 +158,7 @@ def coerce_value(text: str, types: tuple[str, ...]) -> Any:
 
 
 def _try_null(s: str) -> tuple[bool, Any]:
-    return (s.lower() in ("null", "none"), None)
+    return (s.lower() == "null", None)
 
 
 def _try_boolean(s: str) -> tuple[bool, Any]:

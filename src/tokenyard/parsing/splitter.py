@@ -72,7 +72,15 @@ class OutputSplitter:
     def feed(self, text: str) -> list[ParseEvent]:
         if self._fenced is not None:
             return self._trim(self._fenced.feed(self._parse(text)))
-        return self._trim(self._parse(text))
+        if self._harmony is None and self._reasoning is not None:
+            events = self._reasoning.feed(text)  # the common case, one method call less
+        else:
+            events = self._parse(text)
+        if len(events) == 1 and type(events[0]) is ToolCallDelta and not self._pending_space:
+            # The hot path inside a long call: one argument delta, nothing to trim.
+            self._run_kind = None
+            return events
+        return self._trim(events)
 
     def _parse(self, text: str) -> list[ParseEvent]:
         if self._harmony is not None:
@@ -112,8 +120,9 @@ class OutputSplitter:
                 text = event.text  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
                 if text and not text[-1].isspace():
                     return events
-            elif kind is ToolCallDelta and not self._pending_space:
-                # Another arguments fragment: it ends any text run and is passed on.
+            elif kind is not TextDelta and kind is not ReasoningDelta and not self._pending_space:
+                # One call event (an argument delta inside a long call): it ends any
+                # text run and passes as it is.
                 self._run_kind = None
                 return events
         out: list[ParseEvent] = []

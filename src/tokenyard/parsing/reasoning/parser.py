@@ -15,6 +15,7 @@ from typing import Any
 from ...events import Marker, ParseEvent, ReasoningDelta, TextDelta
 from ..markers import MarkerSet
 from ..tools.base import ToolParser
+from ..tools.quoting import FLUSH_AT
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class ReasoningFormat:
     # reported as markers, never content (an implicit end among them also ends
     # reasoning).
     syntax: tuple[str, ...] = ()
+    # Special tokens that only ever begin a marker: reasoning that ends, at the end of
+    # output, in a cut-off marker starting with one ends in a marker, not reasoning.
+    special_tokens: tuple[str, ...] = ()
 
 
 _THINK = (("<think>",), ("</think>",))
@@ -94,10 +98,12 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     ReasoningFormat(
         "kimi_k3",
         ("<|open|>think<|sep|>",),
-        ("<|close|>think<|sep|>",),
+        # The think close is also read without its separator (the model left it out).
+        ("<|close|>think<|sep|>", "<|close|>think"),
         force=True,
         implicit_end=("<|open|>response<|sep|>", "<|open|>tools<|sep|>"),
         syntax=("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"),
+        special_tokens=("<|open|>", "<|close|>"),
     ),
     ReasoningFormat("minimax_m2", *_THINK, force=True, implicit_end=("<minimax:tool_call>",)),
     ReasoningFormat("minimax_append_think", *_THINK, force=True),
@@ -262,24 +268,46 @@ class ReasoningParser:
         # Text that can start neither a reasoning marker nor a tool-call marker, while
         # the tool parser is idle, is text: one check instead of one per parser.
         self._idle_text_markers = (
-            MarkerSet((*fmt.start, *fmt.end, *fmt.syntax, *downstream.start_markers))
+            MarkerSet((*fmt.start, *fmt.end, *fmt.syntax, *downstream.start_markers, *downstream.stray_markers))
             if downstream is not None and downstream.start_markers
             else None
         )
+        # Hot-path shortcuts (bound methods, no per-token attribute chains).
+        self._text_trigger = self._text_markers.trigger
+        self._reasoning_trigger = self._reasoning_markers.trigger
+        self._idle_trigger = self._idle_text_markers.trigger if self._idle_text_markers is not None else None
+        self._quotes = downstream._quotes if downstream is not None else None
+        self._quote_pending = self._quotes.pending if self._quotes is not None else None
         self._buf = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
-        if not self.in_reasoning and not self._buf and text:
-            idle = self._idle_text_markers
+        if self._buf or not text:
+            pass
+        elif self.in_reasoning:
+            if self._reasoning_trigger(text) is None:
+                if self._line_start_only:
+                    self._note_reasoning(text)
+                return [ReasoningDelta(text)]
+        else:
             downstream = self._downstream
-            if (
-                idle is not None
-                and downstream is not None
-                and not downstream._in_region
-                and not downstream._buf
-                and not idle.could_start(text)
-            ):
-                return [TextDelta(text)]
+            if downstream is None:
+                if self._text_trigger(text) is None:
+                    return [TextDelta(text)]
+            elif downstream._in_region:
+                if self._text_trigger(text) is None:
+                    # Inside a tool call (a long argument): no reasoning marker can start here.
+                    return downstream.feed(text)
+            else:
+                idle = self._idle_trigger
+                if idle is not None and not downstream._buf and idle(text) is None:
+                    pending = self._quote_pending
+                    if pending is not None:
+                        pending.append(text)  # QuoteContext.note, inlined
+                        if len(pending) >= FLUSH_AT:
+                            self._quotes.settle()  # type: ignore[union-attr]  # set together with _quote_pending
+                    return [TextDelta(text)]
+                if self._text_trigger(text) is None:
+                    return downstream.feed(text)
         markers = self._reasoning_markers if self.in_reasoning else self._text_markers
         if not self._buf and not markers.could_start(text):
             if not text:
@@ -330,6 +358,15 @@ class ReasoningParser:
             match = markers.find(buf)
             if match is None:
                 held = 0 if final else markers.held_suffix(buf)
+                if final and self.in_reasoning and self.format.special_tokens:
+                    cut = markers.held_suffix(buf)
+                    if cut and buf[len(buf) - cut :].startswith(self.format.special_tokens):
+                        # Cut off inside a marker after its special token: syntax.
+                        if cut < len(buf):
+                            self._content(events, buf[: len(buf) - cut])
+                        events.append(Marker(buf[len(buf) - cut :]))
+                        buf = ""
+                        break
                 if held < len(buf):
                     self._content(events, buf[: len(buf) - held])
                 buf = buf[len(buf) - held :]

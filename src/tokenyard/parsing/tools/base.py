@@ -21,7 +21,9 @@ section's closing marker missing (max_tokens or EOS right after the arguments),
 is recovered: formats whose arguments are one JSON value recover it when that
 value closed; formats that list parameters tag by tag (no closing brace of their
 own) call `_close_at_end_of_output`, which recovers it only when every parameter
-the declared tool requires is present.
+the declared tool requires is present, and, when the call passed no parameter at
+all, only for a declared tool that takes none (a call cut right after its name
+may have been about to pass them).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from ...events import (
 )
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
+from .quoting import QuoteContext
 
 # What a model may plausibly call a function: identifiers, MCP-style `a__b`, dotted
 # and namespaced names. Anything else (spaces, quotes, newlines) is not a call.
@@ -106,11 +109,20 @@ class ToolParser:
     # Those markers end reasoning only at the start of a line (models of the format
     # quote their call syntax mid-sentence while they think).
     reasoning_exit_at_line_start: ClassVar[bool] = False
+    # Special tokens of the format that, met in text outside any call, start nothing:
+    # they are syntax that lost its context and are reported as markers, never text.
+    stray_markers: ClassVar[tuple[str, ...]] = ()
+    # Formats a model also writes when it explains them (DSML): a start marker in
+    # code (a fence, an inline code span), or a stray one right after a quote mark,
+    # is text, not a call (quoting.py).
+    quote_aware: ClassVar[bool] = False
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
         self._ids = call_ids or CallIds()
-        self._starts = MarkerSet(self.start_markers)
+        self._starts = MarkerSet((*self.start_markers, *self.stray_markers))
+        self._strays = frozenset(self.stray_markers)
+        self._quotes = QuoteContext() if self.quote_aware else None
         self._events: list[ParseEvent] = []
         self._buf = ""
         self._in_region = False
@@ -125,6 +137,8 @@ class ToolParser:
 
     def feed(self, text: str) -> list[ParseEvent]:
         if not self._in_region and not self._buf and not self._starts.could_start(text):
+            if self._quotes is not None:
+                self._quotes.note(text)
             return [TextDelta(text)] if text else []
         self._buf += text
         self._run(final=False)
@@ -192,9 +206,23 @@ class ToolParser:
                     return
                 if at:
                     self._text(buf[:at])
+                marker = match.group()
+                quotes = self._quotes
+                if quotes is not None and (quotes.in_code or (marker in self._strays and quotes.after_quote_mark)):
+                    self._text(marker)  # quoted syntax (an example) is text
+                    self._buf = buf[match.end() :]
+                    continue
+                if marker in self._strays:
+                    end = self._stray_end(buf, at, marker, final)
+                    if end is None:  # wait to see how far the stray syntax runs
+                        self._buf = buf[at:]
+                        return
+                    self._marker(buf[at:end])
+                    self._buf = buf[end:]
+                    continue
                 self._buf = buf[at:]
                 self._in_region = True
-                self._enter_region(match.group())
+                self._enter_region(marker)
                 continue
             held = 0 if final else self._starts.held_suffix(buf)
             if held:
@@ -220,6 +248,11 @@ class ToolParser:
     def _enter_region(self, marker: str) -> None:
         """Called when a start marker is found; the buffer begins with it."""
 
+    def _stray_end(self, buf: str, at: int, marker: str, final: bool) -> int | None:
+        """Where the stray syntax that begins with `marker` at `at` ends (None: wait
+        for more input); by default the marker alone."""
+        return at + len(marker)
+
     def _parse_region(self, buf: str, final: bool) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -227,6 +260,8 @@ class ToolParser:
 
     def _text(self, text: str) -> None:
         if text:
+            if self._quotes is not None:
+                self._quotes.note(text)
             self._events.append(TextDelta(text))
 
     def _marker(self, text: str) -> None:
@@ -314,8 +349,10 @@ class ToolParser:
             self._fail_call("truncated", raw)
             return
         spec = self._tool(call.name)
-        required = (spec.parameters or {}).get("required", []) if spec is not None else []
-        if isinstance(value, dict) and all(key in value for key in required):
+        schema = (spec.parameters or {}) if spec is not None else {}
+        required = schema.get("required", [])
+        takes_none = spec is not None and not schema.get("properties")
+        if isinstance(value, dict) and all(key in value for key in required) and (value or takes_none):
             self._close_call(raw)
         else:
             self._fail_call("truncated", raw)

@@ -8,7 +8,9 @@
     </｜DSML｜function_calls>
 
 The shape is parsed by `InvokeToolParser` (invoke_xml.py); V4 (deepseek_v4.py)
-differs only in the outer block's name.
+differs only in the outer block's name. Outside a call, a tag that begins with the
+DSML token but is none of the format's (a damaged opener, the other version's
+block) is a marker up to its `>` or line end, never content.
 """
 
 from __future__ import annotations
@@ -23,3 +25,5 @@ class DeepSeekV32ToolParser(InvokeToolParser):
     aliases = ("deepseek_v32",)
     syntax = _V3_2
     start_markers = _V3_2.start_markers
+    stray_markers = ("<｜DSML｜", "</｜DSML｜")
+    quote_aware = True

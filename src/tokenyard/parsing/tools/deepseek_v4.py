@@ -22,3 +22,5 @@ class DeepSeekV4ToolParser(InvokeToolParser):
     name = "deepseek_v4"
     syntax = _V4
     start_markers = _V4.start_markers
+    stray_markers = ("<｜DSML｜", "</｜DSML｜")
+    quote_aware = True

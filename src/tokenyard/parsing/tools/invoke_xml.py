@@ -6,7 +6,9 @@ A block holds one or more invokes. A parameter's `string="true"` marks a string
 (streamed as it arrives); `string="false"` a JSON value, typed by the tool's
 schema; no hint defers to the schema. Also accepted: a JSON object as the whole
 invoke body, and (where the syntax allows) a bare invoke with no outer block or a
-JSON call object as the whole block body. A value ends only at its own closing tag.
+JSON call object as the whole block body. A value ends only at its own closing tag,
+and only where the call's next tag (or the end of the output) follows it: a
+closing tag inside the value is its text.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
-from ...events import ParseEvent
+from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
 from .token_section import skip_whitespace
-from .xml_args import ArgumentsBuilder
+from .xml_args import JSON_STRING_ESCAPES, ArgumentsBuilder
 
 # The attribute text of a tag: the name (quoted or bare) first, then the rest.
 _NAME_ATTRIBUTE = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))(.*)\Z""", re.DOTALL)
@@ -74,6 +76,9 @@ class InvokeSyntax:
         # A value ends only at its own closing tag: any other tag inside it (an XML
         # file's content, a quoted DSML example) is the value's text.
         self.value_markers = MarkerSet([self.parameter_close])
+        # Value text with none of these characters neither begins the closing tag nor
+        # needs escaping in JSON: it streams as it is.
+        self.plain_value = re.compile("[" + re.escape(self.parameter_close[0]) + r'"\\\x00-\x1f]').search
 
 
 def _tag_name(attributes: str) -> tuple[str, str]:
@@ -110,6 +115,50 @@ class InvokeToolParser(ToolParser):
     (see the module docstring). A subclass sets `syntax` and `start_markers`."""
 
     syntax: ClassVar[InvokeSyntax]
+    _state = _HEAD
+    # The value fast path in `feed` stands for the engine's own `_value` step; a
+    # subclass that reads values its own way (MiniCPM 5's CDATA) goes without it.
+    _value_fast_path: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._value_fast_path = cls._steps[_VALUE] is InvokeToolParser._steps[_VALUE]
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        call = self._call
+        if self._state == _VALUE and call is not None and not self._buf and text and self._value_fast_path:
+            # The hot path of a long value (a file's content): text that can not
+            # begin the value's closing tag is the value's text, no state machine.
+            arguments = self._arguments
+            assert arguments is not None
+            if arguments.plain_run and self.syntax.plain_value(text) is None:
+                call.raw.append(text)
+                call.arguments.append(text)
+                return [ToolCallDelta(call.index, text)]
+            if self.syntax.value_markers.trigger(text) is None:
+                call.raw.append(text)
+                if arguments.plain_run:  # a quote, backslash or line break: escaped
+                    fragment = text.translate(JSON_STRING_ESCAPES)
+                    call.arguments.append(fragment)
+                    return [ToolCallDelta(call.index, fragment)]
+                arguments.text(text)
+                events, self._events = self._events, []
+                return events
+        return super().feed(text)
+
+    def _stray_end(self, buf: str, at: int, marker: str, final: bool) -> int | None:
+        # A tag that begins with the format's special token but is no tag of it (a
+        # damaged block opener, `<｜DSML｜toolcalls>`): syntax up to its `>` or the
+        # end of its line, never content.
+        close = buf.find(">", at, at + _MAX_ATTRIBUTES)
+        newline = buf.find("\n", at, at + _MAX_ATTRIBUTES)
+        if close >= 0 and (newline < 0 or close < newline):
+            return close + 1
+        if newline >= 0:
+            return newline
+        if final or len(buf) - at >= _MAX_ATTRIBUTES:
+            return min(len(buf), at + _MAX_ATTRIBUTES)
+        return None
 
     def _enter_region(self, marker: str) -> None:
         self._state = _HEAD
@@ -165,11 +214,17 @@ class InvokeToolParser(ToolParser):
                 return -1
         head = syntax.invoke_head.match(buf, at)
         if head is not None:
-            name, _ = _tag_name(head.group(1))
+            attributes = head.group(1)
+            self_closing = attributes.endswith("/")  # `<invoke name="submit"/>`: no parameters
+            name, _ = _tag_name(attributes[:-1] if self_closing else attributes)
             if is_function_name(name):
                 self._marker(buf[pos:at])
                 self._open_call(name, head.group())
                 self._first = False
+                if self_closing:
+                    self._close_call()
+                    self._state = _AFTER_CALL
+                    return head.end()
                 self._arguments = self._new_arguments(name)
                 self._body_started = False
                 self._state = _BODY
@@ -280,12 +335,35 @@ class InvokeToolParser(ToolParser):
                 self._exit_region()
             return end if end > pos else -1
         at = match.start()
+        closes = self._closes_value(buf, match.end(), final)
+        if not closes:
+            # Undecided (None: wait for what follows), or a closing tag the value
+            # itself holds (False: a file about the format), which is its text.
+            end = at if closes is None else match.end()
+            self._raw(buf[pos:end])
+            arguments.text(buf[pos:end])
+            return end if end > pos else -1
         self._raw(buf[pos:at])
         arguments.text(buf[pos:at])
         arguments.end()
         self._state = _BODY
         self._raw(match.group())
         return match.end()
+
+    def _closes_value(self, buf: str, i: int, final: bool) -> bool | None:
+        """Whether the parameter closing tag that ends at `i` ends the value: it does
+        when the next tag of the call (another parameter, the invoke's or the block's
+        end) or the end of the output follows it; None while that is unknown."""
+        syntax = self.syntax
+        j = skip_whitespace(buf, i)
+        if j == len(buf):
+            return True if final else None
+        for tag in (syntax.parameter_open, syntax.invoke_close, syntax.block_close):
+            if buf.startswith(tag, j):
+                return True
+            if not final and _partial(buf, j, tag):
+                return None
+        return False
 
     def _json(self, buf: str, pos: int, final: bool) -> int:
         scanner = self._scanner

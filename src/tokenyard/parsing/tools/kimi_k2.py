@@ -12,7 +12,8 @@ Some checkpoints write a bare counter (`0`) as the header. The function is then
 the only tool offered, or the one tool whose parameters hold every argument key
 the call passes (read once the arguments are complete); a call that names no
 tool that way is syntax with no destination, reported as a marker so no special
-token reaches content.
+token reaches content. So is a section end, call end or argument token met in text
+outside any call.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import re
 from .base import is_function_name
 from .token_section import BETWEEN, TokenSectionToolParser, skip_whitespace
 
-_CALL_ID = re.compile(r"(?:functions\.)?(.+?)(?::\d+)?").fullmatch
+_CALL_ID = re.compile(r"(?:functions\.)?(.+?)(:\d+)?").fullmatch
 
 
 class KimiK2ToolParser(TokenSectionToolParser):
@@ -33,6 +34,7 @@ class KimiK2ToolParser(TokenSectionToolParser):
     call_begin = "<|tool_call_begin|>"
     call_end = "<|tool_call_end|>"
     header_end = "<|tool_call_argument_begin|>"
+    stray_markers = (*section_ends, call_end, header_end)
 
     _inferred: str | None = None
 
@@ -48,6 +50,8 @@ class KimiK2ToolParser(TokenSectionToolParser):
         match = _CALL_ID(call_id)
         if match is None or not is_function_name(match.group(1)):
             return None
+        if call_id.startswith("functions.") and match.group(2) is None:
+            return None  # `functions.NAME` always ends in `:N`: without it the header is garbled
         return match.group(1), call_id
 
     def _read_header(self, buf: str, i: int, at: int, final: bool) -> int | None:

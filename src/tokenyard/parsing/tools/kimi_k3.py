@@ -14,8 +14,10 @@ the raw text (the template writes it unescaped) and ends only at its own
 other types are JSON (a value that is not valid JSON is kept as a string, as the
 template could not have written it otherwise). Attribute values escape `&` and `"`.
 The `response` and `message` wrappers are syntax: reported as markers, never
-content. A call is complete at its `<|close|>call<|sep|>`; a missing
-`<|close|>tools<|sep|>` after it is tolerated.
+content; so is any other special token outside a channel, with the channel name
+it opens or closes (a marker cut off at the end of the output). A call is
+complete at its `<|close|>call<|sep|>`; a missing `<|close|>tools<|sep|>` after
+it is tolerated.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import re
 
 from ..markers import MarkerSet
+from ..patterns import always_match
 from .base import ToolParser, is_function_name
 from .token_section import skip_whitespace
 
@@ -39,6 +42,7 @@ _VALUE_END = MarkerSet([_ARG_CLOSE])
 _SKIP_END = MarkerSet([_CALL_CLOSE, TOOLS_CLOSE])
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
 _HEAD_LIMIT = 1024
+_NAME_RUN = always_match(r"\w*")
 
 _OPENING, _SECTION, _CALL, _VALUE, _SKIP = range(5)
 
@@ -59,6 +63,18 @@ class KimiK3ToolParser(ToolParser):
     name = "kimi_k3"
     start_markers = (TOOLS_OPEN, *WRAPPERS)
     reasoning_exit_markers = (TOOLS_OPEN,)
+    # Outside the channels above, the special tokens are stray syntax: a truncated
+    # or unknown channel marker (`<|close|>response` cut before its `<|sep|>`).
+    stray_markers = (OPEN, CLOSE, SEP)
+
+    def _stray_end(self, buf: str, at: int, marker: str, final: bool) -> int | None:
+        end = at + len(marker)
+        if marker == SEP:
+            return end
+        name_end = _NAME_RUN(buf, end).end()  # the channel name the token opens or closes
+        if name_end == len(buf) or (not final and _ahead(buf, name_end, SEP) is None):
+            return len(buf) if final else None
+        return name_end + len(SEP) if buf.startswith(SEP, name_end) else name_end
 
     def _enter_region(self, marker: str) -> None:
         self._state = _OPENING

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from ..coercion import coerce_value, dumps, schema_types
+from ..coercion import coerce_value, dumps, schema_types, tool_properties
 from ..markers import MarkerSet
 from .base import ToolParser, is_function_name
 
@@ -121,8 +121,8 @@ class MinimaxM3ToolParser(ToolParser):
             if is_function_name(name):
                 self._open_call(name, buf[: match.end()])
                 tool = self._tool(name)
-                params = tool.parameters.get("properties") if tool and isinstance(tool.parameters, dict) else None
-                self._properties: dict[str, Any] = params if isinstance(params, dict) else {}
+                self._properties: dict[str, Any] = tool_properties(tool)
+                self._unclosed_parameter = False
                 self._count = 0
                 self._state = _BODY
                 return match.end()
@@ -213,8 +213,10 @@ class MinimaxM3ToolParser(ToolParser):
         else:
             closing, tag = match.group(1), match.group(2)
             if closing and tag in ("invoke", "tool_call") or tag.startswith("invoke "):
-                # The call ends inside this parameter: the body decides how.
+                # The call ends inside this parameter, whose own closing tag never came:
+                # its arguments can not be trusted, so the call is not dispatched.
                 self._end_parameter(complete=False)
+                self._unclosed_parameter = True
                 self._state = _BODY
                 return self._body(buf, final)
             piece = match.group()
@@ -240,7 +242,12 @@ class MinimaxM3ToolParser(ToolParser):
         if self._state == _STRING:
             self._stream_args('"')
         elif complete:
-            value = _convert(_parse_element("".join(self._held)), self._schema)
+            body = "".join(self._held)
+            element = _parse_element(body)
+            if not isinstance(element, str) and _string_alternative(self._schema):
+                value: Any = body  # a union with a string alternative is a string, as written
+            else:
+                value = _convert(element, self._schema)
             self._stream_args(("{" if self._count == 0 else ", ") + dumps(self._key) + ": " + dumps(value))
             self._count += 1
         self._held = []
@@ -252,6 +259,8 @@ class MinimaxM3ToolParser(ToolParser):
         if truncated:
             self._fail_call("truncated", raw)
             self._exit_region()
+        elif self._unclosed_parameter:
+            self._fail_call("invalid_arguments", raw)
         else:
             self._close_call(raw)
 
@@ -297,8 +306,33 @@ def _container(schema: Any) -> str | None:
     return None
 
 
+def _alternatives(schema: Any) -> list[Any]:
+    """The alternatives of a bare `anyOf`/`oneOf` union schema (none otherwise)."""
+    if not isinstance(schema, dict) or "type" in schema or "properties" in schema:
+        return []
+    return [alt for alt in (schema.get("anyOf") or schema.get("oneOf") or ()) if isinstance(alt, dict)]
+
+
+def _string_alternative(schema: Any) -> bool:
+    return any(schema_types(alt) == ("string",) for alt in _alternatives(schema))
+
+
+def _resolve_union(schema: Any, children: list[tuple[str, Any]]) -> Any:
+    """The alternative of a union that structured content fits: the array one for
+    `<item>` children, else the object one."""
+    alternatives = _alternatives(schema)
+    wanted = "array" if all(name == "item" for name, _ in children) else "object"
+    for kinds in ((wanted,), ("array", "object")):
+        for alt in alternatives:
+            if _container(alt) in kinds:
+                return alt
+    return schema
+
+
 def _convert(element: _Element, schema: Any) -> Any:
     schema = schema if isinstance(schema, dict) else None
+    if schema is not None and not isinstance(element, str):
+        schema = _resolve_union(schema, element[1])
     kind = _container(schema) if schema is not None else None
     if isinstance(element, str):
         if schema is None:

@@ -9,10 +9,12 @@
     </tool_call>
 
 Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
-`<function=`), a missing `</function>` (`</tool_call>` ends the call), a missing
-`</parameter>` before a line that opens another of the tool's parameters. Otherwise a
-value ends only at its own `</parameter>`, so markers inside it stay in it; a value
-that never closes runs to the end of output and the call is never dispatched.
+`<function=`, to a declared tool: a bare tag is only weakly marked), a missing
+`</function>` (`</tool_call>` ends the call), a missing `</parameter>` before the tag
+of a declared parameter the call has not given yet, or before a `</function>` /
+`</tool_call>` that ends the output. Otherwise a value ends only at its own
+`</parameter>`, so markers inside it stay in it; a value that never closes runs to the
+end of output and the call is never dispatched.
 """
 
 from __future__ import annotations
@@ -27,17 +29,26 @@ from .xml_args import ArgumentsBuilder
 _FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
 _FUNCTION_PREFIX = re.compile(r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:=[^>\n]{0,256})?)?)?)?)?)?)?)?)?)?\Z")
 _PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
+# Tags a model misspells (Step-3.5: `<function bash>`, `<functionbash>`, a `>` left
+# out before the line break, `<parameter=parameter=x>`), read only where the name is
+# one the request declared (`lenient_tags`).
+_LENIENT_FUNCTION = re.compile(r"\s*<function(?:=|\s+)?([A-Za-z_][\w.\-:/]{0,255})(?:>|\n)")
+_LENIENT_FUNCTION_PREFIX = re.compile(
+    r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:(?:=|\s+)?[\w.\-:/]{0,256})?)?)?)?)?)?)?)?)?)?\Z"
+)
+_LENIENT_PARAMETER = re.compile(r"<parameter=(?:parameter=)?([A-Za-z_][\w.\-]{0,255})(?:>|\n)")
 
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
-    """What ends a call body, and what may end a parameter value, given the section's
-    closing tag. A value ends at its own `</parameter>`: any other tag inside it
-    (`</tool_call>`, `<parameter=x>` in a file the model writes) is the value's text,
-    except a line starting `<parameter=NAME>` for a parameter of the tool not given
-    yet (a model that left out `</parameter>`; vLLM's and SGLang's tests)."""
+    """What ends a call body, and what ends a parameter value, given the section's
+    closing tag. A value ends at its own `</parameter>`, or (the model left that out)
+    where the tag of a declared parameter the call has not given yet begins, or at a
+    `</function>` / section close that nothing but the end of the output follows; any
+    other tag inside it (`</tool_call>`, `<parameter=x>` in a file the model writes) is
+    the value's text."""
     return (
         MarkerSet(["<parameter=", "</function>", section_close]),
-        MarkerSet(["</parameter>", "\n<parameter="]),
+        MarkerSet(["</parameter>", "<parameter=", "</function>", section_close]),
     )
 
 
@@ -51,18 +62,24 @@ class Qwen3CoderToolParser(ToolParser):
     # these two and the marker tuples built from them.
     section_open: ClassVar[str] = "<tool_call>"
     section_close: ClassVar[str] = "</tool_call>"
-    # Drop a value's closing newline only where its opening one was (xml_args.py).
-    paired_newlines: ClassVar[bool] = False
     start_markers = (section_open, "<function=")
     # Inside reasoning, `<function=` is too often prose about code to end it.
     reasoning_exit_markers = (section_open,)
     # Drop one newline right inside the parameter tags (the template writes them).
     strip_value_newline: ClassVar[bool] = True
+    # Drop a value's closing newline only where its opening one was dropped (Seed-OSS
+    # writes values inline, so a value's own trailing newline is its text).
+    paired_newlines: ClassVar[bool] = False
     _body_markers, _value_end = _section_markers(section_close)
+    lenient_tags: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         cls._body_markers, cls._value_end = _section_markers(cls.section_close)
+        if cls.lenient_tags:
+            # A value may also end where the next declared parameter's tag begins, or
+            # at the call's or section's closing tag that ends the output.
+            cls._value_end = MarkerSet(["</parameter>", "<parameter=", "</function>", cls.section_close])
 
     def _enter_region(self, marker: str) -> None:
         self._state = _SECTION
@@ -81,18 +98,31 @@ class Qwen3CoderToolParser(ToolParser):
             return self._parse_region(buf, final)
         if state == _FUNCTION_HEAD:
             match = _FUNCTION.match(buf)
+            if match is None and self.lenient_tags:
+                match = _LENIENT_FUNCTION.match(buf)
+                if match is not None and (self.tools is None or match.group(1) not in self.tools):
+                    match = None
+            if (
+                match is not None
+                and not self._in_section
+                and self.tools is not None
+                and match.group(1).strip() not in self.tools
+            ):
+                # A bare `<function=` (no `<tool_call>` before it) is only weakly marked:
+                # it starts a call only to a tool the request declared.
+                match = None
             if match is not None and self._valid_name(match.group(1)):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
                 self._pending = ""
-                self._call_tool = self._tool(name)
-                self._given: set[str] = set()
                 self._arguments = ArgumentsBuilder(
-                    self, self._call_tool, strip_newline=self.strip_value_newline, paired_newlines=self.paired_newlines
+                    self, self._tool(name), strip_newline=self.strip_value_newline, paired_newlines=self.paired_newlines
                 )
+                self._given: set[str] = set()
                 self._state = _BODY
                 return match.end()
-            if match is None and _FUNCTION_PREFIX.match(buf) and not final:
+            prefix = _LENIENT_FUNCTION_PREFIX if self.lenient_tags else _FUNCTION_PREFIX
+            if match is None and prefix.match(buf) and not final:
                 return 0
             # Not a call after all: what was read is text.
             self._text(self._pending)
@@ -112,6 +142,8 @@ class Qwen3CoderToolParser(ToolParser):
             marker = match.group()
             if marker == "<parameter=":
                 param = _PARAMETER.match(buf, match.start())
+                if param is None and self.lenient_tags:
+                    param = self._lenient_parameter(buf, match.start())
                 if param is None:
                     if not final and len(buf) - match.start() < 270 and "\n" not in buf[match.start() :]:
                         return match.start()
@@ -132,6 +164,39 @@ class Qwen3CoderToolParser(ToolParser):
             return match.end()
         if state == _VALUE:
             end, match = split_before(buf, self._value_end, final)
+            if match is not None and match.group() in ("</function>", self.section_close):
+                # Step-3.5 closing the call with `</parameter>` left out: only where
+                # nothing but the end of the output follows.
+                rest = buf[match.end() :].lstrip()
+                ends = final and not rest
+                if not ends and not final and not rest:
+                    self._raw(buf[:end])
+                    self._arguments.text(buf[:end])
+                    return end
+                if not ends:
+                    self._raw(buf[: match.end()])
+                    self._arguments.text(buf[: match.end()])
+                    return match.end()
+                self._raw(buf[:end])
+                self._arguments.text(buf[:end])
+                self._arguments.end()
+                self._state = _BODY
+                return end if end else self._parse_region(buf, final)
+            if match is not None and match.group() == "<parameter=":
+                follows = self._next_parameter(buf, end, final)
+                if follows is not True:
+                    # Undecided (None: wait), or a tag the value itself holds (False).
+                    stop = end if follows is None else match.end()
+                    self._raw(buf[:stop])
+                    self._arguments.text(buf[:stop])
+                    return stop
+                # The model left this value's `</parameter>` out: the next declared
+                # parameter's tag ends it.
+                self._raw(buf[:end])
+                self._arguments.text(buf[:end])
+                self._arguments.end()
+                self._state = _BODY
+                return end if end else self._parse_region(buf, final)
             self._raw(buf[:end])
             self._arguments.text(buf[:end])
             if match is None:
@@ -141,8 +206,6 @@ class Qwen3CoderToolParser(ToolParser):
                     self._fail_call("truncated")
                     self._exit_region()
                 return end
-            if match.group() != "</parameter>":
-                return self._parameter_tag_in_value(buf, end, final)
             self._arguments.end()
             self._state = _BODY
             self._raw(match.group())
@@ -165,27 +228,25 @@ class Qwen3CoderToolParser(ToolParser):
         self._exit_region()
         return lead
 
-    def _parameter_tag_in_value(self, buf: str, at: int, final: bool) -> int:
-        """`buf[at:]` starts with a newline and `<parameter=` inside a value: the next
-        parameter when it names one of the tool's that is not given yet (this value
-        then ends before the newline), else the value's own text."""
-        param = _PARAMETER.match(buf, at + 1)
+    def _next_parameter(self, buf: str, at: int, final: bool) -> bool | None:
+        """Whether the `<parameter=` at `at`, inside a value, is the tag of a declared
+        parameter this call has not passed yet (None while that is unknown)."""
+        param = _PARAMETER.match(buf, at) or self._lenient_parameter(buf, at)
         if param is None:
-            if not final and len(buf) - at < 270 and "\n" not in buf[at + 1 :]:
-                return at  # the tag is not complete yet
-            end = at + len("\n<parameter=")
-        else:
-            name = param.group(1).strip()
-            tool = self._call_tool
-            props = tool.parameters.get("properties") if tool is not None else None
-            if isinstance(props, dict) and name in props and name not in self._given:
-                self._arguments.end()
-                self._state = _BODY
-                return at + self._parse_region(buf[at:], final)
-            end = param.end()
-        self._raw(buf[at:end])
-        self._arguments.text(buf[at:end])
-        return end
+            rest = buf[at : at + 270]
+            return None if not final and len(rest) < 270 and ">" not in rest and "\n" not in rest else False
+        name = param.group(1).strip()
+        return self._declares(name) and name not in self._given
+
+    def _declares(self, parameter: str) -> bool:
+        spec = self._tool(self._call.name) if self._call is not None else None
+        properties = (spec.parameters or {}).get("properties") if spec is not None else None
+        return isinstance(properties, dict) and parameter in properties
+
+    def _lenient_parameter(self, buf: str, at: int) -> re.Match[str] | None:
+        """A misspelled parameter tag at `at` that names a declared parameter."""
+        param = _LENIENT_PARAMETER.match(buf, at)
+        return param if param is not None and self._declares(param.group(1)) else None
 
     def _valid_name(self, name: str) -> bool:
         from .base import is_function_name

@@ -5,9 +5,11 @@ call header names the function.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import ToolParser
@@ -54,6 +56,10 @@ class TokenSectionToolParser(ToolParser):
     header_limit: ClassVar[int] = 512
     _header_stops: ClassVar[MarkerSet]
     _args_stops: ClassVar[MarkerSet]
+    # Argument text with none of these characters can neither begin a token nor
+    # end or escape a JSON string.
+    _plain_args: ClassVar[re.Pattern[str]]
+    _state = _OPENING
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -63,6 +69,26 @@ class TokenSectionToolParser(ToolParser):
                 (cls.header_end, cls.call_begin, cls.call_end, *cls.section_begins, *cls.section_ends)
             )
             cls._args_stops = MarkerSet((cls.call_end, cls.call_begin, *cls.section_ends))
+            firsts = "".join(sorted({m[0] for m in cls._args_stops.markers}))
+            cls._plain_args = re.compile("[" + re.escape(firsts) + r'"\\\x00-\x1f]')
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        call = self._call
+        if (
+            self._state == _ARGS
+            and call is not None
+            and not self._buf
+            and text
+            and self._plain_args.search(text) is None
+            and self._scanner.take_plain(text)
+        ):
+            # The hot path of a long string argument (a file's content): no token and
+            # no JSON syntax in it, so it streams as it is, no state machine.
+            self._args_begun = True
+            call.raw.append(text)
+            call.arguments.append(text)
+            return [ToolCallDelta(call.index, text)]
+        return super().feed(text)
 
     def _call_name(self, header: str) -> tuple[str, str | None] | None:
         """(function name, the model's own call id or None) from the text between
