@@ -70,6 +70,7 @@ def test_type_names_tool_authors_write_are_understood():
                 "i": {"type": "int"},
                 "b": {"type": "bool"},
                 "d": {"type": "double"},
+                "u": {"type": "uint"},  # Dynamo's test_qwen3_coder_mixed_tool_types
             },
         },
     )
@@ -77,6 +78,18 @@ def test_type_names_tool_authors_write_are_understood():
     assert coerce_value("2.5", parameter_types(tool, "d")) == 2.5
     assert coerce_value("7", parameter_types(tool, "i")) == 7
     assert coerce_value("true", parameter_types(tool, "b")) is True
+    assert coerce_value("5", parameter_types(tool, "u")) == 5
+
+
+def test_json_escaped_as_if_inside_a_string_is_unescaped_for_containers():
+    # GLM writes array values escaped (SGLang's test_array_argument_with_escaped_json).
+    assert coerce_value('[{\\"id\\": \\"1\\", \\"path\\": \\"C:\\\\\\\\x\\"}]', ("array",)) == [
+        {"id": "1", "path": "C:\\x"}
+    ]
+    assert coerce_value('{\\"a\\": 1}', ("object",)) == {"a": 1}
+    # Not containers of the declared kind, or not JSON once unescaped: the text stays.
+    assert coerce_value('{\\"a\\": 1}', ("array",)) == '{\\"a\\": 1}'
+    assert coerce_value('[\\"a\\" oops', ("array",)) == '[\\"a\\" oops'
 
 
 def test_none_is_null_only_where_a_string_is_not_allowed():
@@ -109,3 +122,12 @@ def test_digit_booleans_only_where_no_other_type_takes_them():
     assert coerce_value(" 0 ", ("boolean",)) is False
     assert coerce_value("1", ("boolean", "integer")) == 1
     assert coerce_value("2", ("boolean",)) == "2"
+
+
+def test_an_unknown_type_name_lets_the_text_decide():
+    # Dynamo's test_schema_aware_type_conversion (param8, "other_type").
+    tool = ToolSpec(name="t", parameters={"type": "object", "properties": {"p": {"type": "other_type"}}})
+    types = parameter_types(tool, "p")
+    assert coerce_value("{'arg1': 3, 'arg2': [1, 2]}", types) == {"arg1": 3, "arg2": [1, 2]}
+    assert coerce_value("42", types) == 42
+    assert coerce_value("hello", types) == "hello"

@@ -58,6 +58,24 @@ def test_empty_arguments():
     assert arguments_of(events) == ["{}"]
 
 
+def test_a_key_without_a_value_is_an_empty_string():
+    # vLLM's and Dynamo's test_empty_value: `key:` before `,` or `}` is "".
+    for body, expected in (("x:,y:1", {"x": "", "y": 1}), ("x:1,y:", {"x": 1, "y": ""})):
+        assert summary(parse(untyped, call("f", body))) == [("call", "f", expected)]
+    # Inside an array an empty element is still broken syntax.
+    assert summary(parse(untyped, call("f", "xs:[1,,2]")))[0][0] != "call"
+
+
+def test_null_spellings():
+    # Dynamo's args_grammar_null_aliases_case_insensitive (vLLM lowercases the word too).
+    body = "a:NULL,b:nil,c:Nil,d:none"
+    assert summary(parse(untyped, call("f", body))) == [("call", "f", dict.fromkeys("abcd"))]
+    # A declared string parameter keeps the word.
+    tool = ToolSpec(name="f", parameters={"type": "object", "properties": {"a": {"type": "string"}}})
+    typed = splitter_factory(None, "gemma4", [tool])
+    assert summary(parse(typed, call("f", "a:nil"))) == [("call", "f", {"a": "nil"})]
+
+
 def test_schema_coerces_top_level_values():
     tool = ToolSpec(
         name="f",

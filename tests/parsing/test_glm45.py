@@ -58,9 +58,23 @@ def test_values_typed_by_schema_and_json_containers():
                 "tags": ["a", "b"],
                 "limit": 2.5,
                 "exact": True,
-                "extra": "7",
+                "extra": 7,  # undeclared: read as JSON where it is JSON (vLLM, Dynamo)
             },
         )
+    ]
+
+
+def test_undeclared_values_are_json_where_they_are_json():
+    # vLLM's test_extract_tool_calls_numeric_deserialization, Dynamo's
+    # test_parse_tool_call_with_json_value: no schema, so the text decides.
+    text = (
+        "<tool_call>anything<arg_key>n</arg_key><arg_value>42</arg_value>"
+        "<arg_key>ok</arg_key><arg_value>false</arg_value>"
+        '<arg_key>f</arg_key><arg_value>{"a": [1]}</arg_value>'
+        "<arg_key>city</arg_key><arg_value>New York</arg_value></tool_call>"
+    )
+    assert summary(parse(glm, text)) == [
+        ("call", "anything", {"n": 42, "ok": False, "f": {"a": [1]}, "city": "New York"})
     ]
 
 

@@ -117,6 +117,16 @@ def test_header_cut_at_end_of_output_is_a_marker():
     assert events[-1] == Marker("<|end|><|start|>assistant<|channel|>fin")
 
 
+def test_header_abandoned_for_the_next_one_is_a_marker():
+    # gpt-oss sometimes opens `commentary to=assistant` and starts over (llama.cpp's edge cases).
+    text = (
+        "<|channel|>commentary to=assistant" + ANALYSIS + "<|start|>assistant<|channel|>commentary to=assistant" + FINAL
+    )
+    events = parse(harmony, text)
+    assert summary(events) == [("reasoning", "The user wants the weather."), ("text", "Sunny, 24°C.")]
+    assert events[0] == Marker("<|channel|>commentary to=assistant<|channel|>analysis<|message|>")
+
+
 def test_prose_starting_like_a_recipient_is_text():
     assert summary(parse(harmony, " to=do: milk, eggs")) == [("text", "to=do: milk, eggs")]
 

@@ -74,3 +74,35 @@ def test_undeclared_tool_is_flagged():
     start = [e for e in events if isinstance(e, ToolCallStart)][0]
     assert start.declared is False
     assert [e for e in events if isinstance(e, ToolCallReady)][0].declared is False
+
+
+@pytest.mark.parametrize(
+    ("value", "arguments"),
+    [
+        ('{"city": "Oslo"}', '{"city": "Oslo"}'),  # Granite 4 serializes its arguments: the object is meant
+        ("hello", '"hello"'),
+        ("{not json}", '"{not json}"'),
+        ('{"a": 1} tail', '"{\\"a\\": 1} tail"'),
+        ("[1, 2]", '"[1, 2]"'),
+    ],
+)
+def test_arguments_written_as_a_string(value, arguments):
+    import json
+
+    text = "<tool_call>" + json.dumps({"name": "get_weather", "arguments": value}) + "</tool_call>"
+    ready = [e for e in parse(hermes, text) if isinstance(e, ToolCallReady)][0]  # every chunking agrees
+    assert ready.arguments == arguments
+
+
+def test_several_call_objects_in_one_block():
+    # SGLang's base-detector tests: `{...}, {...}` inside one <tool_call>.
+    second = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Tokyo"}}, ' + second + " </tool_call>"
+    assert summary(parse(hermes, text)) == [
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("call", "get_weather", {"city": "Paris"}),
+    ]
+    assert summary(parse(hermes, text.replace(", " + second, ", not a call"))) == [
+        ("call", "get_weather", {"city": "Tokyo"}),
+        ("text", ", not a call </tool_call>"),
+    ]

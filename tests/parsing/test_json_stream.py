@@ -62,3 +62,35 @@ def test_every_prefix_it_accepts_is_valid_json_prefix():
     scanner = JsonValueScanner()
     out = "".join(scanner.feed(ch)[0] for ch in text)
     assert out == text and scanner.done
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    value=st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+    ascii_only=st.booleans(),
+    cut=st.integers(1, 5),
+)
+def test_take_plain_agrees_with_feed(value, ascii_only, cut):
+    # The hot path (`take_plain`, then `feed` for what it declines) gives exactly
+    # what `feed` alone gives: escapes split across chunks included.
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    chunks = [text[i : i + cut] for i in range(0, len(text), cut)]
+    scanner, out = JsonValueScanner(), []
+    for chunk in chunks:
+        if scanner.take_plain(chunk):
+            out.append(chunk)
+        else:
+            out.append(scanner.feed(chunk)[0])
+    assert scanner.done
+    assert "".join(out) == scan(chunks)[0] == text
+
+
+def test_take_plain_declines_what_ends_or_breaks_a_string():
+    scanner = JsonValueScanner()
+    scanner.feed('{"a": "x')
+    assert not scanner.take_plain('y"')  # ends the string
+    assert not scanner.take_plain("a\nb")  # a raw newline must be escaped by `feed`
+    assert not scanner.take_plain("\\x")  # an invalid escape is `feed`'s error to raise
+    assert scanner.take_plain("\\")  # a backslash whose escape comes next
+    assert scanner.take_plain('"more')  # ... is that escape
+    assert scanner.take_plain("\\u00e9 ok")

@@ -170,3 +170,14 @@ def test_call_inside_reasoning_ends_it():
 def test_reasoning_marker_inside_arguments_is_argument_text():
     text = '[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "[THINK]Tokyo"}ok'
     assert summary(parse(magistral, text)) == [("call", "get_weather", {"city": "[THINK]Tokyo"}), ("text", "ok")]
+
+
+def test_bare_call_list_opening_the_output():
+    # A decoder that drops special tokens turns `[TOOL_CALLS][...]` into `[...]`
+    # (Dynamo's Mistral-7B v0.3 tests): read as calls when it opens the output and
+    # names a declared tool; after prose, or naming no declared tool, it is text.
+    bare = ' [{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'
+    assert summary(parse(mistral, bare)) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    assert summary(parse(mistral, "Sure:" + bare)) == [("text", "Sure:" + bare)]
+    answer = '[{"name": "Alice", "age": 30}]'
+    assert summary(parse(mistral, answer)) == [("text", answer)]

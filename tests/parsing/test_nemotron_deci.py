@@ -65,7 +65,6 @@ def test_missing_bracket_before_closing_tag():
 
 def test_not_a_call_is_text():
     for text in [
-        "<TOOLCALL>[]</TOOLCALL>",
         "<TOOLCALL>I would call it</TOOLCALL>",
         '<TOOLCALL>[{"city": "Tokyo"}]</TOOLCALL>',
     ]:
@@ -113,3 +112,9 @@ def test_call_inside_reasoning_ends_it():
         ("call", "get_weather", {"city": "Tokyo", "days": 3}),
         ("text", "Done."),
     ]
+
+
+def test_an_empty_closed_list_is_syntax_without_calls():
+    # Dynamo's test_parallel_empty_array: nothing to call, and nothing to show.
+    assert summary(parse(deci, "<TOOLCALL>[]</TOOLCALL>")) == []
+    assert summary(parse(deci, "<TOOLCALL>[] and more")) == [("text", "<TOOLCALL>[] and more")]

@@ -71,6 +71,21 @@ def test_call_inside_reasoning_ends_it():
     ]
 
 
+def test_missing_parameter_close_before_another_declared_parameter():
+    # vLLM's test_extract_tool_calls_missing_closing_parameter_tag: a line opening
+    # another parameter of the tool ends the value; one the tool does not declare
+    # (or one already given) is the value's own text.
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert summary(parse(coder, text)) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    quoted = text.replace("<parameter=days>\n3\n", "<parameter=zone>\nx\n").replace(
+        "\n</parameter>\n</f", "</parameter>\n</f"
+    )
+    assert summary(parse(coder, quoted)) == [("call", "get_weather", {"city": "Tokyo\n<parameter=zone>\nx"})]
+
+
 def test_a_bare_function_tag_calls_only_a_declared_tool():
     from tokenyard.conversation import ToolSpec
 

@@ -37,6 +37,16 @@ def test_call_section_ends_unclosed_reasoning():
     ]
 
 
+def test_call_syntax_quoted_mid_sentence_in_thinking_stays_reasoning():
+    # vLLM's test_extract_tool_calls[tool_call_unlimited_thinking_budget]: the model
+    # writes the call out while it thinks, then makes it after </seed:think>.
+    quoted = "<seed:think>The format is " + LITERAL + ". Go.</seed:think>"
+    assert summary(parse(seed, quoted + LITERAL)) == [
+        ("reasoning", "The format is " + LITERAL + ". Go."),
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+    ]
+
+
 def test_python_str_values_are_typed_by_schema():
     # The template writes non-string values with str(): `True`, `['a']`.
     from tokenyard.conversation import ToolSpec
@@ -61,3 +71,14 @@ def test_streams_and_truncates():
     assert any(isinstance(e, ToolCallStart) for e in events)
     assert "".join(e.arguments for e in events if isinstance(e, ToolCallDelta)) == '{"city": "Tok'
     assert summary(parse(seed, LITERAL[: LITERAL.index("Tokyo") + 2])) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_a_values_own_trailing_newline_is_kept():
+    # llama.cpp's Seed-OSS "tool call with inside quotes": values are written inline,
+    # so the newline before </parameter> is the code's; a Qwen-style pair is dropped.
+    text = (
+        "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Tokyo\n</parameter>\n</function>\n</seed:tool_call>"
+    )
+    assert summary(parse(seed, text)) == [("call", "get_weather", {"city": "Tokyo\n"})]
+    paired = text.replace(">Tokyo\n<", ">\nTokyo\n<")
+    assert summary(parse(seed, paired)) == [("call", "get_weather", {"city": "Tokyo"})]

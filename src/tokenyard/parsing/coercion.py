@@ -22,6 +22,12 @@ _TYPE_ALIASES = {
     "float": "number",
     "double": "number",
     "int": "integer",
+    "uint": "integer",
+    "long": "integer",
+    "int32": "integer",
+    "int64": "integer",
+    "float32": "number",
+    "float64": "number",
     "bool": "boolean",
     "str": "string",
     "dict": "object",
@@ -38,7 +44,7 @@ def parameter_types(tool: ToolSpec | None, name: str) -> tuple[str, ...]:
     for props in _property_maps(tool.parameters):
         if name in props:
             _collect_types(props[name], found)
-    return tuple(t for t in _SCALAR_ORDER if t in found)
+    return _ordered(found)
 
 
 def tool_properties(tool: ToolSpec | None) -> dict[str, Any]:
@@ -66,7 +72,16 @@ def _property_maps(schema: dict[str, Any]) -> list[dict[str, Any]]:
 def schema_types(schema: Any) -> tuple[str, ...]:
     found: set[str] = set()
     _collect_types(schema, found)
-    return tuple(t for t in _SCALAR_ORDER if t in found)
+    return _ordered(found)
+
+
+def _ordered(found: set[str]) -> tuple[str, ...]:
+    known = tuple(t for t in _SCALAR_ORDER if t in found)
+    if found and not known:
+        # Only type names JSON Schema does not have (`other_type`): the text decides,
+        # as vLLM's and Dynamo's literal_eval fallback reads it.
+        return _SCALAR_ORDER
+    return known
 
 
 def _collect_types(schema: Any, found: set[str]) -> None:
@@ -177,6 +192,18 @@ def _try_number(s: str) -> tuple[bool, Any]:
     return True, int(value) if value.is_integer() and "." not in s and "e" not in s.lower() else value
 
 
+def _unescaped(s: str) -> str | None:
+    """`[{\\"id\\": 1}]`: JSON the model escaped as if inside a string (GLM does
+    this; SGLang's tests) is that JSON once unescaped."""
+    if '\\"' not in s:
+        return None
+    try:
+        inner = json.loads('"' + s + '"')
+    except ValueError:
+        return None
+    return inner if isinstance(inner, str) else None
+
+
 def _try_container(kind: type) -> Any:
     def attempt(s: str) -> tuple[bool, Any]:
         try:
@@ -185,7 +212,13 @@ def _try_container(kind: type) -> Any:
             try:
                 value = ast.literal_eval(s)
             except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-                return False, None
+                inner = _unescaped(s)
+                if inner is None:
+                    return False, None
+                try:
+                    value = json.loads(inner)
+                except ValueError:
+                    return False, None
         if isinstance(value, kind):
             try:
                 json.dumps(value)

@@ -168,6 +168,12 @@ class HarmonyParser(ToolParser):
                 continue
             if token == MESSAGE:
                 return self._start_message(buf[: match.end()], buf[: match.start()])
+            if token in _HEADER_OPENERS and (buf.startswith("<|") or self._channel_seen):
+                # A header abandoned for the next one (`<|channel|>commentary
+                # to=assistant<|channel|>final<|message|>`): harmony syntax, not content.
+                self._marker(buf[: match.start()])
+                self._state = _OUTSIDE
+                return match.start()
             return self._not_a_header(buf[: match.start()])
         if final:
             if not (buf.startswith("<|") or self._channel_seen):

@@ -16,6 +16,8 @@ from .patterns import always_match
 
 _STRING_RUN = always_match(r'[^"\\\x00-\x1f]*')
 _PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]*').fullmatch
+# String text with complete escapes, and maybe a backslash whose escape comes next.
+_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*(\\)?').fullmatch
 _WHITESPACE_RUN = always_match(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?").fullmatch
 _LITERALS = ("true", "false", "null")
@@ -62,11 +64,24 @@ class JsonValueScanner:
         return self._state in (_STRING, _ESCAPE, _UNICODE)
 
     def take_plain(self, text: str) -> bool:
-        """Inside a string, accept `text`, which the caller has checked holds no quote,
-        backslash or control character: it is the string's text as it is (a
-        parser's hot path). False, taking nothing, outside a string."""
-        if self._state != _STRING:
+        """Inside a string, `text` has nothing that could end it or needs escaping
+        (escape sequences pass through as written): consume it (its output is `text`
+        itself) and say so; otherwise consume nothing. The hot path of parsers that
+        stream a string argument token by token."""
+        state = self._state
+        if state == _STRING:
+            if _PLAIN_STRING(text) is not None:
+                self._consumed += len(text)
+                return True
+            match = _STRING_BODY(text)
+        elif state == _ESCAPE and text[:1] in _SIMPLE_ESCAPES:
+            match = _STRING_BODY(text, 1)
+        else:
             return False
+        if match is None:
+            return False
+        # Escapes pass through as written; a trailing backslash awaits its escape.
+        self._state = _STRING if match.group(1) is None else _ESCAPE
         self._consumed += len(text)
         return True
 

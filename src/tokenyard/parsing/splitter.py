@@ -59,6 +59,7 @@ class OutputSplitter:
                     thinking_enabled=thinking_enabled,
                     prompt_opened=prompt_opened_reasoning,
                     exit_markers=self._tools.exit_markers() if self._tools else (),
+                    exit_at_line_start=self._tools.reasoning_exit_at_line_start if self._tools else False,
                     downstream=self._tools,
                 )
         # A final ```json fenced call to a declared tool becomes a call (fenced_calls.py).

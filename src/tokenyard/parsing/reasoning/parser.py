@@ -231,7 +231,8 @@ class ReasoningParser:
     `thinking_enabled=False`: the request turned thinking off, so output is never
     assumed to be reasoning (explicit markers the model writes are still honoured).
     `exit_markers`: tool-call start markers; met inside reasoning they end it and
-    are passed on, unconsumed, as text for the tool parser.
+    are passed on, unconsumed, as text for the tool parser (with
+    `exit_at_line_start`, only at the start of a line).
     `downstream`: the tool parser that receives the text. It is fed in step, so a
     reasoning marker that appears inside a tool call's arguments stays part of the
     call, and text the tool parser holds back is released before a marker.
@@ -244,6 +245,7 @@ class ReasoningParser:
         thinking_enabled: bool = True,
         prompt_opened: bool = False,
         exit_markers: Iterable[str] = (),
+        exit_at_line_start: bool = False,
         downstream: ToolParser | None = None,
     ):
         self.format = fmt
@@ -251,6 +253,12 @@ class ReasoningParser:
         self._starts = frozenset(fmt.start)
         self._ends = frozenset(fmt.end)
         self._implicit = frozenset((*fmt.implicit_end, *exit_markers))
+        # For formats whose models quote their call syntax while they think ("The
+        # format is <seed:tool_call>..."), a tool-call marker ends reasoning only at
+        # the start of a line, where a call would start; mid-sentence it is reasoning.
+        self._line_start_only = frozenset(exit_markers) - frozenset(fmt.end) if exit_at_line_start else frozenset()
+        # Whether the reasoning emitted so far ends a line (spaces and tabs aside).
+        self._at_line_start = True
         # In text: a start opens reasoning, a stray end is a marker. In reasoning: an
         # end (or implicit end) closes it, a repeated start is a marker.
         self._syntax = frozenset(fmt.syntax)
@@ -277,6 +285,8 @@ class ReasoningParser:
             pass
         elif self.in_reasoning:
             if self._reasoning_trigger(text) is None:
+                if self._line_start_only:
+                    self._note_reasoning(text)
                 return [ReasoningDelta(text)]
         else:
             downstream = self._downstream
@@ -303,6 +313,8 @@ class ReasoningParser:
             if not text:
                 return []
             if self.in_reasoning:
+                if self._line_start_only:
+                    self._note_reasoning(text)
                 return [ReasoningDelta(text)]
             return self._downstream.feed(text) if self._downstream else [TextDelta(text)]
         self._buf += text
@@ -327,9 +339,16 @@ class ReasoningParser:
 
     def _content(self, events: list[ParseEvent], text: str) -> None:
         if self.in_reasoning:
+            if self._line_start_only:
+                self._note_reasoning(text)
             events.append(ReasoningDelta(text))
         else:
             self._text(events, text)
+
+    def _note_reasoning(self, text: str) -> None:
+        tail = text.rstrip(" \t")
+        if tail:
+            self._at_line_start = tail[-1] == "\n"
 
     def _drain(self, events: list[ParseEvent], final: bool) -> None:
         buf = self._buf
@@ -369,6 +388,9 @@ class ReasoningParser:
                     self._text(events, marker)
                     continue
                 events.extend(downstream.release_held())
+            if self.in_reasoning and marker in self._line_start_only and not self._at_line_start:
+                self._content(events, marker)
+                continue
             if self.in_reasoning and marker in self._implicit and marker not in self._ends:
                 # The marker belongs to what follows: pass it on, whole, as text.
                 self.in_reasoning = False
@@ -379,6 +401,8 @@ class ReasoningParser:
                 continue
             events.append(Marker(marker))
             if marker in self._starts:
+                if not self.in_reasoning:
+                    self._at_line_start = True
                 self.in_reasoning = True
             elif marker in self._ends:
                 self.in_reasoning = False

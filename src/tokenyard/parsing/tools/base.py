@@ -106,6 +106,9 @@ class ToolParser:
     # (a known failure shape): the reasoning ends and the call is parsed. Defaults
     # to `start_markers`.
     reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = None
+    # Those markers end reasoning only at the start of a line (models of the format
+    # quote their call syntax mid-sentence while they think).
+    reasoning_exit_at_line_start: ClassVar[bool] = False
     # Special tokens of the format that, met in text outside any call, start nothing:
     # they are syntax that lost its context and are reported as markers, never text.
     stray_markers: ClassVar[tuple[str, ...]] = ()
@@ -416,6 +419,11 @@ class JsonCallReader:
         self._key = ""
         self._pending_args: list[str] = []
         self._args_seen = False
+        # Arguments the model wrote as a JSON string are held until the string
+        # ends: only then can it be told whether it serializes an object.
+        self._args_held = False
+        # Streaming the arguments value as it arrives (see `take_plain`).
+        self._args_streaming = False
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
 
@@ -431,7 +439,7 @@ class JsonCallReader:
                     assert scanner is not None
                     out, end = scanner.feed(text[i:] if i else text)
                     is_args = st == _VALUE and self._key in self.argument_keys and not self._args_seen
-                    if is_args and self.started:
+                    if is_args and self.started and not self._args_held:
                         owner._stream_args(out)
                     elif is_args or st == _KEY_STRING or self._key in self.name_keys:
                         self._value_out.append(out)
@@ -446,8 +454,14 @@ class JsonCallReader:
                         continue
                     # A value ended.
                     self._state = _AFTER
+                    self._args_streaming = False
                     if is_args:
                         self._args_seen = True
+                        if self._args_held:
+                            self._value_out = [_unserialized("".join(self._value_out))]
+                            if self.started:
+                                owner._stream_args(self._value_out[0])
+                                self._value_out = []
                         if not self.started:
                             self._pending_args = self._value_out
                             self._value_out = []
@@ -488,6 +502,9 @@ class JsonCallReader:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                     self._state = _VALUE_START
                 elif st == _VALUE_START:
+                    is_args = self._key in self.argument_keys and not self._args_seen
+                    self._args_held = is_args and c == '"'
+                    self._args_streaming = is_args and self.started and c != '"'
                     self._scanner = JsonValueScanner()
                     self._state = _VALUE
                     continue
@@ -500,7 +517,13 @@ class JsonCallReader:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                 i += 1
         except JsonStreamError as error:
-            if self.started and self._state == _VALUE and self._key in self.argument_keys and not self._args_seen:
+            if (
+                self.started
+                and self._state == _VALUE
+                and self._key in self.argument_keys
+                and not self._args_seen
+                and not self._args_held
+            ):
                 owner._stream_args(error.valid)
             consumed = min(n, i + error.offset + 1)
             self._attribute(text[segment:consumed])
@@ -513,6 +536,15 @@ class JsonCallReader:
             raise
         self._attribute(text[segment:])
         return -1
+
+    def take_plain(self, text: str) -> bool:
+        """`text` is plain string text inside arguments being streamed: consumed here,
+        and the owner emits it as both raw and an arguments fragment, unchanged."""
+        if self._args_streaming and self._state == _VALUE:
+            scanner = self._scanner
+            assert scanner is not None
+            return scanner.take_plain(text)
+        return False
 
     @property
     def arguments_complete(self) -> bool:
@@ -531,6 +563,19 @@ class JsonCallReader:
             raise NotACall(end - 1)
         self._owner._raw(text[segment:end])
         return end
+
+
+def _unserialized(literal: str) -> str:
+    """Arguments written as a JSON string that itself holds a JSON object (Granite 4
+    does this) are that object; any other string stays the string it is."""
+    inner = _json_string(literal)
+    if inner is None:
+        return literal
+    try:
+        value = json.loads(inner)
+    except ValueError:
+        return literal
+    return inner if isinstance(value, dict) else literal
 
 
 def _json_string(literal: str) -> str | None:

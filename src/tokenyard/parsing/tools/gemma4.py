@@ -33,6 +33,7 @@ _BARE_KEY = always_match(r"[^:{}\[\],<\n]*")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _LOOSE_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
+_NULLS = frozenset(("null", "none", "nil"))
 _MAX_KEY = 256
 
 # Region states.
@@ -78,6 +79,8 @@ def _scalar_json(text: str, as_string: bool) -> str:
         return dumps(text)
     if text in _LITERALS:
         return _LITERALS[text]
+    if text.lower() in _NULLS:  # `NULL`, `nil`: vLLM's and Dynamo's parsers read these as null too
+        return "null"
     if _JSON_NUMBER.match(text):
         return text
     if _LOOSE_NUMBER.match(text):  # `+3`, `.5`, `1.`
@@ -252,6 +255,12 @@ class Gemma4ToolParser(ToolParser):
                 quoted = buf.startswith(quote, i)
                 if not quoted and _is_partial(buf, i, quote):
                     return i
+                if not quoted and (c == "," or c == "}") and self._stack[-1] == "}":
+                    # `key:` with no value before `,` or `}`: an empty string, as the
+                    # peers read it (vLLM's and Dynamo's test_empty_value).
+                    self._stream_args('""')
+                    self._arg_state = _AFTER_VALUE
+                    continue
                 if not quoted and c in ",:}]<":
                     raise _SyntaxError(i)
                 if self._stack[-1] == "]":

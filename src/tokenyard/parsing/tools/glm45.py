@@ -91,6 +91,8 @@ class KeyValueToolParser(ToolParser):
     its calls in a section whose tags are markers."""
 
     syntaxes: ClassVar[tuple[KeyValueSyntax, ...]] = ()
+    # A value no schema types is read as JSON where it is JSON (ArgumentsBuilder).
+    decode_untyped: ClassVar[bool] = False
     _by_marker: ClassVar[dict[str, tuple[KeyValueSyntax, bool]]]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -142,7 +144,7 @@ class KeyValueToolParser(ToolParser):
             return self._not_a_call(i)
         end = match.end() if match.group() in syntax.name_end_tokens else match.start()
         self._open_call(name, buf[i:end])
-        self._arguments = ArgumentsBuilder(self, self._tool(name))
+        self._arguments = ArgumentsBuilder(self, self._tool(name), decode_untyped=self.decode_untyped)
         self._state = _BODY
         return end
 
@@ -315,3 +317,6 @@ class KeyValueToolParser(ToolParser):
 class Glm45ToolParser(KeyValueToolParser):
     name = "glm45"
     syntaxes = (GLM,)
+    # vLLM's glm4_moe and Dynamo's glm47 parsers read an undeclared value as JSON
+    # where it is JSON (`42` is 42, `{"a": 1}` an object).
+    decode_untyped = True

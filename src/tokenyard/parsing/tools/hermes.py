@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ...events import ParseEvent, TextDelta, ToolCallDelta
 from ..markers import MarkerSet
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
 
@@ -27,10 +28,29 @@ class HermesToolParser(ToolParser):
         super().__init_subclass__(**kwargs)
         cls._close_set = MarkerSet([cls.close])
 
+    _state = _MARKER
+    _reader: JsonCallReader | None = None
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        # Hot paths, one call deep: prose that can not start a call is text; a token
+        # of plain text inside a string argument (file contents in a write call) is
+        # both the call's raw text and an arguments fragment, as is.
+        if not self._in_region:
+            if not self._buf and not self._starts.could_start(text):
+                return [TextDelta(text)] if text else []
+        elif self._state == _OBJECT and not self._buf and text:
+            reader = self._reader
+            call = self._call
+            if reader is not None and call is not None and reader.take_plain(text):
+                call.raw.append(text)
+                call.arguments.append(text)
+                return [ToolCallDelta(call.index, text)]
+        return super().feed(text)
+
     def _enter_region(self, marker: str) -> None:
         self._state = _MARKER
         self._open = marker
-        self._reader: JsonCallReader | None = None
+        self._reader = None
 
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
@@ -71,6 +91,16 @@ class HermesToolParser(ToolParser):
                 return lead + len(close)
             if (not stripped or close.startswith(stripped)) and not final:
                 return 0
+            if stripped[:1] == "," or stripped[:1] == "{":
+                # Several call objects in one block (`{...}, {...}</tool_call>`): the
+                # separator opens the next call's raw, as `<tool_call>` opened the first.
+                after = lead + (stripped[0] == ",")
+                after += len(buf) - after - len(buf[after:].lstrip())
+                if after == len(buf) and not final:
+                    return 0
+                self._reader = JsonCallReader(self, buf[:after])
+                self._state = _OBJECT
+                return after
             # No closing tag (the model went straight on): the call stands.
             self._marker(buf[:lead])
             self._exit_region()

@@ -101,6 +101,16 @@ class JsonCallListParser(CallListParser):
                 return i
             if c == "]" and self.bracketed and self._any_call:  # a trailing comma
                 return self._list_closed(i + 1)
+            if c == "]" and self.bracketed and self.close_tag:
+                # `<TOOLCALL>[]</TOOLCALL>`: an empty list, closed, is syntax without calls.
+                j = WHITESPACE(buf, i + 1).end()
+                found = starts_with(buf[j:], self.close_tag)
+                if found:
+                    self._pending += buf[i:j] + self.close_tag
+                    self._end_list(closed=True)
+                    return j + len(self.close_tag)
+                if found is None and not final:
+                    return i
         elif state == _AFTER_ITEM:
             if self._single and not self.close_tag:
                 self._end_list(closed=True)

@@ -8,16 +8,21 @@ The first (tokenizers before v11) is a JSON call array; the region ends after it
 carries its own `[TOOL_CALLS]` (part of that call's raw), and the call is ready the
 moment its arguments' JSON value completes. Some tokenizers put a model call id
 between name and arguments (`name[CALL_ID]a1B2c3D4e[ARGS]{...}`), kept as the
-call's id; decoders that drop special tokens leave `name{...}`, also accepted.
+call's id; decoders that drop special tokens leave `name{...}`, also accepted, and
+turn `[TOOL_CALLS][{...}]` into a bare `[{...}]` (Mistral-7B v0.3 behind such a
+decoder; Dynamo's tests): a JSON call list (or one call object) opening the output
+is read as calls when its first call names a declared tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from ...conversation import ToolSpec
+from ...events import ParseEvent
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..patterns import always_match
-from .base import is_function_name, starts_with
+from .base import CallIds, is_function_name, starts_with
 from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, MARKER, SKIP, WHITESPACE, JsonCallListParser
 
 _TOOL_CALLS = "[TOOL_CALLS]"
@@ -28,7 +33,9 @@ _NAME_RUN = always_match(r"[\w.\-:/]*")
 _ID_RUN = always_match(r"[\w\-]*")
 _LONGEST_NAME = 256
 
-_SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 7)
+_SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS, _OUTPUT_START = range(
+    FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 8
+)
 
 
 class MistralToolParser(JsonCallListParser):
@@ -36,6 +43,52 @@ class MistralToolParser(JsonCallListParser):
     # `[/TOOL_CALLS]` closes the calls in some outputs (Dynamo's fixtures): syntax.
     start_markers = (_TOOL_CALLS, _TOOL_CALLS_END)
     reasoning_exit_markers = (_TOOL_CALLS,)
+
+    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
+        super().__init__(tools, call_ids)
+        # The output's first `[` may open a bare call list: start inside the region.
+        self._enter_region("")
+        self._in_region = True
+        self._state = _OUTPUT_START
+
+    def _enter_region(self, marker: str) -> None:
+        super()._enter_region(marker)
+        self._bare = False  # after `[TOOL_CALLS]`: the model said it is calling
+
+    def _accepts_call_name(self, name: str) -> bool:
+        # A bare list opening an answer may be a JSON answer: only a declared tool
+        # makes it a call.
+        return not self._bare or self.tools is None or name in self.tools
+
+    @property
+    def in_call_region(self) -> bool:
+        return self._state != _OUTPUT_START and super().in_call_region
+
+    def release_held(self) -> list[ParseEvent]:
+        if self._in_region and self._state == _OUTPUT_START:
+            return []  # nothing is held: the first text after reasoning opens the output
+        return super().release_held()
+
+    def _output_start(self, buf: str, final: bool) -> int:
+        i = WHITESPACE(buf).end()
+        self._text(buf[:i])  # whitespace decides nothing
+        rest = buf[i:]
+        if rest[:1] == "{":  # one call object without its list
+            self._bare = True
+            self._state = LIST_OPEN
+            return i
+        if rest[:1] == "[" and not _TOOL_CALLS.startswith(rest[:12]) and not _TOOL_CALLS_END.startswith(rest[:13]):
+            j = WHITESPACE(rest, 1).end()
+            if j == len(rest) and not final:
+                return i  # `[` then nothing yet: a list, or prose in brackets?
+            if rest[j : j + 1] == "{":
+                self._bare = True
+                self._state = LIST_OPEN
+                return i
+        elif (not rest or _TOOL_CALLS.startswith(rest) or _TOOL_CALLS_END.startswith(rest)) and not final:
+            return i  # nothing, or maybe the start of `[TOOL_CALLS]`: wait
+        self._exit_region()  # not a bare list; the scan for `[TOOL_CALLS]` goes on
+        return i
 
     def _after_start_marker(self) -> int:
         return _SHAPE
@@ -48,6 +101,8 @@ class MistralToolParser(JsonCallListParser):
             return len(_TOOL_CALLS_END)
         if state < FIRST_SUBCLASS_STATE:
             return super()._step(buf, final)
+        if state == _OUTPUT_START:
+            return self._output_start(buf, final)
         if state == _SHAPE:
             i = WHITESPACE(buf).end()
             self._pending += buf[:i]

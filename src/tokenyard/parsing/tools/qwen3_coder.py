@@ -10,9 +10,11 @@
 
 Known failure shapes handled: the opening `<tool_call>` missing (the call starts at
 `<function=`, to a declared tool: a bare tag is only weakly marked), a missing
-`</function>` (`</tool_call>` ends the call). A value ends
-only at its own `</parameter>`, so markers inside it stay in it; a value that never
-closes runs to the end of output and the call is never dispatched.
+`</function>` (`</tool_call>` ends the call), a missing `</parameter>` before the tag
+of a declared parameter the call has not given yet, or before a `</function>` /
+`</tool_call>` that ends the output. Otherwise a value ends only at its own
+`</parameter>`, so markers inside it stay in it; a value that never closes runs to the
+end of output and the call is never dispatched.
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ _LENIENT_PARAMETER = re.compile(r"<parameter=(?:parameter=)?([A-Za-z_][\w.\-]{0,
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
     """What ends a call body, and what ends a parameter value, given the section's
-    closing tag. A value ends only at its own `</parameter>`: any other tag inside it
-    (`</tool_call>`, `<parameter=x>` in a file the model writes) is the value's text."""
+    closing tag. A value ends at its own `</parameter>`, or (the model left that out)
+    where the tag of a declared parameter the call has not given yet begins, or at a
+    `</function>` / section close that nothing but the end of the output follows; any
+    other tag inside it (`</tool_call>`, `<parameter=x>` in a file the model writes) is
+    the value's text."""
     return (
         MarkerSet(["<parameter=", "</function>", section_close]),
-        MarkerSet(["</parameter>"]),
+        MarkerSet(["</parameter>", "<parameter=", "</function>", section_close]),
     )
 
 
@@ -62,6 +67,9 @@ class Qwen3CoderToolParser(ToolParser):
     reasoning_exit_markers = (section_open,)
     # Drop one newline right inside the parameter tags (the template writes them).
     strip_value_newline: ClassVar[bool] = True
+    # Drop a value's closing newline only where its opening one was dropped (Seed-OSS
+    # writes values inline, so a value's own trailing newline is its text).
+    paired_newlines: ClassVar[bool] = False
     _body_markers, _value_end = _section_markers(section_close)
     lenient_tags: ClassVar[bool] = False
 
@@ -107,7 +115,9 @@ class Qwen3CoderToolParser(ToolParser):
                 name = match.group(1).strip()
                 self._open_call(name, self._pending + match.group())
                 self._pending = ""
-                self._arguments = ArgumentsBuilder(self, self._tool(name), strip_newline=self.strip_value_newline)
+                self._arguments = ArgumentsBuilder(
+                    self, self._tool(name), strip_newline=self.strip_value_newline, paired_newlines=self.paired_newlines
+                )
                 self._given: set[str] = set()
                 self._state = _BODY
                 return match.end()

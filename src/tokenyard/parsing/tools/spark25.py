@@ -13,3 +13,4 @@ from .glm45 import Glm45ToolParser
 
 class Spark25ToolParser(Glm45ToolParser):
     name = "spark25"
+    decode_untyped = False  # SGLang's Spark 2.5 tests keep untyped values as text

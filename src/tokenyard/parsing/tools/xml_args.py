@@ -39,12 +39,26 @@ JSON_STRING_ESCAPES = {c: json.dumps(chr(c))[1:-1] for c in range(0x20)} | {ord(
 
 class ArgumentsBuilder:
     """`strip_newline`: drop one newline right after the opening tag and one right
-    before the closing tag (qwen3_coder writes `<parameter=x>\\nvalue\\n</parameter>`)."""
+    before the closing tag (qwen3_coder writes `<parameter=x>\\nvalue\\n</parameter>`).
+    `paired_newlines`: drop the closing one only where an opening one was dropped
+    (Seed-OSS writes values inline, so a value's own trailing newline is its text).
+    `decode_untyped`: a value no schema types (an undeclared tool or parameter) is held
+    and read as JSON where it is JSON (`42`, `true`, `{"a": 1}`), else the text."""
 
-    def __init__(self, owner: ToolParser, tool: ToolSpec | None, strip_newline: bool = False):
+    def __init__(
+        self,
+        owner: ToolParser,
+        tool: ToolSpec | None,
+        strip_newline: bool = False,
+        paired_newlines: bool = False,
+        decode_untyped: bool = False,
+    ):
         self._owner = owner
         self._tool = tool
+        self._decode_untyped = decode_untyped
         self._strip_newline = strip_newline
+        self._paired = paired_newlines
+        self._strip_tail = strip_newline  # for this parameter
         self._count = 0
         self._types: tuple[str, ...] = ()
         self._streaming = False
@@ -66,15 +80,17 @@ class ArgumentsBuilder:
         self._types = parameter_types(self._tool, name)
         if string_hint and (not self._types or "string" in self._types):
             self._types = ("string",)
-        if string_hint is False and not self._types:
+        untyped = not self._types and (string_hint is False or self._decode_untyped)
+        if untyped:
             self._types = ("null", "boolean", "integer", "number", "object", "array", "string")
         # A value the format marks as not-a-string is JSON: held and decoded even
         # where the schema says string (DSML `string="false">"Tokyo"`).
-        self._json_first = string_hint is False
+        self._json_first = string_hint is False or untyped
         self._streaming = wants_string(self._types) and not self._json_first
         self._held = []
         self._fresh = True
         self._tail = ""
+        self._strip_tail = self._strip_newline
         self.plain_run = False
         if self._streaming:
             self._owner._stream_args('"')
@@ -85,6 +101,8 @@ class ArgumentsBuilder:
         if self._fresh:
             if self._strip_newline and chunk.startswith("\n"):
                 chunk = chunk[1:]
+            elif self._paired:
+                self._strip_tail = False
             self._fresh = False
             if not chunk:
                 return
@@ -93,7 +111,7 @@ class ArgumentsBuilder:
             return
         chunk = self._tail + chunk
         self._tail = ""
-        if self._strip_newline and chunk.endswith("\n"):
+        if self._strip_tail and chunk.endswith("\n"):
             chunk, self._tail = chunk[:-1], "\n"
         if chunk:
             # Most chunks need no escaping; json.dumps is the slow path for those that do.
@@ -107,7 +125,7 @@ class ArgumentsBuilder:
             self._owner._stream_args('"')
             return
         value = "".join(self._held)
-        if self._strip_newline and value.endswith("\n"):
+        if self._strip_tail and value.endswith("\n"):
             value = value[:-1]
         decoded = _json_value(value) if self._json_first else _NOT_JSON
         if decoded is _NOT_JSON or not fits(decoded, self._types):
