@@ -73,6 +73,9 @@ def test_force_reasoning_without_start_marker(fmt):
     got = summary(parse(splitter_factory(fmt.name, None), text))
     if fmt.force:
         assert got == [("reasoning", "thinking first"), ("text", "answer")]
+    elif fmt.prose:
+        # Prose markers (granite's) that close nothing are the model's words.
+        assert got == [("text", text)]
     else:
         # Not forced: nothing before a start marker is reasoning; the stray end
         # marker is recognised, not shown.
@@ -132,6 +135,21 @@ def test_granite_text_markers():
     assert summary(parse(splitter_factory("granite", None), text)) == [("reasoning", "compare."), ("text", "Done.")]
     alt = "Here is my thought process:x Here is my response:y"
     assert summary(parse(splitter_factory("granite", None), alt)) == [("reasoning", "x"), ("text", "y")]
+
+
+def test_granite_repeated_prose_markers_are_text():
+    # Granite's markers are plain words: written again, they are what the model wrote.
+    start, end = "Here's my thought process:", "Here's my response:"
+    repeated = f"{start} I think {start} is odd. {end} Done."
+    assert summary(parse(splitter_factory("granite", None), repeated)) == [
+        ("reasoning", f"I think {start} is odd."),
+        ("text", "Done."),
+    ]
+    second_end = f"{start} Thinking {end} in the middle. {end} Real end."
+    assert summary(parse(splitter_factory("granite", None), second_end)) == [
+        ("reasoning", "Thinking"),
+        ("text", f"in the middle. {end} Real end."),
+    ]
 
 
 def test_gemma4_channel_label_is_stripped():

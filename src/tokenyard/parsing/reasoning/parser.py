@@ -37,6 +37,9 @@ class ReasoningFormat:
     # Special tokens that only ever begin a marker: reasoning that ends, at the end of
     # output, in a cut-off marker starting with one ends in a marker, not reasoning.
     special_tokens: tuple[str, ...] = ()
+    # The markers are ordinary prose, not control tokens: a start inside reasoning
+    # or an end outside it is text the model wrote, kept as written.
+    prose: bool = False
 
 
 _THINK = (("<think>",), ("</think>",))
@@ -150,6 +153,7 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
         "granite",
         ("Here's my thought process:", "Here is my thought process:"),
         ("Here's my response:", "Here is my response:"),
+        prose=True,
     ),
     # The longer start markers swallow gemma's `thought` channel label, with or
     # without its newline (an empty thought channel has none).
@@ -262,13 +266,15 @@ class ReasoningParser:
         # In text: a start opens reasoning, a stray end is a marker. In reasoning: an
         # end (or implicit end) closes it, a repeated start is a marker.
         self._syntax = frozenset(fmt.syntax)
-        self._text_markers = MarkerSet((*fmt.start, *fmt.end, *fmt.syntax))
-        self._reasoning_markers = MarkerSet((*fmt.start, *fmt.end, *self._implicit))
+        stray_ends = () if fmt.prose else fmt.end
+        repeated_starts = () if fmt.prose else fmt.start
+        self._text_markers = MarkerSet((*fmt.start, *stray_ends, *fmt.syntax))
+        self._reasoning_markers = MarkerSet((*repeated_starts, *fmt.end, *self._implicit))
         self._downstream = downstream
         # Text that can start neither a reasoning marker nor a tool-call marker, while
         # the tool parser is idle, is text: one check instead of one per parser.
         self._idle_text_markers = (
-            MarkerSet((*fmt.start, *fmt.end, *fmt.syntax, *downstream.start_markers, *downstream.stray_markers))
+            MarkerSet((*fmt.start, *stray_ends, *fmt.syntax, *downstream.start_markers, *downstream.stray_markers))
             if downstream is not None and downstream.start_markers
             else None
         )
