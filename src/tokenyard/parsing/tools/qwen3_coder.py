@@ -168,6 +168,12 @@ class Qwen3CoderToolParser(ToolParser):
                 # Step-3.5 closing the call with `</parameter>` left out: only where
                 # nothing but the end of the output follows.
                 rest = buf[match.end() :].lstrip()
+                if match.group() == "</function>":
+                    # `</function>` then the section's close, then the end, ends it too.
+                    if rest.startswith(self.section_close):
+                        rest = rest[len(self.section_close) :].lstrip()
+                    elif not final and self.section_close.startswith(rest):
+                        rest = ""  # may still grow into the section's close: wait
                 ends = final and not rest
                 if not ends and not final and not rest:
                     self._raw(buf[:end])
