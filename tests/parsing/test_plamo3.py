@@ -30,5 +30,11 @@ def test_end_of_turn_token_is_syntax_and_thinking_off_is_text():
     assert summary(parse(off, "Hello.<|plamo:tag|>")) == [("text", "Hello.")]
 
 
+def test_end_of_turn_token_inside_reasoning_is_syntax_and_ends_it():
+    # vLLM's plamo3 reasoning tests end the turn mid-thought; the token never
+    # becomes reasoning text, and what the parser is handed after it is kept.
+    assert summary(parse(plamo, "Thinking<|plamo:tag|>more")) == [("reasoning", "Thinking"), ("text", "more")]
+
+
 def test_cut_inside_the_arguments_is_incomplete():
     assert summary(parse(plamo, END_THINK + LITERAL[:-120])) == [("incomplete", "get_weather", "truncated")]

@@ -134,11 +134,11 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     # OLMo 3 Think: the generation prompt opens `<think>`.
     ReasoningFormat("olmo3", *_THINK, force=True),
     # PLaMo 3: thinking from the first token (unless off); the end-of-turn token is
-    # syntax, never content.
+    # syntax, never content, and ends reasoning it interrupts (the turn is over).
     ReasoningFormat(
         "plamo3",
         ("<|plamo:begin_think:plamo|>",),
-        ("<|plamo:end_think:plamo|>",),
+        ("<|plamo:end_think:plamo|>", "<|plamo:tag|>"),
         force=True,
         syntax=("<|plamo:tag|>",),
     ),
