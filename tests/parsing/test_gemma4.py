@@ -189,3 +189,9 @@ def test_every_delta_prefix_is_a_json_prefix():
             joined += event.arguments
             JsonValueScanner().feed(joined)  # raises if not a prefix of valid JSON
     assert json.loads(joined) == {"a": {"x": [1, "two", {}]}, "b": "three"}
+
+
+def test_stray_colon_after_the_call_token_is_read():
+    # vLLM's test_gemma4_regex_and_bare_calls.py: `<|tool_call>:call:bash{...}`.
+    text = '<|tool_call>:call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'
+    assert summary(parse(gemma, text)) == [("call", "get_weather", {"city": "Paris"})]

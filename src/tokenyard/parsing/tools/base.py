@@ -410,6 +410,9 @@ class JsonCallReader:
     # otherwise: Cohere's `tool_name`).
     name_keys: ClassVar[frozenset[str]] = _NAME_KEYS
     argument_keys: ClassVar[frozenset[str]] = _ARGUMENT_KEYS
+    # Keys that hold the model's own id for the call, read where they come before
+    # the name (Cohere's `tool_call_id`); `CallIds` keeps it unless it collides.
+    id_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, owner: ToolParser, raw_prefix: str = ""):
         self._owner = owner
@@ -424,6 +427,7 @@ class JsonCallReader:
         self._args_held = False
         # Streaming the arguments value as it arrives (see `take_plain`).
         self._args_streaming = False
+        self._model_id: str | None = None
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
 
@@ -441,7 +445,7 @@ class JsonCallReader:
                     is_args = st == _VALUE and self._key in self.argument_keys and not self._args_seen
                     if is_args and self.started and not self._args_held:
                         owner._stream_args(out)
-                    elif is_args or st == _KEY_STRING or self._key in self.name_keys:
+                    elif is_args or st == _KEY_STRING or self._key in self.name_keys or self._key in self.id_keys:
                         self._value_out.append(out)
                     if end < 0:
                         i = n
@@ -472,12 +476,15 @@ class JsonCallReader:
                             raise NotACall(i)
                         self.pre_raw.append(text[segment:i])
                         segment = i
-                        owner._open_call(name, "".join(self.pre_raw))
+                        owner._open_call(name, "".join(self.pre_raw), self._model_id)
                         self.pre_raw = []
                         self.started = True
                         for fragment in self._pending_args:
                             owner._stream_args(fragment)
                         self._pending_args = []
+                    elif self._key in self.id_keys and not self.started:
+                        self._model_id = _json_string("".join(self._value_out)) or None
+                        self._value_out = []
                     else:
                         self._value_out = []
                     continue

@@ -45,11 +45,13 @@ _KEY, _KEY_BARE, _KEY_QUOTED, _COLON, _VALUE, _STRING, _SCALAR_VALUE, _AFTER_VAL
 
 
 def _head_patterns(opener: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """`OPENER call:NAME{`, and what may still grow into it."""
+    """`OPENER call:NAME{`, and what may still grow into it. A stray colon right
+    after the opener (`<|tool_call>:call:NAME{`, a shape Gemma 4 writes) is read
+    too: the call token already said a call begins."""
     at = re.escape(opener)
     return (
-        re.compile(at + r"\s*call:([^{}\s<>]{1,256})\s*\{"),
-        re.compile(at + r"\s*(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z"),
+        re.compile(at + r"\s*:?\s*call:([^{}\s<>]{1,256})\s*\{"),
+        re.compile(at + r"\s*(?::\s*)?(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z"),
     )
 
 
