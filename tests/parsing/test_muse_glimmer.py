@@ -33,3 +33,13 @@ def test_tool_channel_without_a_block_is_text():
 
 def test_cut_inside_a_value_is_incomplete():
     assert summary(parse(muse, LITERAL[:110])) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_doubled_name_of_a_bare_tool_is_the_declared_tool():
+    # The template lists a tool without a namespace under a namespace of its own
+    # name; vLLM's test_muse_glimmer.py::test_doubled_bare_name_collapses.
+    doubled = LITERAL.replace("get_weather", "get_weather.get_weather")
+    assert summary(parse(muse, doubled)) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    # Only the exact doubling of a declared name; another namespace stays as written.
+    other = LITERAL.replace("get_weather", "foo.get_weather")
+    assert summary(parse(muse, other)) == [("call", "foo.get_weather", {"city": "Tokyo", "days": "3"})]

@@ -218,6 +218,7 @@ class InvokeToolParser(ToolParser):
             self_closing = attributes.endswith("/")  # `<invoke name="submit"/>`: no parameters
             name, _ = _tag_name(attributes[:-1] if self_closing else attributes)
             if is_function_name(name):
+                name = self._declared_name(name)
                 self._marker(buf[pos:at])
                 self._open_call(name, head.group())
                 self._first = False
@@ -248,6 +249,11 @@ class InvokeToolParser(ToolParser):
         if self._in_region and not self._in_block and self._state == _AFTER_CALL:
             self._exit_region()
         return super().release_held()
+
+    def _declared_name(self, name: str) -> str:
+        """The tool a call's name means (a family that spells declared names its own
+        way maps them back here); by default the name as written."""
+        return name
 
     def _new_arguments(self, name: str) -> ArgumentsBuilder:
         return ArgumentsBuilder(self, self._tool(name), strip_newline=self.syntax.strip_newline)

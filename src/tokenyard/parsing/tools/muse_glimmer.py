@@ -48,6 +48,15 @@ class MuseGlimmerToolParser(InvokeToolParser):
         super()._enter_region(marker)
         self._state = _HEADER_STATE
 
+    def _declared_name(self, name: str) -> str:
+        """The template lists a tool without a namespace under a namespace of its own
+        name, so the model may call `get_weather` as `get_weather.get_weather`: that
+        exact doubling of a declared name (and only it) is the declared tool."""
+        space, dot, leaf = name.partition(".")
+        if dot and space == leaf and self.tools is not None and name not in self.tools and leaf in self.tools:
+            return leaf
+        return name
+
     def _header(self, buf: str, pos: int, final: bool) -> int:
         """`to=RECIPIENT<|message|>` then the ATEM block, or text."""
         match = _HEADER.match(buf, pos)
