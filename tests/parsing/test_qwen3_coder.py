@@ -105,7 +105,9 @@ def test_closing_parameter_tag_inside_a_value_stays_in_it():
     # file, not by call syntax, so they are the value's text (vLLM's
     # test_qwen3_xml_coder_shared.py, test_content_with_xml_structural_tags).
     value = 'x = [\n    "<parameter=query>\\n",\n    "\\n</parameter>\\n",\n]\n</parameter> done'
-    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\n" + value + "\n</parameter>\n</function>\n</tool_call>"
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\n" + value + "\n</parameter>\n</function>\n</tool_call>"
+    )
     assert summary(parse(coder, text)) == [("call", "get_weather", {"city": value})]
 
 
