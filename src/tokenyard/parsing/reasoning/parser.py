@@ -300,6 +300,9 @@ class ReasoningParser:
                 if self._text_trigger(text) is None:
                     return [TextDelta(text)]
             elif downstream._in_region:
+                taken = downstream.take_string_text(text)
+                if taken is not None:
+                    return taken  # string text of a call's argument: no marker in it is syntax
                 if self._text_trigger(text) is None:
                     # Inside a tool call (a long argument): no reasoning marker can start here.
                     return downstream.feed(text)

@@ -167,6 +167,13 @@ class ToolParser:
         whether one starts)."""
         return self._in_region
 
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
+        """The hot path inside a long string argument: when all of `text` is plain
+        text of the string being streamed (nothing in it can end the string, so no
+        marker in it is syntax), consume it and return its events; otherwise None
+        and nothing is consumed. Formats with such a path override this."""
+        return None
+
     def release_held(self) -> list[ParseEvent]:
         """Another parser found a marker right after the text fed so far: a held
         partial start marker can not complete any more, so it is text."""
@@ -425,8 +432,9 @@ class JsonCallReader:
         # Arguments the model wrote as a JSON string are held until the string
         # ends: only then can it be told whether it serializes an object.
         self._args_held = False
-        # Streaming the arguments value as it arrives (see `take_plain`).
-        self._args_streaming = False
+        # The arguments value's scanner while that value streams as it arrives: the
+        # owner's hot path hands it plain string text directly (JsonValueScanner.take_plain).
+        self.streaming_scanner: JsonValueScanner | None = None
         self._model_id: str | None = None
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
@@ -458,7 +466,7 @@ class JsonCallReader:
                         continue
                     # A value ended.
                     self._state = _AFTER
-                    self._args_streaming = False
+                    self.streaming_scanner = None
                     if is_args:
                         self._args_seen = True
                         if self._args_held:
@@ -511,8 +519,8 @@ class JsonCallReader:
                 elif st == _VALUE_START:
                     is_args = self._key in self.argument_keys and not self._args_seen
                     self._args_held = is_args and c == '"'
-                    self._args_streaming = is_args and self.started and c != '"'
                     self._scanner = JsonValueScanner()
+                    self.streaming_scanner = self._scanner if is_args and self.started and c != '"' else None
                     self._state = _VALUE
                     continue
                 elif st == _AFTER:
@@ -543,15 +551,6 @@ class JsonCallReader:
             raise
         self._attribute(text[segment:])
         return -1
-
-    def take_plain(self, text: str) -> bool:
-        """`text` is plain string text inside arguments being streamed: consumed here,
-        and the owner emits it as both raw and an arguments fragment, unchanged."""
-        if self._args_streaming and self._state == _VALUE:
-            scanner = self._scanner
-            assert scanner is not None
-            return scanner.take_plain(text)
-        return False
 
     @property
     def arguments_complete(self) -> bool:

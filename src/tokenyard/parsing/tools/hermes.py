@@ -38,14 +38,22 @@ class HermesToolParser(ToolParser):
         if not self._in_region:
             if not self._buf and not self._starts.could_start(text):
                 return [TextDelta(text)] if text else []
-        elif self._state == _OBJECT and not self._buf and text:
+        else:
+            events = self.take_string_text(text)
+            if events is not None:
+                return events
+        return super().feed(text)
+
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
+        if self._state == _OBJECT and not self._buf and text:
             reader = self._reader
             call = self._call
-            if reader is not None and call is not None and reader.take_plain(text):
+            scanner = reader.streaming_scanner if reader is not None else None
+            if scanner is not None and call is not None and scanner.take_plain(text):
                 call.raw.append(text)
                 call.arguments.append(text)
                 return [ToolCallDelta(call.index, text)]
-        return super().feed(text)
+        return None
 
     def _enter_region(self, marker: str) -> None:
         self._state = _MARKER
