@@ -33,30 +33,42 @@ class KeyValueSyntax:
     what is derived from them once per format. `name_ends`: what may end the name
     besides the first key tag and the call's end (glm45's newline, Hunyuan's
     `<tool_sep>`); `type_tags`: an optional `<type>T</type>` element between a key
-    and its value (K2 Horizon), whose text is part of the call's raw only."""
+    and its value (K2 Horizon), whose text is part of the call's raw only. A value
+    tag of None: the key's closing tag opens the value (Solar Open 2's
+    `<|tool_arg:start|>K<|tool_arg:value|>V<|tool_arg:end|>`). `special_tokens`: the
+    tags are special tokens, so the next call's opening tag ends a call whose
+    closing tag was dropped (outside a value), and an opening tag that starts no
+    call is a marker."""
 
     def __init__(
         self,
         call: tuple[str, str],
         key: tuple[str, str],
-        value: tuple[str, str],
+        value: tuple[str | None, str],
         *,
         name_ends: tuple[str, ...] = ("\n",),
         type_tags: tuple[str, str] | None = None,
         section: tuple[str, str] | None = None,
+        special_tokens: bool = False,
     ):
         self.open, self.close = call
         self.key_open, self.key_close = key
-        self.value_open, self.value_close = value
+        opener, self.value_close = value
+        # The key's closer opens the value where the format has no tag of its own.
+        self.value_at_key_close = opener is None
+        self.value_open = self.key_close if opener is None else opener
         self.type_tags = type_tags
         self.section: tuple[str, ...] = section or ()
         # Name ends consumed with the name (into the call's raw).
         self.name_end_tokens = frozenset(name_ends)
         self.name_ends = MarkerSet([*name_ends, self.key_open, self.close])
-        self.key_stops = MarkerSet([self.key_close, self.key_open, self.value_open, self.close])
+        self.special_tokens = special_tokens
+        # Where a call may end without its closing tag (special tokens: the next call).
+        self.call_ends = (self.close, self.open) if special_tokens else (self.close,)
+        self.key_stops = MarkerSet([self.key_close, self.key_open, self.value_open, *self.call_ends])
         # A value ends only at its own closing tag: other tags inside it are its text.
         self.value_stops = MarkerSet([self.value_close])
-        self.close_set = MarkerSet([self.close])
+        self.close_set = MarkerSet(self.call_ends)
         self.type_stops = MarkerSet([type_tags[1], self.value_open, self.close]) if type_tags else None
 
 
@@ -149,7 +161,7 @@ class KeyValueToolParser(ToolParser):
         return end
 
     def _not_a_call(self, i: int) -> int:
-        self._text(self._syntax.open)
+        (self._marker if self._syntax.special_tokens else self._text)(self._syntax.open)
         self._exit_region()
         return i + len(self._syntax.open)
 
@@ -166,7 +178,13 @@ class KeyValueToolParser(ToolParser):
             self._close_call(syntax.close)
             self._exit_region()
             return j + len(syntax.close)
-        if _ends_inside(buf, j, syntax.key_open, syntax.close, "\\"):
+        if syntax.special_tokens and buf.startswith(syntax.open, j):
+            # The model dropped this call's closing tag: the next call begins.
+            self._arguments.close()
+            self._close_at_end_of_output()
+            self._exit_region()
+            return j
+        if _ends_inside(buf, j, syntax.key_open, *syntax.call_ends, "\\"):
             if not final:
                 return j if j > i else None
             # The output ended between parameters: every value so far closed.
@@ -195,6 +213,8 @@ class KeyValueToolParser(ToolParser):
             self._state = _SKIP
             return match.start()
         self._raw(syntax.key_close)
+        if syntax.value_at_key_close:
+            return self._open_value(match.end())
         self._state = _AFTER_KEY
         return match.end()
 
@@ -203,11 +223,7 @@ class KeyValueToolParser(ToolParser):
         j = self._gap(buf, i)
         if buf.startswith(syntax.value_open, j):
             self._raw(syntax.value_open)
-            self._arguments.begin(self._key.strip(), self._string_hint())
-            self._key = ""
-            self._type = ""
-            self._state = _VALUE
-            return j + len(syntax.value_open)
+            return self._open_value(j + len(syntax.value_open))
         types = syntax.type_tags
         if types is not None and not self._type and buf.startswith(types[0], j):
             self._raw(types[0])
@@ -218,6 +234,13 @@ class KeyValueToolParser(ToolParser):
             return self._truncated(buf, j) if final else (j if j > i else None)
         self._state = _SKIP
         return j
+
+    def _open_value(self, at: int) -> int:
+        self._arguments.begin(self._key.strip(), self._string_hint())
+        self._key = ""
+        self._type = ""
+        self._state = _VALUE
+        return at
 
     def _type_text(self, buf: str, i: int, final: bool) -> int | None:
         """A parameter's declared type (`<arg_type>string</arg_type>`)."""
@@ -286,9 +309,11 @@ class KeyValueToolParser(ToolParser):
                 self._fail_call("invalid_arguments")
                 self._exit_region()
             return end if end > i or final else None
-        self._fail_call("invalid_arguments", buf[i : match.end()])
+        # The call's own closing tag belongs to it; the next call's opening tag does not.
+        end = match.end() if match.group() == self._syntax.close else match.start()
+        self._fail_call("invalid_arguments", buf[i:end])
         self._exit_region()
-        return match.end()
+        return end
 
     def _gap(self, buf: str, i: int) -> int:
         """Skip the whitespace between tags into the call's raw."""

@@ -1,0 +1,113 @@
+from tokenyard.conversation import ToolSpec
+from tokenyard.events import Marker, ToolCallDelta
+
+from .support import WEATHER, parse, run_chunks, splitter_factory, summary
+from .wire_examples import TOOL_EXAMPLES
+
+LITERAL = TOOL_EXAMPLES["solar_open2"][1]
+CALL = (
+    "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Seoul<|tool_arg:end|>\n<|tool_call:end|>"
+)
+solar = splitter_factory("solar_open2", "solar_open2", [WEATHER])
+answer = splitter_factory("solar_open2", "solar_open2", [WEATHER], thinking_enabled=False)
+
+
+def markers(events):
+    return [e.text for e in events if type(e) is Marker]
+
+
+def test_reasoning_then_the_reference_call():
+    events = parse(solar, "Weather first.<|think:end|>" + LITERAL)
+    assert summary(events) == [("reasoning", "Weather first."), ("call", "get_weather", {"city": "Tokyo", "days": 3})]
+    assert "<|think:end|>" in markers(events)
+
+
+def test_text_around_calls_is_kept():
+    text = "Let me check." + CALL + "\n" + CALL + " Done."
+    assert summary(parse(answer, text)) == [
+        ("text", "Let me check."),
+        ("call", "get_weather", {"city": "Seoul"}),
+        ("call", "get_weather", {"city": "Seoul"}),
+        ("text", "Done."),
+    ]
+
+
+def test_a_call_inside_reasoning_ends_it():
+    assert summary(parse(solar, "I should call it." + CALL)) == [
+        ("reasoning", "I should call it."),
+        ("call", "get_weather", {"city": "Seoul"}),
+    ]
+
+
+def test_values_are_typed_by_the_schema_and_strings_otherwise():
+    tool = ToolSpec(
+        name="f",
+        parameters={"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}},
+    )
+    text = (
+        "<|tool_call:start|>f\n<|tool_arg:start|>n<|tool_arg:value|>7<|tool_arg:end|>\n"
+        "<|tool_arg:start|>s<|tool_arg:value|>7<|tool_arg:end|>\n"
+        "<|tool_arg:start|>x<|tool_arg:value|>7<|tool_arg:end|>\n<|tool_call:end|>"
+    )
+    typed = splitter_factory(None, "solar_open2", [tool])
+    assert summary(parse(typed, text)) == [("call", "f", {"n": 7, "s": "7", "x": "7"})]
+
+
+def test_a_string_value_streams_before_it_ends():
+    text = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>San Francisco"
+    events = run_chunks(answer, [text[: text.index("San")], "San ", "Francisco"])
+    streamed = "".join(e.arguments for e in events if type(e) is ToolCallDelta)
+    assert streamed.startswith('{"city": "San Francisco')
+
+
+def test_the_formats_tokens_inside_a_value_are_its_text():
+    value = "a <|tool_call:end|> b <|tool_arg:start|>x<|tool_arg:value|> <|tool_call:start|>c"
+    text = f"<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>{value}<|tool_arg:end|>\n<|tool_call:end|>"
+    assert summary(parse(answer, text)) == [("call", "get_weather", {"city": value})]
+
+
+def test_a_dropped_call_end_is_ended_by_the_next_call():
+    first = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Paris<|tool_arg:end|>\n"
+    assert summary(parse(answer, first + CALL)) == [
+        ("call", "get_weather", {"city": "Paris"}),
+        ("call", "get_weather", {"city": "Seoul"}),
+    ]
+
+
+def test_a_call_missing_a_required_argument_is_not_recovered_at_the_next_call():
+    tool = ToolSpec(
+        name="search",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+    )
+    text = "<|tool_call:start|>search\n" + CALL
+    events = parse(splitter_factory(None, "solar_open2", [tool, WEATHER]), text)
+    assert summary(events) == [("incomplete", "search", "truncated"), ("call", "get_weather", {"city": "Seoul"})]
+
+
+def test_a_broken_argument_fails_only_its_own_call():
+    text = "<|tool_call:start|>get_weather\n<|tool_arg:start|>ci" + CALL
+    assert summary(parse(answer, text)) == [
+        ("incomplete", "get_weather", "invalid_arguments"),
+        ("call", "get_weather", {"city": "Seoul"}),
+    ]
+
+
+def test_end_of_output_policy():
+    cut = CALL[: CALL.index("Seoul") + 3]
+    assert summary(parse(answer, "Checking." + cut)) == [
+        ("text", "Checking."),
+        ("incomplete", "get_weather", "truncated"),
+    ]
+    # Only the call's closing token is missing: the arguments are complete.
+    whole = CALL[: CALL.index("<|tool_call:end|>")]
+    assert summary(parse(answer, whole)) == [("call", "get_weather", {"city": "Seoul"})]
+
+
+def test_stray_tokens_are_markers_never_content():
+    events = parse(answer, "a<|tool_arg:end|>b<|tool_call:start|><|tool_call:end|>c")
+    assert summary(events) == [("text", "a"), ("text", "b"), ("text", "c")]
+    assert markers(events) == ["<|tool_arg:end|>", "<|tool_call:start|><|tool_call:end|>"]
+
+
+def test_a_sentinel_prefix_in_text_is_text():
+    assert summary(parse(answer, "see <|tool_call: and <|to")) == [("text", "see <|tool_call: and <|to")]
