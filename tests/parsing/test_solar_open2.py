@@ -111,3 +111,34 @@ def test_stray_tokens_are_markers_never_content():
 
 def test_a_sentinel_prefix_in_text_is_text():
     assert summary(parse(answer, "see <|tool_call: and <|to")) == [("text", "see <|tool_call: and <|to")]
+
+
+SEARCH = ToolSpec(name="search", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+both = splitter_factory(None, "solar_open2", [SEARCH, WEATHER])
+
+
+def test_a_dropped_argument_end_is_read_where_the_next_tag_shows_it():
+    # The call's closing token, then the next call of a declared tool.
+    dropped = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>vLLM<|tool_call:end|>" + CALL
+    # The next call's opening token, both closing tokens dropped.
+    both_dropped = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>vLLM" + CALL
+    for text in (dropped, both_dropped):
+        assert summary(parse(both, text)) == [
+            ("call", "search", {"query": "vLLM"}),
+            ("call", "get_weather", {"city": "Seoul"}),
+        ]
+    # A declared parameter the call has not given yet.
+    text = (
+        "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Oslo"
+        "<|tool_arg:start|>days<|tool_arg:value|>2<|tool_arg:end|>\n<|tool_call:end|>"
+    )
+    assert summary(parse(both, text)) == [("call", "get_weather", {"city": "Oslo", "days": 2})]
+    # The call's closing token that ends the output.
+    text = "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>vLLM<|tool_call:end|>\n"
+    assert summary(parse(both, text)) == [("call", "search", {"query": "vLLM"})]
+
+
+def test_tags_that_do_not_show_a_dropped_end_stay_in_the_value():
+    value = "<|tool_call:end|>then<|tool_call:start|>not_a_tool\n<|tool_arg:start|>query<|tool_arg:value|>"
+    text = f"<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>{value}<|tool_arg:end|>\n<|tool_call:end|>"
+    assert summary(parse(both, text)) == [("call", "search", {"query": value})]

@@ -19,9 +19,12 @@ with no arguments (`<tool_call>name</tool_call>`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from ...conversation import ToolSpec
+from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
 from .base import ToolParser, is_function_name
@@ -36,9 +39,12 @@ class KeyValueSyntax:
     and its value (K2 Horizon), whose text is part of the call's raw only. A value
     tag of None: the key's closing tag opens the value (Solar Open 2's
     `<|tool_arg:start|>K<|tool_arg:value|>V<|tool_arg:end|>`). `special_tokens`: the
-    tags are special tokens, so the next call's opening tag ends a call whose
-    closing tag was dropped (outside a value), and an opening tag that starts no
-    call is a marker."""
+    tags are special tokens, so a dropped closing tag is read where the next tag
+    shows it (the next call's opening tag ends a call; inside a value, the key of a
+    declared parameter the call has not given yet, a declared tool's call, or the
+    call's closing tag that the end of the output or a declared tool's call
+    follows, ends the value), and
+    an opening tag that starts no call is a marker."""
 
     def __init__(
         self,
@@ -66,8 +72,11 @@ class KeyValueSyntax:
         # Where a call may end without its closing tag (special tokens: the next call).
         self.call_ends = (self.close, self.open) if special_tokens else (self.close,)
         self.key_stops = MarkerSet([self.key_close, self.key_open, self.value_open, *self.call_ends])
-        # A value ends only at its own closing tag: other tags inside it are its text.
-        self.value_stops = MarkerSet([self.value_close])
+        # A value ends at its own closing tag: other tags inside it are its text, except
+        # (special tokens) where one shows the closing tag was dropped (`_value_ends`).
+        self.value_stops = MarkerSet(
+            [self.value_close, self.key_open, self.close, self.open] if special_tokens else [self.value_close]
+        )
         self.close_set = MarkerSet(self.call_ends)
         self.type_stops = MarkerSet([type_tags[1], self.value_open, self.close]) if type_tags else None
 
@@ -157,6 +166,7 @@ class KeyValueToolParser(ToolParser):
         end = match.end() if match.group() in syntax.name_end_tokens else match.start()
         self._open_call(name, buf[i:end])
         self._arguments = ArgumentsBuilder(self, self._tool(name), decode_untyped=self.decode_untyped)
+        self._given: set[str] = set()
         self._state = _BODY
         return end
 
@@ -236,6 +246,7 @@ class KeyValueToolParser(ToolParser):
         return j
 
     def _open_value(self, at: int) -> int:
+        self._given.add(self._key.strip())
         self._arguments.begin(self._key.strip(), self._string_hint())
         self._key = ""
         self._type = ""
@@ -286,6 +297,14 @@ class KeyValueToolParser(ToolParser):
             end = len(buf) - stops.held_suffix(buf, i)
         else:  # the common case: plain value text, nothing to hold back
             end = len(buf)
+        if match is not None and match.group() != self._syntax.value_close:
+            ends = self._value_ends(buf, match, final)
+            if ends is False:  # a tag inside the value is its text
+                end = match.end()
+                match = None
+            elif ends is None:  # what follows the tag decides: wait for it
+                match = None
+                final = False
         self._raw(buf[i:end])
         self._arguments.text(buf[i:end])
         if match is None:
@@ -295,8 +314,49 @@ class KeyValueToolParser(ToolParser):
             return end if end > i else None
         self._arguments.end()
         self._state = _BODY
+        if match.group() != self._syntax.value_close:
+            return end  # the closing tag was dropped: the tag that showed it is read next
         self._raw(match.group())
         return match.end()
+
+    def _value_ends(self, buf: str, match: re.Match[str], final: bool) -> bool | None:
+        """Whether a tag met inside a value (special-token syntax) shows that the
+        value's closing tag was dropped: the key of a declared parameter the call has
+        not given yet, a declared tool's call, or the call's closing tag that nothing
+        but the end of the output, or a declared tool's call, follows (None while that
+        is unknown)."""
+        syntax = self._syntax
+        at = match.end()
+        if match.group() == syntax.key_open:
+            stop = syntax.key_stops.find(buf, at)
+            if stop is None:
+                return None if not final and len(buf) - at <= _KEY_LIMIT else False
+            key = buf[at : stop.start()].strip()
+            return (
+                stop.group() == syntax.key_close
+                and key not in self._given
+                and key in tool_properties(self._tool_of_call())
+            )
+        if match.group() == syntax.open:
+            return self._call_head(buf[at:], final)
+        rest = buf[at:].lstrip()
+        if not rest:
+            return True if final else None
+        if rest.startswith(syntax.open):
+            return self._call_head(rest[len(syntax.open) :], final)
+        return None if not final and syntax.open.startswith(rest) else False
+
+    def _call_head(self, head: str, final: bool) -> bool | None:
+        """Whether `head`, after a call's opening tag, names a declared tool on its
+        own line (None while that is unknown)."""
+        newline = head.find("\n", 0, _KEY_LIMIT)
+        if newline < 0:
+            return None if not final and len(head) < _KEY_LIMIT else False
+        name = head[:newline].strip()
+        return is_function_name(name) and (self.tools is None or name in self.tools)
+
+    def _tool_of_call(self) -> ToolSpec | None:
+        return self._tool(self._call.name) if self._call is not None else None
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""
