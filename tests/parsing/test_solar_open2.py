@@ -142,3 +142,22 @@ def test_tags_that_do_not_show_a_dropped_end_stay_in_the_value():
     value = "<|tool_call:end|>then<|tool_call:start|>not_a_tool\n<|tool_arg:start|>query<|tool_arg:value|>"
     text = f"<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>{value}<|tool_arg:end|>\n<|tool_call:end|>"
     assert summary(parse(both, text)) == [("call", "search", {"query": value})]
+
+
+def test_a_repeated_key_keeps_its_first_value():
+    text = (
+        "<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>first<|tool_arg:end|>\n"
+        "<|tool_arg:start|>query<|tool_arg:value|>second<|tool_arg:end|>\n<|tool_call:end|>"
+    )
+    assert summary(parse(both, text)) == [("call", "search", {"query": "first"})]
+
+
+def test_a_key_begun_again_drops_the_abandoned_one():
+    text = "<|tool_call:start|>get_weather\n<|tool_arg:start|>ci<|tool_arg:start|>city<|tool_arg:value|>Seoul<|tool_arg:end|>\n<|tool_call:end|>"
+    assert summary(parse(both, text)) == [("call", "get_weather", {"city": "Seoul"})]
+
+
+def test_a_call_head_cut_short_by_the_next_call_is_syntax():
+    events = parse(answer, "Hmm. <|tool_call:start|>get_weat" + CALL)
+    assert summary(events) == [("text", "Hmm."), ("call", "get_weather", {"city": "Seoul"})]
+    assert markers(events)[0] == " <|tool_call:start|>get_weat"

@@ -43,8 +43,8 @@ class KeyValueSyntax:
     shows it (the next call's opening tag ends a call; inside a value, the key of a
     declared parameter the call has not given yet, a declared tool's call, or the
     call's closing tag that the end of the output or a declared tool's call
-    follows, ends the value), and
-    an opening tag that starts no call is a marker."""
+    follows, ends the value), and an opening tag that starts no call (with the
+    name line the next call's opening tag cut short) is a marker."""
 
     def __init__(
         self,
@@ -65,12 +65,12 @@ class KeyValueSyntax:
         self.value_open = self.key_close if opener is None else opener
         self.type_tags = type_tags
         self.section: tuple[str, ...] = section or ()
-        # Name ends consumed with the name (into the call's raw).
-        self.name_end_tokens = frozenset(name_ends)
-        self.name_ends = MarkerSet([*name_ends, self.key_open, self.close])
         self.special_tokens = special_tokens
         # Where a call may end without its closing tag (special tokens: the next call).
         self.call_ends = (self.close, self.open) if special_tokens else (self.close,)
+        # Name ends consumed with the name (into the call's raw).
+        self.name_end_tokens = frozenset(name_ends)
+        self.name_ends = MarkerSet([*name_ends, self.key_open, *self.call_ends])
         self.key_stops = MarkerSet([self.key_close, self.key_open, self.value_open, *self.call_ends])
         # A value ends at its own closing tag: other tags inside it are its text, except
         # (special tokens) where one shows the closing tag was dropped (`_value_ends`).
@@ -100,6 +100,18 @@ def _ends_inside(buf: str, at: int, *tags: str) -> bool:
     return at + len(ahead) == len(buf) and any(tag.startswith(ahead) for tag in tags)
 
 
+class _Ignored:
+    """Where a repeated key's value goes: into the call's raw only."""
+
+    def text(self, chunk: str) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+
+_IGNORED = _Ignored()
+
 # States.
 _HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE = range(7)
 
@@ -114,6 +126,10 @@ class KeyValueToolParser(ToolParser):
     syntaxes: ClassVar[tuple[KeyValueSyntax, ...]] = ()
     # A value no schema types is read as JSON where it is JSON (ArgumentsBuilder).
     decode_untyped: ClassVar[bool] = False
+    # A key the call already gave keeps its first value (the stream already sent it;
+    # vLLM's solar_open2), rather than being written again (the last one wins when the
+    # arguments are read: vLLM's hy_v4).
+    first_value_wins: ClassVar[bool] = False
     _by_marker: ClassVar[dict[str, tuple[KeyValueSyntax, bool]]]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -160,6 +176,12 @@ class KeyValueToolParser(ToolParser):
             if not final and (not name or is_function_name(name)) and stop - start <= _KEY_LIMIT:
                 return None
             return self._not_a_call(i)
+        if match.group() == syntax.open:
+            # The next call began before this one's name line ended: an abandoned
+            # call head, syntax that lost its context.
+            self._marker(buf[i : match.start()])
+            self._exit_region()
+            return match.start()
         name = _bare_name(buf[start : match.start()])
         if not is_function_name(name):
             return self._not_a_call(i)
@@ -219,6 +241,11 @@ class KeyValueToolParser(ToolParser):
             return end if end > i else None
         self._raw(buf[i : match.start()])
         self._key += buf[i : match.start()]
+        if match.group() == syntax.key_open and syntax.special_tokens:
+            # The model began the key again: the abandoned one is no argument.
+            self._raw(syntax.key_open)
+            self._key = ""
+            return match.end()
         if match.group() != syntax.key_close:
             self._state = _SKIP
             return match.start()
@@ -246,8 +273,14 @@ class KeyValueToolParser(ToolParser):
         return j
 
     def _open_value(self, at: int) -> int:
-        self._given.add(self._key.strip())
-        self._arguments.begin(self._key.strip(), self._string_hint())
+        key = self._key.strip()
+        if key in self._given and self.first_value_wins:
+            # A repeated key: the first value is what the stream already sent.
+            self._value_sink: ArgumentsBuilder | _Ignored = _IGNORED
+        else:
+            self._given.add(key)
+            self._value_sink = self._arguments
+            self._arguments.begin(key, self._string_hint())
         self._key = ""
         self._type = ""
         self._state = _VALUE
@@ -306,13 +339,13 @@ class KeyValueToolParser(ToolParser):
                 match = None
                 final = False
         self._raw(buf[i:end])
-        self._arguments.text(buf[i:end])
+        self._value_sink.text(buf[i:end])
         if match is None:
             if final:
-                self._arguments.end()
+                self._value_sink.end()
                 return self._truncated(buf, end)
             return end if end > i else None
-        self._arguments.end()
+        self._value_sink.end()
         self._state = _BODY
         if match.group() != self._syntax.value_close:
             return end  # the closing tag was dropped: the tag that showed it is read next

@@ -9,9 +9,10 @@ shape of glm45.py spelled in special tokens, the key's closer opening the value:
 The name is the rest of the start token's line. Values are raw text typed by the
 tool's schema (a string where nothing declares the parameter). A value ends at its
 own `<|tool_arg:end|>`: the other tokens inside it are its text. Known failure
-shape handled: a call whose `<|tool_call:end|>` was dropped ends where the next
-call starts (when its arguments hold what the tool requires). The format's tokens
-met outside a call are markers, never content.
+shapes handled: a dropped `<|tool_call:end|>` or `<|tool_arg:end|>`, read where the
+next token shows it (glm45.py's `special_tokens`), and a key begun again. A key
+given twice keeps its first value. The format's tokens met outside a call are
+markers, never content.
 """
 
 from __future__ import annotations
@@ -34,3 +35,4 @@ class SolarOpen2ToolParser(KeyValueToolParser):
     aliases: ClassVar[tuple[str, ...]] = ()
     syntaxes = (SOLAR,)
     stray_markers = (CALL_END, ARG_START, ARG_VALUE, ARG_END)
+    first_value_wins = True
