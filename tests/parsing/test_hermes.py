@@ -1,8 +1,12 @@
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokenyard.events import Marker, ToolCallReady, ToolCallStart
 
-from .support import WEATHER, parse, splitter_factory, summary
+from .support import WEATHER, check_stream_invariants, merge, parse, run_chunks, splitter_factory, summary
 
 LITERAL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>'
 hermes = splitter_factory(None, "hermes", [WEATHER])
@@ -163,3 +167,28 @@ def test_the_family_reads_lists_too(family):
         ("call", "get_weather", {"city": "Paris"}),
         ("call", "get_weather", {"city": "Oslo", "days": 2}),
     ]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    calls=st.lists(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3), min_size=1, max_size=3),
+    spacing=st.sampled_from(["", " ", "\n", "\n  "]),
+    cuts=st.lists(st.integers(0, 2000), max_size=10),
+)
+def test_any_list_of_calls_streams_to_its_calls(calls, spacing, cuts):
+    objects = [json.dumps({"name": "get_weather", "arguments": arguments}) for arguments in calls]
+    text = "<tool_call>" + spacing + "[" + (", " + spacing).join(objects) + "]" + spacing + "</tool_call>"
+    points = sorted({cut % (len(text) + 1) for cut in cuts})
+    bounds = [0, *points, len(text)]
+    events = run_chunks(hermes, [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a])
+    check_stream_invariants(events, text)
+    ready = [e for e in merge(events) if isinstance(e, ToolCallReady)]
+    assert [e.input() for e in ready] == calls
+    assert [e.raw for e in ready] == objects
