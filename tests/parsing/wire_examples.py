@@ -220,4 +220,5 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         "<|tool_arg:start|>days<|tool_arg:value|>3<|tool_arg:end|>\n<|tool_call:end|>",
     ),
     "xlam": (None, '[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'),
+    "generic_json": (None, '{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}'),
 }
