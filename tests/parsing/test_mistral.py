@@ -181,3 +181,10 @@ def test_bare_call_list_opening_the_output():
     assert summary(parse(mistral, "Sure:" + bare)) == [("text", "Sure:" + bare)]
     answer = '[{"name": "Alice", "age": 30}]'
     assert summary(parse(mistral, answer)) == [("text", answer)]
+
+
+def test_a_held_bracket_before_a_reasoning_marker_stays_in_order():
+    # Found by the conservation property: a `[` that might open a bare call list is
+    # held; a `[THINK]` right after it decides that it does not, so it is text first.
+    events = parse(magistral, "[/THINK][[THINK]x[/THINK]Answer")
+    assert summary(events) == [("text", "["), ("reasoning", "x"), ("text", "Answer")]

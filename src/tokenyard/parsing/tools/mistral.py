@@ -66,7 +66,14 @@ class MistralToolParser(JsonCallListParser):
 
     def release_held(self) -> list[ParseEvent]:
         if self._in_region and self._state == _OUTPUT_START:
-            return []  # nothing is held: the first text after reasoning opens the output
+            if not self._buf:
+                return []  # nothing is held: the first text after reasoning opens the output
+            # A held `[` with a marker right after it opens no bare list: it is text.
+            self._text(self._buf)
+            self._buf = ""
+            self._exit_region()
+            events, self._events = self._events, []
+            return events
         return super().release_held()
 
     def _output_start(self, buf: str, final: bool) -> int:
