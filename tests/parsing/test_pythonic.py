@@ -135,3 +135,19 @@ def test_inline_code_with_an_undeclared_name_stays_prose():
 
     text = "Use [f(x) for x in y] here."
     assert summary(parse(splitter_factory(None, "pythonic", [WEATHER]), text)) == [("text", text)]
+
+
+def test_keyword_named_parameters_constant_fstrings_and_unpacked_mappings():
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    make = splitter_factory(None, "pythonic", [WEATHER])
+    # `from` and `class` are Python keywords but fine schema property names.
+    text = "[get_weather(city='Oslo', from=1, note='from=2', class={'if': [1,\n 2]})]"
+    assert summary(parse(make, text)) == [
+        ("call", "get_weather", {"city": "Oslo", "from": 1, "note": "from=2", "class": {"if": [1, 2]}})
+    ]
+    text = "[get_weather(**{'city': 'Oslo', 'days': 1}, days=2, unit=f'metric')]"
+    assert summary(parse(make, text)) == [("call", "get_weather", {"city": "Oslo", "days": 2, "unit": "metric"})]
+    # Not literals: an f-string with a placeholder, a mapping that is not a dict.
+    for text in ("[get_weather(city=f'{x}')]", "[get_weather(**[1, 2])]"):
+        assert [kind for kind, *_ in summary(parse(make, text))] == ["incomplete"]

@@ -4,7 +4,8 @@
     <|python_start|>[get_weather(city="Tokyo", days=3)]<|python_end|>
 
 Keyword arguments are Python literals (strings, numbers, True/False/None, lists,
-tuples, sets, dicts; JSON's true/false/null too, which LFM2's and OLMo 3's
+tuples, sets, dicts, f-strings without placeholders, `**{...}` unpacked into
+keywords; JSON's true/false/null too, which LFM2's and OLMo 3's
 templates write inside values) and become the JSON arguments. A call is announced once its name
 and `(` are read; its arguments come as one delta when its closing `)` is parsed,
 since only the complete call syntax can be converted, and it is ready there. `[`,
@@ -15,8 +16,11 @@ since only the complete call syntax can be converted, and it is ready there. `[`
 from __future__ import annotations
 
 import ast
+import io
 import json
+import keyword
 import re
+import tokenize
 from typing import Any, ClassVar
 
 from ..patterns import always_match
@@ -67,6 +71,7 @@ class PythonicToolParser(CallListParser):
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._any_call = False
         self._reader: JsonCallReader | None = None
+        self._bare_object = False  # one JSON call object in the wrapper, no list
 
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
@@ -108,6 +113,11 @@ class PythonicToolParser(CallListParser):
                 self._pending += c
                 self._state = _ITEM
                 return i + 1
+            if c == "{" and self.json_items:  # a single call object where a list belongs
+                self._reader = JsonCallReader(self)
+                self._bare_object = True
+                self._state = _JSON
+                return i
         elif state == _ITEM:
             if _NAME_START(c):
                 self._name = ""
@@ -257,7 +267,7 @@ class PythonicToolParser(CallListParser):
         if end >= 0:
             self._close_call()
             self._any_call = True
-            self._state = _AFTER_CALL
+            self._state = _END_TAG if self._bare_object else _AFTER_CALL
             return end
         if final:
             if reader.started:
@@ -281,6 +291,8 @@ def _arguments_json(inside: str) -> str | None:
     does not parse otherwise."""
     source = inside.replace("\x00", "\\x00")
     arguments = _keyword_literals(source)
+    if arguments is None:
+        arguments = _keyword_named_literals(source)
     if arguments is None and "\n" in source:
         arguments = _keyword_literals(source.replace("\r", "\\r").replace("\n", "\\n"))
     if arguments is None:
@@ -291,6 +303,53 @@ def _arguments_json(inside: str) -> str | None:
         return None
 
 
+def _keyword_named_literals(inside: str) -> dict[str, Any] | None:
+    """`from=1, query='x'`: a parameter named like a Python keyword (a schema may
+    well have `from` or `class`) is a syntax error to Python, though its meaning is
+    plain. Each keyword written as an argument name (at the call's top level, after
+    `(` or `,`, before `=`) is read under a stand-in name and given back its own."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(inside).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    line_starts = [0]
+    for line in io.StringIO(inside):
+        line_starts.append(line_starts[-1] + len(line))
+    spans: list[tuple[int, int, str]] = []
+    depth, previous = 0, ","
+    significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
+    for index, token in enumerate(significant):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif (
+            depth == 0
+            and token.type == tokenize.NAME
+            and keyword.iskeyword(token.string)
+            and previous == ","
+            and index + 1 < len(significant)
+            and significant[index + 1].string == "="
+        ):
+            start = line_starts[token.start[0] - 1] + token.start[1]
+            spans.append((start, start + len(token.string), token.string))
+        if token.type != tokenize.ENDMARKER:
+            previous = token.string
+    if not spans:
+        return None
+    renamed: dict[str, str] = {}
+    for start, end, word in reversed(spans):
+        stand_in = f"_tokenyard_keyword_{len(renamed)}_"
+        if stand_in in inside:
+            return None
+        renamed[stand_in] = word
+        inside = inside[:start] + stand_in + inside[end:]
+    arguments = _keyword_literals(inside)
+    if arguments is None:
+        return None
+    return {renamed.get(name, name): value for name, value in arguments.items()}
+
+
 def _keyword_literals(inside: str) -> dict[str, Any] | None:
     try:
         call = ast.parse(f"f({inside})", mode="eval").body
@@ -298,9 +357,13 @@ def _keyword_literals(inside: str) -> dict[str, Any] | None:
             return None
         arguments = {}
         for keyword in call.keywords:
-            if keyword.arg is None:  # **mapping
+            value = _literal(keyword.value)
+            if keyword.arg is not None:
+                arguments[keyword.arg] = value
+            elif isinstance(value, dict):  # `**{'a': 1}`: its keys are arguments, later ones win
+                arguments.update(value)
+            else:
                 return None
-            arguments[keyword.arg] = _literal(keyword.value)
         return arguments
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
@@ -318,6 +381,10 @@ def _literal(node: ast.expr) -> Any:
         or (isinstance(node, ast.Constant) and node.value is None)
     ):
         return node.value
+    if isinstance(node, ast.JoinedStr) and all(
+        isinstance(part, ast.Constant) and isinstance(part.value, str) for part in node.values
+    ):  # an f-string with no placeholders is a plain string
+        return "".join(part.value for part in node.values)  # type: ignore[attr-defined]  # checked above
     if isinstance(node, ast.Name) and node.id in _NAMES:
         return _NAMES[node.id]
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
