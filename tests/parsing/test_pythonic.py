@@ -151,3 +151,14 @@ def test_keyword_named_parameters_constant_fstrings_and_unpacked_mappings():
     # Not literals: an f-string with a placeholder, a mapping that is not a dict.
     for text in ("[get_weather(city=f'{x}')]", "[get_weather(**[1, 2])]"):
         assert [kind for kind, *_ in summary(parse(make, text))] == ["incomplete"]
+
+
+def test_an_invalid_escape_is_kept_as_written_without_a_warning():
+    import warnings
+
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        events = parse(splitter_factory(None, "pythonic", [WEATHER]), '[get_weather(city="\\d+")]')
+    assert summary(events) == [("call", "get_weather", {"city": "\\d+"})]

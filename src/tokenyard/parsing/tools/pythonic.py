@@ -21,6 +21,7 @@ import json
 import keyword
 import re
 import tokenize
+import warnings
 from typing import Any, ClassVar
 
 from ..patterns import always_match
@@ -352,7 +353,10 @@ def _keyword_named_literals(inside: str) -> dict[str, Any] | None:
 
 def _keyword_literals(inside: str) -> dict[str, Any] | None:
     try:
-        call = ast.parse(f"f({inside})", mode="eval").body
+        with warnings.catch_warnings():
+            # `"\\d+"` is the model's text, kept as written; not a warning to log.
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+            call = ast.parse(f"f({inside})", mode="eval").body
         if not isinstance(call, ast.Call) or call.args:
             return None
         arguments = {}
