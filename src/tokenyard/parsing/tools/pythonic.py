@@ -354,7 +354,7 @@ def _keyword_named_literals(inside: str) -> dict[str, Any] | None:
 def _keyword_literals(inside: str) -> dict[str, Any] | None:
     try:
         with warnings.catch_warnings():
-            # `"\\d+"` is the model's text, kept as written; not a warning to log.
+            # `"\d+"` is the model's text, kept as written; not a warning to log.
             warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
             call = ast.parse(f"f({inside})", mode="eval").body
         if not isinstance(call, ast.Call) or call.args:
