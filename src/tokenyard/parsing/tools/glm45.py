@@ -24,7 +24,7 @@ from typing import ClassVar
 
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
-from .base import ToolParser, is_function_name
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
 
@@ -80,7 +80,7 @@ def _ends_inside(buf: str, at: int, *tags: str) -> bool:
 
 
 # States.
-_HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE = range(7)
+_HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE, _JSON, _AFTER_JSON = range(9)
 
 
 class KeyValueToolParser(ToolParser):
@@ -93,6 +93,8 @@ class KeyValueToolParser(ToolParser):
     syntaxes: ClassVar[tuple[KeyValueSyntax, ...]] = ()
     # A value no schema types is read as JSON where it is JSON (ArgumentsBuilder).
     decode_untyped: ClassVar[bool] = False
+    # A call's body may instead be one JSON call object (`{"name": ..., "arguments": ...}`).
+    json_bodies: ClassVar[bool] = False
     _by_marker: ClassVar[dict[str, tuple[KeyValueSyntax, bool]]]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -132,6 +134,10 @@ class KeyValueToolParser(ToolParser):
             self._exit_region()
             return i + len(tag)
         start = _WHITESPACE(buf, i + len(syntax.open)).end()
+        if self.json_bodies and buf.startswith("{", start):
+            self._reader = JsonCallReader(self, buf[i:start])
+            self._state = _JSON
+            return start
         match = syntax.name_ends.find(buf, start)
         if match is None:
             stop = len(buf) if final else len(buf) - syntax.name_ends.held_suffix(buf, start)
@@ -290,6 +296,46 @@ class KeyValueToolParser(ToolParser):
         self._exit_region()
         return match.end()
 
+    def _json_body(self, buf: str, i: int, final: bool) -> int | None:
+        """A JSON call object as the call's body, streamed as it arrives."""
+        if i == len(buf) and not final:
+            return None
+        reader = self._reader
+        try:
+            end = reader.feed(buf[i:])
+        except NotACall as error:
+            self._text("".join(reader.pre_raw))
+            self._exit_region()
+            return i + error.consumed
+        except BadCallSyntax as error:
+            self._state = _SKIP  # the rest of the call up to its end tag is its raw
+            return i + error.consumed
+        if end >= 0:
+            self._state = _AFTER_JSON
+            return i + end
+        if final:
+            if reader.started:
+                self._fail_call("truncated")
+            else:
+                self._text("".join(reader.pre_raw))
+            self._exit_region()
+        return len(buf)
+
+    def _after_json(self, buf: str, i: int, final: bool) -> int | None:
+        """After the object: the call's end tag."""
+        close = self._syntax.close
+        j = _WHITESPACE(buf, i).end()
+        if buf.startswith(close, j):
+            self._close_call(buf[i : j + len(close)])
+            self._exit_region()
+            return j + len(close)
+        if not final and _ends_inside(buf, j, close):
+            return None
+        # The object is complete; what follows it without the end tag is text.
+        self._close_call()
+        self._exit_region()
+        return i
+
     def _gap(self, buf: str, i: int) -> int:
         """Skip the whitespace between tags into the call's raw."""
         j = _GAP(buf, i).end()
@@ -311,6 +357,8 @@ class KeyValueToolParser(ToolParser):
         _VALUE: _value,
         _SKIP: _skip,
         _TYPE: _type_text,
+        _JSON: _json_body,
+        _AFTER_JSON: _after_json,
     }
 
 
