@@ -162,3 +162,15 @@ def test_an_invalid_escape_is_kept_as_written_without_a_warning():
         warnings.simplefilter("error")
         events = parse(splitter_factory(None, "pythonic", [WEATHER]), '[get_weather(city="\\d+")]')
     assert summary(events) == [("call", "get_weather", {"city": "\\d+"})]
+
+
+def test_zero_padded_integers_are_their_decimal_value():
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    make = splitter_factory(None, "pythonic", [WEATHER])
+    text = "[get_weather(city='07', days=07, offset=-005, ratio=007.5)]"
+    assert summary(parse(make, text)) == [
+        ("call", "get_weather", {"city": "07", "days": 7, "offset": -5, "ratio": 7.5})
+    ]
+    # Two numbers with a space between them are no number.
+    assert [kind for kind, *_ in summary(parse(make, "[get_weather(days=0 7)]"))] == ["incomplete"]

@@ -289,11 +289,12 @@ def _arguments_json(inside: str) -> str | None:
     when it is not keyword arguments with literal values. A NUL byte (which Python
     source cannot hold) is read as its escape; raw newlines that only make sense
     inside a string (a multi-line shell command) are read as escapes when the text
-    does not parse otherwise."""
+    does not parse otherwise; so are keyword-named parameters and zero-padded
+    integers (`_rewritten_literals`)."""
     source = inside.replace("\x00", "\\x00")
     arguments = _keyword_literals(source)
     if arguments is None:
-        arguments = _keyword_named_literals(source)
+        arguments = _rewritten_literals(source)
     if arguments is None and "\n" in source:
         arguments = _keyword_literals(source.replace("\r", "\\r").replace("\n", "\\n"))
     if arguments is None:
@@ -304,11 +305,13 @@ def _arguments_json(inside: str) -> str | None:
         return None
 
 
-def _keyword_named_literals(inside: str) -> dict[str, Any] | None:
-    """`from=1, query='x'`: a parameter named like a Python keyword (a schema may
-    well have `from` or `class`) is a syntax error to Python, though its meaning is
-    plain. Each keyword written as an argument name (at the call's top level, after
-    `(` or `,`, before `=`) is read under a stand-in name and given back its own."""
+def _rewritten_literals(inside: str) -> dict[str, Any] | None:
+    """Two spellings Python rejects though their meaning is plain, read as meant:
+    a parameter named like a Python keyword (`from=1`: a schema may well have
+    `from` or `class`), at the call's top level after `(` or `,` and before `=`,
+    is read under a stand-in name and given back its own; a zero-padded decimal
+    integer (`month=07`, which Python 3 no longer reads as octal) is its decimal
+    value. Strings are left as written."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(inside).readline))
     except (tokenize.TokenError, SyntaxError):
@@ -316,10 +319,16 @@ def _keyword_named_literals(inside: str) -> dict[str, Any] | None:
     line_starts = [0]
     for line in io.StringIO(inside):
         line_starts.append(line_starts[-1] + len(line))
-    spans: list[tuple[int, int, str]] = []
+
+    def offset(position: tuple[int, int]) -> int:
+        return line_starts[position[0] - 1] + position[1]
+
+    edits: list[tuple[int, int, str]] = []
+    renamed: dict[str, str] = {}
     depth, previous = 0, ","
     significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
     for index, token in enumerate(significant):
+        following = significant[index + 1] if index + 1 < len(significant) else None
         if token.type == tokenize.OP and token.string in "([{":
             depth += 1
         elif token.type == tokenize.OP and token.string in ")]}":
@@ -329,22 +338,29 @@ def _keyword_named_literals(inside: str) -> dict[str, Any] | None:
             and token.type == tokenize.NAME
             and keyword.iskeyword(token.string)
             and previous == ","
-            and index + 1 < len(significant)
-            and significant[index + 1].string == "="
+            and following is not None
+            and following.string == "="
         ):
-            start = line_starts[token.start[0] - 1] + token.start[1]
-            spans.append((start, start + len(token.string), token.string))
+            stand_in = f"_tokenyard_keyword_{len(renamed)}_"
+            if stand_in in inside:
+                return None
+            renamed[stand_in] = token.string
+            edits.append((offset(token.start), offset(token.end), stand_in))
+        elif (
+            token.type == tokenize.NUMBER
+            and set(token.string) == {"0"}
+            and following is not None
+            and following.type == tokenize.NUMBER
+            and following.string.isdigit()
+            and following.start == token.end
+        ):
+            edits.append((offset(token.start), offset(following.end), str(int(token.string + following.string))))
         if token.type != tokenize.ENDMARKER:
             previous = token.string
-    if not spans:
+    if not edits:
         return None
-    renamed: dict[str, str] = {}
-    for start, end, word in reversed(spans):
-        stand_in = f"_tokenyard_keyword_{len(renamed)}_"
-        if stand_in in inside:
-            return None
-        renamed[stand_in] = word
-        inside = inside[:start] + stand_in + inside[end:]
+    for start, end, replacement in reversed(edits):
+        inside = inside[:start] + replacement + inside[end:]
     arguments = _keyword_literals(inside)
     if arguments is None:
         return None
