@@ -131,3 +131,15 @@ def test_an_unknown_type_name_lets_the_text_decide():
     assert coerce_value("{'arg1': 3, 'arg2': [1, 2]}", types) == {"arg1": 3, "arg2": [1, 2]}
     assert coerce_value("42", types) == 42
     assert coerce_value("hello", types) == "hello"
+
+
+def test_a_scalar_written_as_a_json_string_is_its_value_where_no_string_is_allowed():
+    # SGLang's glm4_moe test_schema_type_coercion: `"42"` for a number parameter.
+    assert coerce_value('"42"', ("number",)) == 42
+    assert coerce_value('"2.5"', ("integer", "number")) == 2.5
+    assert coerce_value('"true"', ("boolean",)) is True
+    assert coerce_value('"null"', ("null", "integer")) is None
+    # A string is allowed, or the text inside is no such value: kept as written.
+    assert coerce_value('"42"', ("integer", "string")) == '"42"'
+    assert coerce_value('"abc"', ("number",)) == '"abc"'
+    assert coerce_value('" 42"', ("number",)) == '" 42"'

@@ -150,11 +150,29 @@ def coerce_value(text: str, types: tuple[str, ...]) -> Any:
             return value
         if kind == "null" and loose_null and stripped.lower() in ("none", "nil"):
             return None
+    quoted = _quoted_scalar(stripped)
+    if quoted is not None and "string" not in types:
+        # `"42"` for a number: the model wrote the value as a JSON string; what it
+        # holds is the value (as a delimited `3` in Gemma's syntax is 3).
+        value = coerce_value(quoted, tuple(t for t in types if t not in ("object", "array")))
+        if value is not quoted:
+            return value
     if "boolean" in types and stripped in ("1", "0"):
         # Some families write booleans as digits (Spark 2.5); only where no other
         # allowed type took the text (an integer-or-boolean `1` stays 1).
         return stripped == "1"
     return text
+
+
+def _quoted_scalar(s: str) -> str | None:
+    """The text inside a JSON string literal (`"42"`), or None."""
+    if len(s) < 2 or s[0] != '"' or s[-1] != '"':
+        return None
+    try:
+        inner = json.loads(s)
+    except ValueError:
+        return None
+    return inner if isinstance(inner, str) and inner.strip() == inner and inner else None
 
 
 def _try_null(s: str) -> tuple[bool, Any]:
