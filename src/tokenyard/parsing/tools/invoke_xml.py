@@ -227,6 +227,7 @@ class InvokeToolParser(ToolParser):
                     return head.end()
                 self._arguments = self._new_arguments(name)
                 self._body_started = False
+                self._parameter_names: set[str] = set()
                 self._state = _BODY
                 return head.end()
         elif not final and _could_be_head(buf, at, syntax.invoke_open):
@@ -286,9 +287,12 @@ class InvokeToolParser(ToolParser):
                 self._raw(marker)  # a malformed tag: raw, not a parameter
                 return match.end()
             name, rest = _tag_name(head.group(1))
-            if not name:
-                self._raw(head.group())
-                return head.end()
+            if not name or name in self._parameter_names:
+                # A parameter tag with no name, or a parameter given twice: which
+                # value the model meant is unknown, so the call is not dispatched.
+                self._state = _BROKEN
+                return at
+            self._parameter_names.add(name)
             hint = _STRING_ATTRIBUTE.search(rest)
             self._raw(head.group())
             assert self._arguments is not None
