@@ -184,3 +184,12 @@ def test_local_refs_and_root_unions_type_a_parameter():
     assert parameter_types(union, "value") == ("integer", "string")
     assert parameter_types(union, "value", {"kind": "text"}) == ("string",)
     assert parameter_types(union, "value", {"kind": "count"}) == ("integer",)
+
+
+def test_large_integers_stay_exact_and_null_is_no_value_where_no_string_fits():
+    # SGLang's qwen3_coder numeric-precision tests: a float would round 9007199254740993.
+    assert coerce_value("9007199254740993", ("number",)) == 9007199254740993
+    assert coerce_value(" -18446744073709551615 ", ("null", "number")) == -18446744073709551615
+    assert coerce_value("1.25e3", ("number",)) == 1250.0
+    assert coerce_value("null", ("number",)) is None
+    assert coerce_value("null", ("string",)) == "null"

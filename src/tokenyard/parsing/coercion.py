@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -275,6 +276,10 @@ def _coerce(text: str, types: tuple[str, ...]) -> Any:
         value = _coerce(quoted, tuple(t for t in types if t not in ("object", "array")))
         if value is not quoted:
             return value
+    if stripped.lower() == "null" and "string" not in types:
+        # `null` for a parameter no string can fill: the model gave no value
+        # (vLLM's and SGLang's qwen3_coder read it so); only a string keeps the word.
+        return None
     if "boolean" in types and stripped in ("1", "0"):
         # Some families write booleans as digits (Spark 2.5); only where no other
         # allowed type took the text (an integer-or-boolean `1` stays 1).
@@ -307,6 +312,9 @@ def _try_boolean(s: str) -> tuple[bool, Any]:
     return False, None
 
 
+_INTEGER = re.compile(r"-?[0-9]+\Z").match
+
+
 def _plain_number(s: str) -> bool:
     """Python's int() and float() also read `123_456` and non-ASCII digits; a
     parameter value is a number only as JSON (or Python without separators) writes it."""
@@ -332,6 +340,8 @@ def _try_integer(s: str) -> tuple[bool, Any]:
 def _try_number(s: str) -> tuple[bool, Any]:
     if not _plain_number(s):
         return False, None
+    if _INTEGER(s):  # exactly: a float would round 9007199254740993
+        return True, int(s)
     try:
         value = float(s)
     except ValueError:
