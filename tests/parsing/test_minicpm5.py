@@ -44,3 +44,12 @@ def test_a_parameter_given_twice_is_no_call():
     text = '<function name="get_weather"><param name="city">Oslo</param><param name="city">Rome</param></function> ok'
     events = summary(parse(splitter_factory(None, "minicpm5", [WEATHER]), text))
     assert [kind for kind, *_ in events] == ["incomplete", "text"]
+
+
+def test_text_between_parameters_that_is_no_parameter_breaks_the_call():
+    # SGLang's minicpm5 test_param_missing_name_invalid: `<param>` with no name.
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    text = '<function name="get_weather"><param>Oslo</param><param name="days">2</param></function> ok'
+    events = summary(parse(splitter_factory(None, "minicpm5", [WEATHER]), text))
+    assert [kind for kind, *_ in events] == ["incomplete", "text"]

@@ -269,7 +269,9 @@ class InvokeToolParser(ToolParser):
         match = syntax.body_markers.find(buf, pos)
         if match is None:
             end = len(buf) if final else len(buf) - syntax.body_markers.held_suffix(buf, pos)
-            self._raw(buf[pos:end])  # stray text inside the invoke stays its raw
+            if not final and buf[pos:end].strip():
+                return self._stray_text(pos)
+            self._raw(buf[pos:end])  # at the end of output: the truncated call's raw
             if final:  # between parameters: every value so far closed
                 assert self._arguments is not None
                 self._arguments.close()
@@ -277,7 +279,8 @@ class InvokeToolParser(ToolParser):
                 self._exit_region()
             return end if end > pos else -1
         at = match.start()
-        self._raw(buf[pos:at])
+        if buf[pos:at].strip():
+            return self._stray_text(pos)
         marker = match.group()
         if marker == syntax.parameter_open:
             head = syntax.parameter_head.match(buf, at)
@@ -302,6 +305,12 @@ class InvokeToolParser(ToolParser):
         assert self._arguments is not None
         self._arguments.close()
         return self._end_call(buf, at, match.end(), marker)
+
+    def _stray_text(self, pos: int) -> int:
+        """Text between parameters that is no parameter (`<param>x</param>` with no
+        name): the call's syntax broke, so it is not dispatched."""
+        self._state = _BROKEN
+        return pos
 
     def _end_call(self, buf: str, at: int, end: int, marker: str, reason: str | None = None) -> int:
         """A marker that ends the open call was found at `at`: the call is ready
