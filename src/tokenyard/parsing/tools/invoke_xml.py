@@ -217,6 +217,7 @@ class InvokeToolParser(ToolParser):
             attributes = head.group(1)
             self_closing = attributes.endswith("/")  # `<invoke name="submit"/>`: no parameters
             name, _ = _tag_name(attributes[:-1] if self_closing else attributes)
+            name = self._tool_name(name)
             if is_function_name(name):
                 self._marker(buf[pos:at])
                 self._open_call(name, head.group())
@@ -305,6 +306,10 @@ class InvokeToolParser(ToolParser):
         assert self._arguments is not None
         self._arguments.close()
         return self._end_call(buf, at, match.end(), marker)
+
+    def _tool_name(self, written: str) -> str:
+        """The tool an invoke's written name means (a format may qualify names)."""
+        return written
 
     def _stray_text(self, pos: int) -> int:
         """Text between parameters that is no parameter (`<param>x</param>` with no

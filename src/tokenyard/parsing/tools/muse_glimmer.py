@@ -11,7 +11,8 @@
 (the generation prompt ends with `<|start|>assistant`, so output starts at ` to=`).
 A call is an ATEM block right after a tool channel's header; the same markup
 quoted in the answer or in reasoning is their text. The reasoning format
-`muse_glimmer` owns the `to=self` and `to=user` channels and the framing tokens."""
+`muse_glimmer` owns the `to=self` and `to=user` channels and the framing tokens. A
+function's name may come doubled as its own namespace (`get_weather.get_weather`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from .invoke_xml import _HEAD, InvokeSyntax, InvokeToolParser
+from .xml_args import ArgumentsBuilder
 
 _SYNTAX = InvokeSyntax(
     "atem:function_calls",
@@ -43,6 +45,20 @@ class MuseGlimmerToolParser(InvokeToolParser):
     start_markers = (_CHANNEL,)
     # Inside the reasoning channel, `to=` and ATEM markup are its text.
     reasoning_exit_markers = ()
+
+    def _new_arguments(self, name: str) -> ArgumentsBuilder:
+        # The checkpoint's response schema allows non-JSON values: a value the tool's
+        # schema does not type is read as JSON where it is JSON (`42`, `null`), else text.
+        return ArgumentsBuilder(self, self._tool(name), strip_newline=self.syntax.strip_newline, decode_untyped=True)
+
+    def _tool_name(self, written: str) -> str:
+        # The template addresses a function as `namespace.name` with the tool's own
+        # name as its namespace (`get_weather.get_weather`); a declared dotted
+        # name (`weather.get`) is kept.
+        namespace, dot, name = written.rpartition(".")
+        if dot and namespace == name and self.tools is not None and written not in self.tools:
+            return name
+        return written
 
     def _enter_region(self, marker: str) -> None:
         super()._enter_region(marker)
