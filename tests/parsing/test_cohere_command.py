@@ -37,3 +37,24 @@ def test_no_thinking_block_starts_with_the_text_block():
 def test_cut_action_is_incomplete():
     text = '<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"ci'
     assert summary(parse(cmd4, text)) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_the_models_call_ids_are_kept_unless_they_collide():
+    from tokenyard.events import ToolCallReady
+    from tokenyard.parsing.splitter import OutputSplitter
+    from tokenyard.parsing.tools.base import CallIds
+
+    two = LITERAL.replace(
+        "\n]",
+        ',\n    {"tool_call_id": "1", "tool_name": "get_weather", "parameters": {"city": "Paris"}}\n]',
+    )
+    text = "Two cities.<|END_THINKING|>" + two
+    fresh = OutputSplitter("cohere_command4", "cohere_command4", tools=[WEATHER], call_ids=CallIds(nonce="t"))
+    events = [*fresh.feed(text), *fresh.finish()]
+    assert [e.id for e in events if isinstance(e, ToolCallReady)] == ["0", "1"]
+    # An id already used earlier in the conversation gets a fresh one.
+    reused = CallIds(nonce="t")
+    reused.reserve(["0"])
+    splitter = OutputSplitter("cohere_command4", "cohere_command4", tools=[WEATHER], call_ids=reused)
+    events = [*splitter.feed(text), *splitter.finish()]
+    assert [e.id for e in events if isinstance(e, ToolCallReady)] == ["call_t00", "1"]

@@ -110,3 +110,11 @@ def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
     events = parse(v3, BEGIN + "no call here")
     assert not [e for e in events if isinstance(e, ToolCallStart)]
     assert "".join(e.text for e in events if not isinstance(e, Marker)) == "no call here"
+
+
+def test_end_of_sentence_token_is_a_marker_not_text():
+    # Handed a whole output (the engine normally stops on it), the token is syntax.
+    eos = "<｜end▁of▁sentence｜>"
+    events = parse(v3, "Here.\n" + BEGIN + call('{"city":"Tokyo"}') + END + eos)
+    assert summary(events) == [("text", "Here."), ("call", "get_weather", {"city": "Tokyo"})]
+    assert "".join(e.text for e in events if isinstance(e, Marker)).endswith(eos)

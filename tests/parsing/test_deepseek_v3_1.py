@@ -161,3 +161,19 @@ def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
     events = parse(v31, BEGIN + "I would call a tool here.")
     assert not [e for e in events if isinstance(e, ToolCallStart)]
     assert "".join(e.text for e in events if not isinstance(e, Marker)) == "I would call a tool here."
+
+
+EOS = "<｜end▁of▁sentence｜>"
+
+
+def test_end_of_sentence_token_is_a_marker_not_text():
+    # Handed a whole output (the engine normally stops on it), the token is syntax.
+    events = parse(v31, "Here.\n" + BEGIN + call('{"city":"Tokyo"}') + END + EOS)
+    assert summary(events) == [("text", "Here."), ("call", "get_weather", {"city": "Tokyo"})]
+    assert "".join(e.text for e in events if isinstance(e, Marker)).endswith(EOS)
+
+
+def test_end_of_sentence_token_inside_a_string_argument_is_the_arguments_text():
+    arguments = {"city": "a " + EOS + " b"}
+    events = parse(v31, BEGIN + call(json.dumps(arguments, ensure_ascii=False)) + END)
+    assert summary(events) == [("call", "get_weather", arguments)]

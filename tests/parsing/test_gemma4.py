@@ -204,3 +204,97 @@ def test_a_string_whose_opening_delimiter_was_left_out():
     # A bare value followed by a key is no string: `5` stays a number.
     text = f"<|tool_call>call:get_weather{{days:5,city:{q}Oslo: a, b{q}}}<tool_call|>"
     assert summary(parse(make, text)) == [("call", "get_weather", {"days": 5, "city": "Oslo: a, b"})]
+def test_stray_colon_after_the_call_token_is_read():
+    # vLLM's test_gemma4_regex_and_bare_calls.py: `<|tool_call>:call:bash{...}`.
+    text = '<|tool_call>:call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'
+    assert summary(parse(gemma, text)) == [("call", "get_weather", {"city": "Paris"})]
+
+
+# A call whose `<|tool_call>` token was dropped (vLLM's test_gemma4_regex_and_bare_calls.py):
+# read only where it opens the answer.
+BARE = 'call:get_weather{city:<|"|>Tokyo<|"|>,days:3}'
+TOKYO = ("call", "get_weather", {"city": "Tokyo", "days": 3})
+
+
+def test_bare_call_opening_the_output_is_read():
+    for text in (BARE, "\n  " + BARE, BARE + "<tool_call|>"):
+        events = parse(gemma, text)
+        assert summary(events) == [TOKYO], text
+        assert next(e for e in events if isinstance(e, ToolCallReady)).raw == text.lstrip()
+    # Prose after it is text; the call stands without its closing token.
+    assert summary(parse(gemma, BARE + " Checking now.")) == [TOKYO, ("text", "Checking now.")]
+    # Without declared tools any function name is read (dotted, hyphenated).
+    assert summary(parse(untyped, 'call:fs.read-file{path:<|"|>/a<|"|>}')) == [("call", "fs.read-file", {"path": "/a"})]
+
+
+def test_bare_call_after_the_thought_channel_is_read():
+    for text in (
+        "<|channel>thought\nTokyo first.<channel|>" + BARE,
+        "<|channel>thought\nTokyo first.\n<channel|>\n" + BARE,
+        "<channel|>" + BARE,  # the channel's opener was never written
+    ):
+        expected = [("reasoning", "Tokyo first."), TOKYO] if "thought" in text else [TOKYO]
+        assert summary(parse(gemma_reasoning, text)) == expected, text
+
+
+def test_bare_call_after_prose_stays_text():
+    for text in (
+        "Here is how: " + BARE,
+        "some prose\n" + BARE,
+        '<call>get_weather{city:<|"|>Paris<|"|>}',  # not Gemma's call token
+        "<|channel>thought\nHmm.<channel|>Sure. " + BARE,
+    ):
+        assert [kind for kind, *_ in summary(parse(gemma_reasoning, text))] in (["text"], ["reasoning", "text"]), text
+    # Only the first call head opens the answer: after a call, a bare one is text.
+    assert summary(parse(gemma, LITERAL + BARE)) == [
+        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
+        ("text", BARE),
+    ]
+    assert summary(parse(gemma, BARE + BARE)) == [TOKYO, ("text", BARE)]
+    # A bare head cut by a reasoning block was the answer's first text.
+    text = 'call:get<|channel>thought\nx<channel|>_weather{city:<|"|>Tokyo<|"|>}'
+    assert summary(parse(gemma_reasoning, text)) == [
+        ("text", "call:get"),
+        ("reasoning", "x"),
+        ("text", '_weather{city:<|"|>Tokyo<|"|>}'),
+    ]
+
+
+def test_bare_call_to_an_undeclared_tool_stays_text():
+    text = 'call:rm_rf{path:<|"|>/<|"|>}'
+    assert summary(parse(gemma, text)) == [("text", text)]
+    # A token-started call to it is the model's call, flagged undeclared.
+    assert summary(parse(gemma, call("rm_rf", 'path:<|"|>/<|"|>'))) == [("call", "rm_rf", {"path": "/"})]
+
+
+def test_bare_call_holds_only_what_can_still_become_a_declared_call():
+    splitter = gemma()
+    assert summary(splitter.feed("  call:get_wea")) == []  # may still be `call:get_weather{`
+    assert summary(splitter.feed("ther")) == []
+    assert [type(e) for e in splitter.feed("{")] == [ToolCallStart, ToolCallDelta]
+    # No declared tool begins `rm`: the text goes as soon as that is known.
+    splitter = gemma()
+    assert summary(splitter.feed("call:r")) == [("text", "call:r")]
+    for opening in ("Hello", "cx", "call:get_weather "):
+        assert summary(gemma().feed(opening)) == [("text", opening.strip())], opening
+
+
+def test_bare_call_split_at_every_character_boundary():
+    # parse() feeds every two-piece split, one character at a time, and random
+    # chunkings, and checks they all agree and conserve every character.
+    text = (
+        '<|channel>thought\nList it.\n<channel|>\ncall:get_weather{city:<|"|>Tōkyō {x}<|"|>,days:3}<tool_call|>\nDone.'
+    )
+    assert summary(parse(gemma_reasoning, text)) == [
+        ("reasoning", "List it."),
+        ("call", "get_weather", {"city": "Tōkyō {x}", "days": 3}),
+        ("text", "Done."),
+    ]
+    for broken in ('call:get_weather{city:<|"|>Tok', "call:get_weather{city Tokyo} then prose"):
+        events = parse(gemma, broken)
+        assert summary(events)[0][0] == "incomplete", broken
+
+
+def test_functiongemma_reads_calls_at_its_token_only():
+    text = "call:get_weather{city:<escape>Tokyo<escape>}"
+    assert summary(parse(splitter_factory(None, "functiongemma", [WEATHER]), text)) == [("text", text)]

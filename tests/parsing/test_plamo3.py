@@ -1,3 +1,5 @@
+from tokenyard.events import Marker
+
 from .support import WEATHER, parse, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
 
@@ -28,6 +30,21 @@ def test_requests_end_unclosed_reasoning():
 def test_end_of_turn_token_is_syntax_and_thinking_off_is_text():
     off = splitter_factory("plamo3", "plamo3", [WEATHER], thinking_enabled=False)
     assert summary(parse(off, "Hello.<|plamo:tag|>")) == [("text", "Hello.")]
+
+
+def test_end_of_turn_token_inside_reasoning_is_syntax_and_ends_it():
+    # vLLM's plamo3 reasoning tests end the turn mid-thought; the token never
+    # becomes reasoning text, and what follows it is outside the message.
+    events = parse(plamo, "Thinking<|plamo:tag|>more")
+    assert summary(events) == [("reasoning", "Thinking")]
+    assert [e.text for e in events if isinstance(e, Marker)] == ["<|plamo:tag|>more"]
+
+
+def test_the_end_of_turn_token_ends_the_message_and_cuts_an_open_call():
+    assert summary(parse(plamo, END_THINK + "Answer.<|plamo:tag|>later text")) == [("text", "Answer.")]
+    assert summary(parse(plamo, END_THINK + LITERAL[:-120] + "<|plamo:tag|>tail")) == [
+        ("incomplete", "get_weather", "truncated")
+    ]
 
 
 def test_cut_inside_the_arguments_is_incomplete():

@@ -98,3 +98,19 @@ def test_a_bare_function_tag_calls_only_a_declared_tool():
     # Inside <tool_call> the call is explicit: an undeclared tool is still a call (flagged undeclared).
     wrapped = "<tool_call><function=unknown><parameter=command>pwd</parameter></function></tool_call>"
     assert summary(parse(make, wrapped)) == [("call", "unknown", {"command": "pwd"})]
+
+
+def test_closing_parameter_tag_inside_a_value_stays_in_it():
+    # A file of parser fixtures: its `</parameter>` lines are followed by more of the
+    # file, not by call syntax, so they are the value's text (vLLM's
+    # test_qwen3_xml_coder_shared.py, test_content_with_xml_structural_tags).
+    value = 'x = [\n    "<parameter=query>\\n",\n    "\\n</parameter>\\n",\n]\n</parameter> done'
+    text = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\n" + value + "\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert summary(parse(coder, text)) == [("call", "get_weather", {"city": value})]
+
+
+def test_closing_parameter_tag_then_end_of_output_closes_the_value():
+    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n"
+    assert summary(parse(coder, text)) == [("call", "get_weather", {"city": "Oslo"})]

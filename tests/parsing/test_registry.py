@@ -62,8 +62,41 @@ def test_names_the_brief_lists_build_a_splitter():
         ("seed_oss", "seed_oss"),
         ("step3p5", "step3p5"),
         (None, "granite4"),
+        # Dynamo's own spellings.
+        ("minimax_m3_nom", "minimax-m3-nom"),
+        ("kimi-k3", "kimi-k3"),
+        ("inkling", "inkling"),
+        ("deepseekv4", "deepseekv4"),
+        ("gemma-4", "gemma-4"),
+        ("gpt_oss", "harmony_text"),
+        ("nemotron_v3", "default"),
     ]:
         OutputSplitter(reasoning, tool)
+
+
+def test_dynamo_names_build_the_config_they_name():
+    """Each Dynamo name resolves to the parser that reads the markers its config
+    (`tool_calling/config.rs`, `reasoning/mod.rs`) names."""
+    assert check_tool_parser_name("minimax_m3_nom") == "minimax_m3"  # `]<]minimax[>[<tool_call>`
+    assert check_tool_parser_name("kimi-k3") == "kimi_k3"  # `<|open|>tools<|sep|>`
+    assert check_tool_parser_name("inkling") == "inkling"  # `<|content_invoke_tool_json|>`
+    assert check_tool_parser_name("default") == "generic_json"  # bare, `<TOOLCALL>`, `<|python_tag|>`
+    assert reasoning_format("minimax-m3-nom").start == ("<mm:think>",)
+    assert reasoning_format("kimi-k3").start == ("<|open|>think<|sep|>",)
+    # Dynamo reads V3.x thinking as R1 does: reasoning from the first token.
+    assert reasoning_format("deepseek_v3_2") == reasoning_format("deepseek_r1")
+    assert reasoning_format("deepseek_v3_2").force
+
+
+def test_dynamo_default_reads_its_fallback_shapes():
+    make = splitter_factory(None, "default")
+    for text in (
+        '{"name": "hello", "parameters": {"x": 1}}',
+        '[{"name": "hello", "arguments": {"x": 1}}]',
+        'Hi. <TOOLCALL>[{"name": "hello", "arguments": {"x": 1}}]</TOOLCALL>',
+        'Hi. <|python_tag|>{"name": "hello", "arguments": {"x": 1}}',
+    ):
+        assert [s for s in summary(parse(make, text)) if s[0] == "call"] == [("call", "hello", {"x": 1})], text
 
 
 def test_peers_agree_where_they_share_a_name():
@@ -184,4 +217,6 @@ def test_list_shows_where_peer_names_map(monkeypatch, capsys):
         for line in lines
     )
     assert any(line.startswith("dynamo tool-call names:") and "gemma-4=gemma4" in line for line in lines)
+    assert any(line.startswith("dynamo tool-call names:") and "default=generic_json" in line for line in lines)
+    assert any(line.startswith("dynamo reasoning names:") and "minimax_m3_nom=minimax_m3" in line for line in lines)
     assert any("cohere_command4=cohere_command4" in line for line in lines)

@@ -215,4 +215,5 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         f'{NS}<tool_call>\n{NS}<invoke name="get_weather">{NS}<city>Tokyo{NS}</city>{NS}<days>3{NS}</days>{NS}</invoke>\n{NS}</tool_call>',
     ),
     "xlam": (None, '[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'),
+    "generic_json": (None, '{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}'),
 }

@@ -114,6 +114,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "poolside_v1": "qwen3",
     "step3": "step3",
     "xlam": None,
+    "generic_json": None,
     "step3p5": "step3p5",
     "granite4": None,
     "minimax_m3": "minimax_m3",
@@ -440,6 +441,8 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
         return f"<{FB}tool_calls_begin{FB}>{body}<{FB}tool_calls_end{FB}>"
     if fmt == "xlam":
         return _json_list(calls, "arguments")
+    if fmt == "generic_json":
+        return "<TOOLCALL>" + _json_list(calls, "arguments") + "</TOOLCALL>"
     if fmt == "plamo3":
         body = "".join(
             f"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{c.name}<|plamo:end_tool_name:plamo|>"

@@ -4,7 +4,8 @@ tokenyard, so `--reasoning-parser` / `--tool-call-parser` flags carry over uncha
 Collected from the peers' own registries (vLLM 0.32 `vllm/tool_parsers/__init__.py`
 and `vllm/reasoning/__init__.py`; SGLang `FunctionCallParser.ToolCallParserEnum` and
 `ReasoningParser.DetectorMap`; Dynamo `lib/parsers` `get_tool_parser_map` and
-`get_reasoning_parser_map`). A name mapped to None is a format tokenyard does not
+`get_reasoning_parser_map`, the configs they build (`tool_calling/config.rs`), and the
+family names of its v2 parsers). A name mapped to None is a format tokenyard does not
 parse yet: asking for it says so, and a plugin can supply it. Names that already
 are tokenyard's own (`hermes`, `qwen3_coder`...) resolve directly and are listed
 here only when a peer means something else by them.
@@ -120,19 +121,32 @@ PEER_TOOL_NAMES: dict[str, dict[str, str | None]] = {
         "deepseek_v3_1": "deepseek_v3_1",
         "deepseek_v3_2": "deepseek_v3_2",
         "deepseek_v4": "deepseek_v4",
+        # DeepSeek V4.1 and Muse Glimmer: families of Dynamo's v2 (streaming) parsers.
+        "deepseek_v41": "deepseek_v41",
         "deepseekv4": "deepseek_v4",
-        # Dynamo's fallback: bare JSON calls, with or without a wrapper.
-        "default": None,
+        # Dynamo's fallback (`JsonParserConfig::default()`): a bare JSON call object or
+        # list, or one after `<TOOLCALL>` or `<|python_tag|>`.
+        "default": "generic_json",
         "gemma-4": "gemma4",
         "gemma4": "gemma4",
         "glm47": "glm47",
         "harmony": "harmony",
+        # The v2 parsers' name for harmony read from text rather than token ids.
+        "harmony_text": "harmony",
         "hermes": "hermes",
+        "inkling": "inkling",
         "jamba": "jamba",
+        "kimi-k3": "kimi_k3",
         "kimi_k2": "kimi_k2",
+        "kimi_k3": "kimi_k3",
         "llama3_json": "llama3_json",
+        "minimax-m3": "minimax_m3",
+        "minimax-m3-nom": "minimax_m3",
         "minimax_m2": "minimax_m2",
+        "minimax_m3": "minimax_m3",
+        "minimax_m3_nom": "minimax_m3",
         "mistral": "mistral",
+        "muse_glimmer": "muse_glimmer",
         "nemotron_deci": "nemotron_deci",
         "nemotron_nano": "qwen3_coder",
         "phi4": "phi4",
@@ -221,17 +235,36 @@ PEER_REASONING_NAMES: dict[str, dict[str, str | None]] = {
     },
     "dynamo": {
         "basic": "basic",
+        "deepseek-v4": "deepseek_v4",
         "deepseek_r1": "deepseek_r1",
+        # Dynamo reads DeepSeek V3.x thinking as R1's (reasoning from the first token);
+        # so do these names here (aliases of deepseek_r1).
+        "deepseek_v3": "deepseek_v3",
+        "deepseek_v3_1": "deepseek_v3_1",
+        "deepseek_v3_2": "deepseek_v3_2",
+        "deepseek_v4": "deepseek_v4",
+        "deepseekv4": "deepseek_v4",
+        "gemma-4": "gemma4",
+        "gemma4": "gemma4",
         "glm45": "glm45",
         "gpt_oss": "gpt_oss",
         "granite": "granite",
+        "inkling": "inkling",
         "kimi": "kimi",
+        "kimi-k3": "kimi_k3",
         "kimi_k25": "kimi_k25",
+        "kimi_k3": "kimi_k3",
+        "minimax-m3": "minimax_m3",
+        "minimax-m3-nom": "minimax_m3",
         "minimax_append_think": "minimax_append_think",
+        "minimax_m2": "minimax_m2",
+        "minimax_m3": "minimax_m3",
+        "minimax_m3_nom": "minimax_m3",
         "mistral": "mistral",
         "nemotron3": "nemotron3",
         "nemotron_deci": "nemotron_deci",
         "nemotron_nano": "nemotron_nano",
+        "nemotron_v3": "nemotron3",
         "qwen3": "qwen3",
         "step3": "step3",
     },

@@ -64,16 +64,23 @@ class OutputSplitter:
                 )
         # A final ```json fenced call to a declared tool becomes a call (fenced_calls.py).
         self._fenced = FencedCallRecovery(tools, call_ids) if recover_fenced_calls and tools else None
+        # A reasoning parser (feeding its tool parser) with nothing around it: fed directly.
+        self._direct = (
+            self._reasoning.feed
+            if self._reasoning is not None and self._harmony is None and self._fenced is None
+            else None
+        )
         # Block-edge whitespace tracking (see module docstring).
         self._run_kind: type | None = None
         self._run_has_content = False
         self._pending_space = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
-        if self._fenced is not None:
+        direct = self._direct
+        if direct is not None:
+            events = direct(text)  # the common case, one method call less
+        elif self._fenced is not None:
             return self._trim(self._fenced.feed(self._parse(text)))
-        if self._harmony is None and self._reasoning is not None:
-            events = self._reasoning.feed(text)  # the common case, one method call less
         else:
             events = self._parse(text)
         if len(events) == 1 and type(events[0]) is ToolCallDelta and not self._pending_space:

@@ -40,6 +40,10 @@ class ReasoningFormat:
     # The markers are ordinary prose, not control tokens: a start inside reasoning
     # or an end outside it is text the model wrote, kept as written.
     prose: bool = False
+    # End-of-turn tokens (the engine stops at them; each must also be in `end` and
+    # `syntax`): what follows one is not part of the message, so it is reported as
+    # markers, never reasoning, content or calls.
+    end_of_turn: tuple[str, ...] = ()
 
 
 _THINK = (("<think>",), ("</think>",))
@@ -134,13 +138,14 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     # OLMo 3 Think: the generation prompt opens `<think>`.
     ReasoningFormat("olmo3", *_THINK, force=True),
     # PLaMo 3: thinking from the first token (unless off); the end-of-turn token is
-    # syntax, never content.
+    # syntax, never content, and ends reasoning it interrupts and the turn.
     ReasoningFormat(
         "plamo3",
         ("<|plamo:begin_think:plamo|>",),
-        ("<|plamo:end_think:plamo|>",),
+        ("<|plamo:end_think:plamo|>", "<|plamo:tag|>"),
         force=True,
         syntax=("<|plamo:tag|>",),
+        end_of_turn=("<|plamo:tag|>",),
     ),
     # Ling 3 and Spark 2.5: the generation prompt opens `<think>` unless thinking is off.
     ReasoningFormat("ling3", *_THINK, force=True),
@@ -266,6 +271,8 @@ class ReasoningParser:
         # In text: a start opens reasoning, a stray end is a marker. In reasoning: an
         # end (or implicit end) closes it, a repeated start is a marker.
         self._syntax = frozenset(fmt.syntax)
+        self._end_of_turn = frozenset(fmt.end_of_turn)
+        self._turn_over = False
         stray_ends = () if fmt.prose else fmt.end
         repeated_starts = () if fmt.prose else fmt.start
         self._text_markers = MarkerSet((*fmt.start, *stray_ends, *fmt.syntax))
@@ -287,8 +294,9 @@ class ReasoningParser:
         self._buf = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
-        if self._buf or not text:
-            pass
+        if self._buf or not text or self._turn_over:
+            if self._turn_over:
+                return [Marker(text)] if text else []
         elif self.in_reasoning:
             if self._reasoning_trigger(text) is None:
                 if self._line_start_only:
@@ -300,6 +308,9 @@ class ReasoningParser:
                 if self._text_trigger(text) is None:
                     return [TextDelta(text)]
             elif downstream._in_region:
+                taken = downstream.take_string_text(text)
+                if taken is not None:
+                    return taken  # string text of a call's argument: no marker in it is syntax
                 if self._text_trigger(text) is None:
                     # Inside a tool call (a long argument): no reasoning marker can start here.
                     return downstream.feed(text)
@@ -329,6 +340,8 @@ class ReasoningParser:
         return events
 
     def finish(self) -> list[ParseEvent]:
+        if self._turn_over:
+            return []  # everything was reported when the turn ended
         events: list[ParseEvent] = []
         self._drain(events, final=True)
         if self._downstream is not None:
@@ -388,6 +401,16 @@ class ReasoningParser:
                 self._content(events, buf[:at])
             marker = match.group()
             buf = buf[match.end() :]
+            if marker in self._end_of_turn:
+                # The turn is over (an engine stops here): a call still open is cut, and
+                # whatever follows is not part of the message.
+                if downstream is not None:
+                    events.extend(downstream.finish())
+                events.append(Marker(marker + buf))
+                buf = ""
+                self.in_reasoning = False
+                self._turn_over = True
+                break
             if not self.in_reasoning and downstream is not None:
                 if downstream.in_call_region:
                     # Inside a tool call the marker is argument text, not syntax.

@@ -167,6 +167,13 @@ class ToolParser:
         whether one starts)."""
         return self._in_region
 
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
+        """The hot path inside a long string argument: when all of `text` is plain
+        text of the string being streamed (nothing in it can end the string, so no
+        marker in it is syntax), consume it and return its events; otherwise None
+        and nothing is consumed. Formats with such a path override this."""
+        return None
+
     def release_held(self) -> list[ParseEvent]:
         """Another parser found a marker right after the text fed so far: a held
         partial start marker can not complete any more, so it is text."""
@@ -410,6 +417,9 @@ class JsonCallReader:
     # otherwise: Cohere's `tool_name`).
     name_keys: ClassVar[frozenset[str]] = _NAME_KEYS
     argument_keys: ClassVar[frozenset[str]] = _ARGUMENT_KEYS
+    # Keys that hold the model's own id for the call, read where they come before
+    # the name (Cohere's `tool_call_id`); `CallIds` keeps it unless it collides.
+    id_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, owner: ToolParser, raw_prefix: str = ""):
         self._owner = owner
@@ -422,8 +432,10 @@ class JsonCallReader:
         # Arguments the model wrote as a JSON string are held until the string
         # ends: only then can it be told whether it serializes an object.
         self._args_held = False
-        # Streaming the arguments value as it arrives (see `take_plain`).
-        self._args_streaming = False
+        # The arguments value's scanner while that value streams as it arrives: the
+        # owner's hot path hands it plain string text directly (JsonValueScanner.take_plain).
+        self.streaming_scanner: JsonValueScanner | None = None
+        self._model_id: str | None = None
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
 
@@ -441,7 +453,7 @@ class JsonCallReader:
                     is_args = st == _VALUE and self._key in self.argument_keys and not self._args_seen
                     if is_args and self.started and not self._args_held:
                         owner._stream_args(out)
-                    elif is_args or st == _KEY_STRING or self._key in self.name_keys:
+                    elif is_args or st == _KEY_STRING or self._key in self.name_keys or self._key in self.id_keys:
                         self._value_out.append(out)
                     if end < 0:
                         i = n
@@ -454,7 +466,7 @@ class JsonCallReader:
                         continue
                     # A value ended.
                     self._state = _AFTER
-                    self._args_streaming = False
+                    self.streaming_scanner = None
                     if is_args:
                         self._args_seen = True
                         if self._args_held:
@@ -472,12 +484,15 @@ class JsonCallReader:
                             raise NotACall(i)
                         self.pre_raw.append(text[segment:i])
                         segment = i
-                        owner._open_call(name, "".join(self.pre_raw))
+                        owner._open_call(name, "".join(self.pre_raw), self._model_id)
                         self.pre_raw = []
                         self.started = True
                         for fragment in self._pending_args:
                             owner._stream_args(fragment)
                         self._pending_args = []
+                    elif self._key in self.id_keys and not self.started:
+                        self._model_id = _json_string("".join(self._value_out)) or None
+                        self._value_out = []
                     else:
                         self._value_out = []
                     continue
@@ -504,8 +519,8 @@ class JsonCallReader:
                 elif st == _VALUE_START:
                     is_args = self._key in self.argument_keys and not self._args_seen
                     self._args_held = is_args and c == '"'
-                    self._args_streaming = is_args and self.started and c != '"'
                     self._scanner = JsonValueScanner()
+                    self.streaming_scanner = self._scanner if is_args and self.started and c != '"' else None
                     self._state = _VALUE
                     continue
                 elif st == _AFTER:
@@ -536,15 +551,6 @@ class JsonCallReader:
             raise
         self._attribute(text[segment:])
         return -1
-
-    def take_plain(self, text: str) -> bool:
-        """`text` is plain string text inside arguments being streamed: consumed here,
-        and the owner emits it as both raw and an arguments fragment, unchanged."""
-        if self._args_streaming and self._state == _VALUE:
-            scanner = self._scanner
-            assert scanner is not None
-            return scanner.take_plain(text)
-        return False
 
     @property
     def arguments_complete(self) -> bool:

@@ -6,9 +6,11 @@
     ]<|END_ACTION|>
 
 The call's name is under `tool_name` and its arguments under `parameters`; the
-`tool_call_id` the model numbers is not kept (ids must be unique across the
-conversation). Both generations write the same action block; they differ in the
-text block around a plain answer (reasoning format `cohere_command`).
+`tool_call_id` the model numbers (the call's position in the conversation, which
+the template renumbers itself) is kept as the call's id unless it collides with one
+already used (`CallIds`), as vLLM and llama.cpp do. Both generations write the same
+action block; they differ in the text block around a plain answer (reasoning format
+`cohere_command`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from .json_call_list import JsonCallListParser
 
 class _ActionReader(JsonCallReader):
     name_keys = frozenset(("tool_name", "name"))
+    id_keys = frozenset(("tool_call_id",))
 
 
 class CohereCommandToolParser(JsonCallListParser):

@@ -15,6 +15,9 @@ from .base import is_function_name
 from .token_section import TokenSectionToolParser
 
 _SEP = "<｜tool▁sep｜>"
+# DeepSeek's end-of-sentence token: the engine stops on it, so it reaches the parser
+# only when handed a whole output; it is a control token there, never text.
+END_OF_SENTENCE = "<｜end▁of▁sentence｜>"
 
 
 class DeepSeekV3ToolParser(TokenSectionToolParser):
@@ -26,6 +29,7 @@ class DeepSeekV3ToolParser(TokenSectionToolParser):
     # The header is `function<｜tool▁sep｜>NAME`, ended by the newline before the fence.
     header_end = "\n"
     fenced = True
+    stray_markers = (END_OF_SENTENCE,)
 
     def _call_name(self, header: str) -> tuple[str, str | None] | None:
         kind, sep, name = header.partition(_SEP)

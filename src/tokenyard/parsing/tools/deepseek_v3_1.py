@@ -9,6 +9,7 @@ calls, back to back or separated by whitespace (`TokenSectionToolParser`).
 from __future__ import annotations
 
 from .base import is_function_name
+from .deepseek_v3 import END_OF_SENTENCE
 from .token_section import TokenSectionToolParser
 
 
@@ -20,6 +21,7 @@ class DeepSeekV31ToolParser(TokenSectionToolParser):
     call_begin = "<｜tool▁call▁begin｜>"
     call_end = "<｜tool▁call▁end｜>"
     header_end = "<｜tool▁sep｜>"
+    stray_markers = (END_OF_SENTENCE,)
 
     def _call_name(self, header: str) -> tuple[str, str | None] | None:
         name = header.strip()

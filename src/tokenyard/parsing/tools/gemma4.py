@@ -13,17 +13,27 @@ the string the model wrote; a delimited `3` for an integer becomes 3).
 Inside a string everything up to the closing `<|"|>` is content, tool-call
 markers included. Known failure shape handled: a string whose opening delimiter
 the model left out (`query:weather in Tokyo<|"|>`).
+
+A call whose `<|tool_call>` token the model or its decoder dropped reads as plain
+`call:get_weather{city:<|"|>Tokyo<|"|>}` (vLLM's Gemma 4 tests). It is read as a call
+only where it opens the answer: the first text of the output, or the first after
+the thought channel closed (only whitespace before it), and only for a declared
+tool when the request declares tools. Anywhere else (after prose, after another
+call) it is text: a model showing its call syntax in an answer is not calling.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from json.encoder import encode_basestring
 from typing import ClassVar
 
+from ...conversation import ToolSpec
+from ...events import ParseEvent
 from ..coercion import coerce_value, dumps, parameter_types
 from ..patterns import always_match
-from .base import ToolParser, is_function_name
+from .base import CallIds, ToolParser, is_function_name
 
 _OPEN = "<|tool_call>"
 _CLOSE = "<tool_call|>"
@@ -39,9 +49,13 @@ _MAX_KEY = 256
 # A bare value's characters up to the first `:`, bracket or `<`.
 _BARE_RUN = always_match(r"[^:{}\[\]<]*")
 _MAX_BARE_STRING = 4096
+# A call head without its token (see the module docstring), and what may still grow
+# into one: held only while it can.
+_BARE_HEAD = re.compile(r"call:([A-Za-z_][\w.\-:/]{0,255})\{")
+_BARE_HEAD_PREFIX = re.compile(r"c(?:a(?:l(?:l(?::([A-Za-z_][\w.\-:/]{0,255})?)?)?)?)?\Z")
 
-# Region states.
-_CALL_HEAD, _ARGUMENTS, _AFTER_ARGUMENTS, _BROKEN = range(4)
+# Region states. `_OPENING`: no text yet; a bare call head may open the answer.
+_CALL_HEAD, _ARGUMENTS, _AFTER_ARGUMENTS, _BROKEN, _OPENING = range(5)
 # Argument states.
 # (A closing bracket is accepted where a key or value is expected: `{}`, `[]`, and
 # a trailing comma the model left.)
@@ -49,11 +63,13 @@ _KEY, _KEY_BARE, _KEY_QUOTED, _COLON, _VALUE, _STRING, _SCALAR_VALUE, _AFTER_VAL
 
 
 def _head_patterns(opener: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """`OPENER call:NAME{`, and what may still grow into it."""
+    """`OPENER call:NAME{`, and what may still grow into it. A stray colon right
+    after the opener (`<|tool_call>:call:NAME{`, a shape Gemma 4 writes) is read
+    too: the call token already said a call begins."""
     at = re.escape(opener)
     return (
-        re.compile(at + r"\s*call:([^{}\s<>]{1,256})\s*\{"),
-        re.compile(at + r"\s*(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z"),
+        re.compile(at + r"\s*:?\s*call:([^{}\s<>]{1,256})\s*\{"),
+        re.compile(at + r"\s*(?::\s*)?(?:c(?:a(?:l(?:l(?::[^{}\s<>]{0,256}\s*)?)?)?)?)?\Z"),
     )
 
 
@@ -104,6 +120,16 @@ class Gemma4ToolParser(ToolParser):
     quote: ClassVar[str] = _QUOTE
     start_markers = (_OPEN,)
     _head, _head_prefix = _head_patterns(_OPEN)
+    # Whether a call head without its token opens the answer (module docstring).
+    bare_call_at_opening: ClassVar[bool] = True
+
+    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
+        super().__init__(tools, call_ids)
+        self._bare = False  # the open call had no call token
+        if self.bare_call_at_opening:
+            # The output's first text may be a bare call head: start inside the region.
+            self._in_region = True
+            self._state = _OPENING
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -114,11 +140,29 @@ class Gemma4ToolParser(ToolParser):
     def _enter_region(self, marker: str) -> None:
         self._state = _CALL_HEAD
 
+    @property
+    def in_call_region(self) -> bool:
+        return self._in_region and self._state != _OPENING
+
+    def release_held(self) -> list[ParseEvent]:
+        if not (self._in_region and self._state == _OPENING):
+            return super().release_held()
+        if not self._buf:
+            return []  # only whitespace so far: the text after the reasoning still opens the answer
+        # A reasoning marker cut the held head short: it was the answer's first text.
+        self._text(self._buf)
+        self._buf = ""
+        self._exit_region()
+        events, self._events = self._events, []
+        return events
+
     def _parse_region(self, buf: str, final: bool) -> int:
         pos = 0
         while self._in_region and (pos < len(buf) or final):
             state = self._state
-            if state == _CALL_HEAD:
+            if state == _OPENING:
+                nxt = self._opening(buf, pos, final)
+            elif state == _CALL_HEAD:
                 nxt = self._call_head(buf, final)
             elif state == _ARGUMENTS:
                 nxt = self._arguments(buf, pos, final)
@@ -131,19 +175,40 @@ class Gemma4ToolParser(ToolParser):
             pos = nxt
         return pos
 
+    def _opening(self, buf: str, pos: int, final: bool) -> int:
+        """The answer's first text: a bare call head (to a declared tool, when tools
+        are declared) opens a call; anything else ends the opening."""
+        i = _WHITESPACE(buf, pos).end()
+        self._text(buf[pos:i])  # whitespace decides nothing: no need to hold it
+        if i == len(buf):
+            if final:
+                self._exit_region()
+            return i
+        head = _BARE_HEAD.match(buf, i)
+        if head is not None and self._may_call(head.group(1), whole=True):
+            self._bare = True
+            self._begin_arguments(head.group(1), head.group())
+            return head.end()
+        if head is None and not final:
+            partial = _BARE_HEAD_PREFIX.match(buf, i)
+            if partial is not None and self._may_call(partial.group(1) or "", whole=False):
+                return -1 if i == pos else i
+        # Not a bare call: the answer has begun, and the scan for the call token goes on.
+        self._exit_region()
+        return i
+
+    def _may_call(self, name: str, whole: bool) -> bool:
+        """Whether a bare head naming `name` (or, not `whole`, a name that begins so)
+        may be a call: any name when no tools are declared, else a declared one."""
+        if self.tools is None:
+            return True
+        return name in self.tools if whole else any(tool.startswith(name) for tool in self.tools)
+
     def _call_head(self, buf: str, final: bool) -> int:
         head = self._head.match(buf)
         if head is not None and is_function_name(head.group(1)):
-            self._open_call(head.group(1), head.group())
-            self._spec = self._tool(head.group(1))
-            self._stream_args("{")
-            self._stack = ["}"]  # closers of the open containers
-            self._counts = [0]  # members written per open container
-            self._arg_state = _KEY
-            self._key = ""
-            self._pieces: list[str] = []  # a key, scalar or held string being read
-            self._held_types: tuple[str, ...] | None = None  # a string held for coercion
-            self._state = _ARGUMENTS
+            self._bare = False
+            self._begin_arguments(head.group(1), head.group())
             return head.end()
         if head is None and not final and self._head_prefix.match(buf):
             return -1
@@ -151,6 +216,18 @@ class Gemma4ToolParser(ToolParser):
         self._text(self.call_open)
         self._exit_region()
         return len(self.call_open)
+
+    def _begin_arguments(self, name: str, head: str) -> None:
+        self._open_call(name, head)
+        self._spec = self._tool(name)
+        self._stream_args("{")
+        self._stack = ["}"]  # closers of the open containers
+        self._counts = [0]  # members written per open container
+        self._arg_state = _KEY
+        self._key = ""
+        self._pieces: list[str] = []  # a key, scalar or held string being read
+        self._held_types: tuple[str, ...] | None = None  # a string held for coercion
+        self._state = _ARGUMENTS
 
     # ---- the arguments ------------------------------------------------------------
 
@@ -160,7 +237,13 @@ class Gemma4ToolParser(ToolParser):
         except _SyntaxError as error:
             at: int = error.args[0]
             self._raw(buf[pos:at])
-            self._state = _BROKEN
+            if self._bare:
+                # No token said a call begins, so no closing one bounds it: the
+                # call fails here and what follows is text.
+                self._fail_call("invalid_arguments")
+                self._exit_region()
+            else:
+                self._state = _BROKEN
             return at
         self._raw(buf[pos:end])
         if self._arg_state == _DONE:

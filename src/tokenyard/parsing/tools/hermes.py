@@ -1,34 +1,45 @@
-"""Hermes / Qwen2.5 / Qwen3: `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`."""
+"""Hermes / Qwen2.5 / Qwen3: `<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`.
+
+One call object per block is the template's shape (the block's opening marker and
+the whitespace before the object are that call's raw). Qwen 2.5-family models also
+write a JSON list of call objects inside one block,
+
+    <tool_call>
+    [{"name": "a", "arguments": {...}}, {"name": "b", "arguments": {...}}]
+    </tool_call>
+
+read as json_call_list.py reads a list: each object is one call whose raw is
+exactly the object; the opening marker, `[`, separators, `]` and the closing
+marker are syntax; an entry that is not a call ends the reading (the calls before
+it stand, the rest of the block is text), and a list that is not a call list from
+its first entry is text, whole.
+"""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from ...events import ParseEvent, TextDelta, ToolCallDelta
-from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
+from .base import BadCallSyntax, JsonCallReader, NotACall
+from .json_call_list import _ITEM as _LIST_ITEM
+from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, SKIP, WHITESPACE, JsonCallListParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
 
-_MARKER, _OBJECT, _AFTER_OBJECT, _SKIP_TO_CLOSE = range(4)
+# The list's states (json_call_list.py) read a `[...]` block; these, one object.
+_MARKER, _OBJECT, _AFTER_OBJECT = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 3)
 
 
-class HermesToolParser(ToolParser):
-    """One JSON call object between an opening and a closing marker; a family
-    with other markers (ernie45, internlm) sets `start_markers` and `close`."""
+class HermesToolParser(JsonCallListParser):
+    """JSON call objects between an opening and a closing marker; a family with
+    other markers (internlm, longcat) sets `start_markers` and `close_tag`."""
 
     name = "hermes"
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
     start_markers: ClassVar[tuple[str, ...]] = (_OPEN,)
-    close: ClassVar[str] = _CLOSE
-    _close_set: ClassVar[MarkerSet] = MarkerSet([_CLOSE])
+    close_tag = _CLOSE
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._close_set = MarkerSet([cls.close])
-
-    _state = _MARKER
     _reader: JsonCallReader | None = None
 
     def feed(self, text: str) -> list[ParseEvent]:
@@ -38,26 +49,51 @@ class HermesToolParser(ToolParser):
         if not self._in_region:
             if not self._buf and not self._starts.could_start(text):
                 return [TextDelta(text)] if text else []
-        elif self._state == _OBJECT and not self._buf and text:
+        else:
+            events = self.take_string_text(text)
+            if events is not None:
+                return events
+        return super().feed(text)
+
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
+        state = self._state
+        if (state == _OBJECT or state == OBJECT) and not self._buf and text:
             reader = self._reader
             call = self._call
-            if reader is not None and call is not None and reader.take_plain(text):
+            scanner = reader.streaming_scanner if reader is not None else None
+            if scanner is not None and call is not None and scanner.take_plain(text):
                 call.raw.append(text)
                 call.arguments.append(text)
                 return [ToolCallDelta(call.index, text)]
-        return super().feed(text)
+        return None
+
+    @property
+    def in_call_region(self) -> bool:
+        # The whole block is call syntax, between a list's items too.
+        return self._in_region
 
     def _enter_region(self, marker: str) -> None:
+        super()._enter_region(marker)
         self._state = _MARKER
-        self._open = marker
         self._reader = None
 
     def _parse_region(self, buf: str, final: bool) -> int:
         state = self._state
+        if state < FIRST_SUBCLASS_STATE:
+            return super()._parse_region(buf, final)  # a list, or the rest of a broken call
         if state == _MARKER:
-            self._reader = JsonCallReader(self, self._open)
+            # The first character after the marker decides: `[` opens a list.
+            start = len(self._start_marker)
+            i = WHITESPACE(buf, start).end()
+            if i == len(buf) and not final:
+                return 0
+            if buf[i : i + 1] == "[":
+                self._pending = buf[: i + 1]
+                self._state = _LIST_ITEM
+                return i + 1
+            self._reader = JsonCallReader(self, self._start_marker)
             self._state = _OBJECT
-            return len(self._open)
+            return start
         if state == _OBJECT:
             reader = self._reader
             assert reader is not None
@@ -68,7 +104,7 @@ class HermesToolParser(ToolParser):
                 self._exit_region()
                 return error.consumed
             except BadCallSyntax as error:
-                self._state = _SKIP_TO_CLOSE
+                self._state = SKIP
                 return error.consumed
             if end >= 0:
                 self._close_call()
@@ -81,29 +117,27 @@ class HermesToolParser(ToolParser):
                     self._text("".join(reader.pre_raw))
                 self._exit_region()
             return len(buf)
-        if state == _AFTER_OBJECT:
-            stripped = buf.lstrip()
-            lead = len(buf) - len(stripped)
-            close = self.close
-            if stripped.startswith(close):
-                self._marker(buf[: lead + len(close)])
-                self._exit_region()
-                return lead + len(close)
-            if (not stripped or close.startswith(stripped)) and not final:
-                return 0
-            if stripped[:1] == "," or stripped[:1] == "{":
-                # Several call objects in one block (`{...}, {...}</tool_call>`): the
-                # separator opens the next call's raw, as `<tool_call>` opened the first.
-                after = lead + (stripped[0] == ",")
-                after += len(buf) - after - len(buf[after:].lstrip())
-                if after == len(buf) and not final:
-                    return 0
-                self._reader = JsonCallReader(self, buf[:after])
-                self._state = _OBJECT
-                return after
-            # No closing tag (the model went straight on): the call stands.
-            self._marker(buf[:lead])
+        # _AFTER_OBJECT
+        stripped = buf.lstrip()
+        lead = len(buf) - len(stripped)
+        close = self.close_tag
+        if stripped.startswith(close):
+            self._marker(buf[: lead + len(close)])
             self._exit_region()
-            return lead
-        # _SKIP_TO_CLOSE: the rest of a call whose arguments broke belongs to it.
-        return self._fail_until(buf, self._close_set, final)
+            return lead + len(close)
+        if (not stripped or close.startswith(stripped)) and not final:
+            return 0
+        if stripped[:1] == "," or stripped[:1] == "{":
+            # Several call objects in one block (`{...}, {...}</tool_call>`): the
+            # separator opens the next call's raw, as `<tool_call>` opened the first.
+            after = lead + (stripped[0] == ",")
+            after += len(buf) - after - len(buf[after:].lstrip())
+            if after == len(buf) and not final:
+                return 0
+            self._reader = JsonCallReader(self, buf[:after])
+            self._state = _OBJECT
+            return after
+        # No closing tag (the model went straight on): the call stands.
+        self._marker(buf[:lead])
+        self._exit_region()
+        return lead

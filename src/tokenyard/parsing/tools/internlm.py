@@ -16,4 +16,4 @@ class InternLMToolParser(HermesToolParser):
     name = "internlm"
     aliases = ("interns1",)
     start_markers = ("<|action_start|><|plugin|>", "<|action_start|> <|plugin|>")
-    close = "<|action_end|>"
+    close_tag = "<|action_end|>"

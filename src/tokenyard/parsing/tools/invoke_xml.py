@@ -217,8 +217,8 @@ class InvokeToolParser(ToolParser):
             attributes = head.group(1)
             self_closing = attributes.endswith("/")  # `<invoke name="submit"/>`: no parameters
             name, _ = _tag_name(attributes[:-1] if self_closing else attributes)
-            name = self._tool_name(name)
             if is_function_name(name):
+                name = self._declared_name(name)
                 self._marker(buf[pos:at])
                 self._open_call(name, head.group())
                 self._first = False
@@ -250,6 +250,11 @@ class InvokeToolParser(ToolParser):
         if self._in_region and not self._in_block and self._state == _AFTER_CALL:
             self._exit_region()
         return super().release_held()
+
+    def _declared_name(self, name: str) -> str:
+        """The tool a call's name means (a family that spells declared names its own
+        way maps them back here); by default the name as written."""
+        return name
 
     def _new_arguments(self, name: str) -> ArgumentsBuilder:
         return ArgumentsBuilder(self, self._tool(name), strip_newline=self.syntax.strip_newline)
@@ -306,10 +311,6 @@ class InvokeToolParser(ToolParser):
         assert self._arguments is not None
         self._arguments.close()
         return self._end_call(buf, at, match.end(), marker)
-
-    def _tool_name(self, written: str) -> str:
-        """The tool an invoke's written name means (a format may qualify names)."""
-        return written
 
     def _stray_text(self, pos: int) -> int:
         """Text between parameters that is no parameter (`<param>x</param>` with no

@@ -1,5 +1,6 @@
 """Calls as a list of JSON objects after a start marker, the shape shared by
-nemotron_deci, jamba, phi4, mistral (pre-v11) and llama3_json:
+nemotron_deci, jamba, phi4, mistral (pre-v11), llama3_json and a list inside a
+hermes block (hermes.py):
 
     <TOOLCALL>[{"name": "a", "arguments": {...}}, {"name": "b", "arguments": {...}}]</TOOLCALL>
     <|python_tag|>{"name": "a", "parameters": {...}}; {"name": "b", "parameters": {...}}

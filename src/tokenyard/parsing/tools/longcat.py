@@ -15,4 +15,4 @@ class LongcatToolParser(HermesToolParser):
     name = "longcat"
     aliases = ()
     start_markers = ("<longcat_tool_call>",)
-    close = "</longcat_tool_call>"
+    close_tag = "</longcat_tool_call>"

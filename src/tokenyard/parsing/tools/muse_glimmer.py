@@ -11,8 +11,7 @@
 (the generation prompt ends with `<|start|>assistant`, so output starts at ` to=`).
 A call is an ATEM block right after a tool channel's header; the same markup
 quoted in the answer or in reasoning is their text. The reasoning format
-`muse_glimmer` owns the `to=self` and `to=user` channels and the framing tokens. A
-function's name may come doubled as its own namespace (`get_weather.get_weather`)."""
+`muse_glimmer` owns the `to=self` and `to=user` channels and the framing tokens."""
 
 from __future__ import annotations
 
@@ -51,18 +50,18 @@ class MuseGlimmerToolParser(InvokeToolParser):
         # schema does not type is read as JSON where it is JSON (`42`, `null`), else text.
         return ArgumentsBuilder(self, self._tool(name), strip_newline=self.syntax.strip_newline, decode_untyped=True)
 
-    def _tool_name(self, written: str) -> str:
-        # The template addresses a function as `namespace.name` with the tool's own
-        # name as its namespace (`get_weather.get_weather`); a declared dotted
-        # name (`weather.get`) is kept.
-        namespace, dot, name = written.rpartition(".")
-        if dot and namespace == name and self.tools is not None and written not in self.tools:
-            return name
-        return written
-
     def _enter_region(self, marker: str) -> None:
         super()._enter_region(marker)
         self._state = _HEADER_STATE
+
+    def _declared_name(self, name: str) -> str:
+        """The template lists a tool without a namespace under a namespace of its own
+        name, so the model may call `get_weather` as `get_weather.get_weather`: that
+        exact doubling of a declared name (and only it) is the declared tool."""
+        space, dot, leaf = name.partition(".")
+        if dot and space == leaf and self.tools is not None and name not in self.tools and leaf in self.tools:
+            return leaf
+        return name
 
     def _header(self, buf: str, pos: int, final: bool) -> int:
         """`to=RECIPIENT<|message|>` then the ATEM block, or text."""

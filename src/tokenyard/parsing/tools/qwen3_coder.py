@@ -13,8 +13,10 @@ Known failure shapes handled: the opening `<tool_call>` missing (the call starts
 `</function>` (`</tool_call>` ends the call), a missing `</parameter>` before the tag
 of a declared parameter the call has not given yet, or before a `</function>` /
 `</tool_call>` that ends the output. Otherwise a value ends only at its own
-`</parameter>`, so markers inside it stay in it; a value that never closes runs to the
-end of output and the call is never dispatched.
+`</parameter>`, and only where call syntax (another parameter's tag, `</function>`,
+`</tool_call>`) or the end of the output follows it, so markers inside it (a file of
+parser fixtures, a `</parameter>` line included) stay in it; a value that never
+closes runs to the end of output and the call is never dispatched.
 """
 
 from __future__ import annotations
@@ -212,6 +214,14 @@ class Qwen3CoderToolParser(ToolParser):
                     self._fail_call("truncated")
                     self._exit_region()
                 return end
+            closes = self._closes_value(buf, match.end(), final)
+            if closes is None:
+                return end  # what follows the tag decides: wait for it
+            if not closes:
+                # A `</parameter>` the value itself holds (a file of parser fixtures).
+                self._raw(match.group())
+                self._arguments.text(match.group())
+                return match.end()
             self._arguments.end()
             self._state = _BODY
             self._raw(match.group())
@@ -234,15 +244,35 @@ class Qwen3CoderToolParser(ToolParser):
         self._exit_region()
         return lead
 
-    def _next_parameter(self, buf: str, at: int, final: bool) -> bool | None:
+    def _closes_value(self, buf: str, at: int, final: bool) -> bool | None:
+        """Whether the `</parameter>` ending at `at` closes the value: only where call
+        syntax (another parameter's tag, `</function>`, the section's close) or the end
+        of the output follows it; before anything else it is the value's own text (None
+        while what follows is still unknown)."""
+        rest = buf[at:].lstrip()
+        if not rest:
+            return True if final else None
+        for tag in ("</function>", self.section_close):
+            if rest.startswith(tag):
+                return True
+            if not final and tag.startswith(rest):
+                return None
+        if rest.startswith("<parameter="):
+            # Any parameter the call has not given yet, declared or not (a model may
+            # pass one the schema lacks: the client's validation reports it).
+            return self._next_parameter(buf, len(buf) - len(rest), final, undeclared=True)
+        return None if not final and "<parameter=".startswith(rest) else False
+
+    def _next_parameter(self, buf: str, at: int, final: bool, *, undeclared: bool = False) -> bool | None:
         """Whether the `<parameter=` at `at`, inside a value, is the tag of a declared
-        parameter this call has not passed yet (None while that is unknown)."""
+        parameter (with `undeclared`, of any parameter) this call has not passed yet
+        (None while that is unknown)."""
         param = _PARAMETER.match(buf, at) or self._lenient_parameter(buf, at)
         if param is None:
             rest = buf[at : at + 270]
             return None if not final and len(rest) < 270 and ">" not in rest and "\n" not in rest else False
         name = param.group(1).strip()
-        return self._declares(name) and name not in self._given
+        return (undeclared or self._declares(name)) and name not in self._given
 
     def _declares(self, parameter: str) -> bool:
         spec = self._tool(self._call.name) if self._call is not None else None

@@ -73,6 +73,10 @@ class TokenSectionToolParser(ToolParser):
             cls._plain_args = re.compile("[" + re.escape(firsts) + r'"\\\x00-\x1f]')
 
     def feed(self, text: str) -> list[ParseEvent]:
+        events = self.take_string_text(text)
+        return super().feed(text) if events is None else events
+
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
         call = self._call
         if (
             self._state == _ARGS
@@ -88,7 +92,7 @@ class TokenSectionToolParser(ToolParser):
             call.raw.append(text)
             call.arguments.append(text)
             return [ToolCallDelta(call.index, text)]
-        return super().feed(text)
+        return None
 
     def _call_name(self, header: str) -> tuple[str, str | None] | None:
         """(function name, the model's own call id or None) from the text between
