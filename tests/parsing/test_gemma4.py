@@ -204,6 +204,8 @@ def test_a_string_whose_opening_delimiter_was_left_out():
     # A bare value followed by a key is no string: `5` stays a number.
     text = f"<|tool_call>call:get_weather{{days:5,city:{q}Oslo: a, b{q}}}<tool_call|>"
     assert summary(parse(make, text)) == [("call", "get_weather", {"days": 5, "city": "Oslo: a, b"})]
+
+
 def test_stray_colon_after_the_call_token_is_read():
     # vLLM's test_gemma4_regex_and_bare_calls.py: `<|tool_call>:call:bash{...}`.
     text = '<|tool_call>:call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'

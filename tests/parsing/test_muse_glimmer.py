@@ -55,6 +55,8 @@ def test_a_value_no_schema_types_is_json_where_it_is_json():
         '<atem:parameter name="note">two words</atem:parameter>\n</atem:invoke>\n</atem:function_calls>'
     )
     assert ("call", "get_weather", {"days": 3, "note": "two words"}) in summary(parse(muse, text))
+
+
 def test_doubled_name_of_a_bare_tool_is_the_declared_tool():
     # The template lists a tool without a namespace under a namespace of its own
     # name; vLLM's test_muse_glimmer.py::test_doubled_bare_name_collapses.
