@@ -45,6 +45,7 @@ OWN_TERMINATOR = {
     "poolside_v1": "</arg_value>",
     "spark25": "</arg_value>",
     "step3": "</steptml:parameter>",
+    "solar_open2": "<|tool_arg:end|>",
 }
 _MARKER = re.compile(r"<[^<>\n]{1,40}>|\[[A-Z_]+\]|functools|```json")
 

@@ -214,6 +214,11 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
         "minimax_m3",
         f'{NS}<tool_call>\n{NS}<invoke name="get_weather">{NS}<city>Tokyo{NS}</city>{NS}<days>3{NS}</days>{NS}</invoke>\n{NS}</tool_call>',
     ),
+    "solar_open2": (
+        "solar_open2",
+        "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Tokyo<|tool_arg:end|>\n"
+        "<|tool_arg:start|>days<|tool_arg:value|>3<|tool_arg:end|>\n<|tool_call:end|>",
+    ),
     "xlam": (None, '[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'),
     "generic_json": (None, '{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}'),
 }

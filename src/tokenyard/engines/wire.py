@@ -68,6 +68,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "seed_oss": ("<seed:think>", "</seed:think>", False),
     "spark25": ("<think>", "</think>", True),
     "step3p5": ("<think>", "</think>", True),
+    "solar_open2": ("<|think:start|>", "<|think:end|>", True),
     "minimax_m3": ("<mm:think>", "</mm:think>", False),
     "inkling": ("<|content_thinking|>", "<|end_message|>", False),
     "apertus": ("<|inner_prefix|>", "<|inner_suffix|>", False),
@@ -134,6 +135,7 @@ FAMILY_REASONING: dict[str, str | None] = {
     "hy_v4": "hy_v3",
     "internlm": "qwen3",
     "k2_horizon": "k2_horizon",
+    "solar_open2": "solar_open2",
 }
 
 
@@ -367,6 +369,15 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for n, c in enumerate(calls)
         )
         return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+    if fmt == "solar_open2":
+        return "".join(
+            f"<|tool_call:start|>{c.name}\n"
+            + "".join(
+                f"<|tool_arg:start|>{k}<|tool_arg:value|>{_plain(v)}<|tool_arg:end|>\n" for k, v in c.arguments.items()
+            )
+            + "<|tool_call:end|>"
+            for c in calls
+        )
     if fmt in ("glm45", "glm47"):
         nl = "\n" if fmt == "glm45" else ""
         return "".join(

@@ -124,6 +124,15 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     ReasoningFormat("inkling", ("<|content_thinking|>",), ("<|end_message|>", "<|content_model_end_sampling|>")),
     # Step-3.5's template always ends the prompt with `<think>\n`.
     ReasoningFormat("step3p5", *_THINK, force=True),
+    # Solar Open 2: the generation prompt always opens `<|think:start|>` (and closes it
+    # too for reasoning_effort low); a call may begin inside reasoning.
+    ReasoningFormat(
+        "solar_open2",
+        ("<|think:start|>",),
+        ("<|think:end|>",),
+        force=True,
+        implicit_end=("<|tool_call:start|>",),
+    ),
     # Muse Glimmer: channel-scoped messages; `to=self` is reasoning, `to=user` the
     # answer, the framing tokens syntax (the tool channel belongs to muse_glimmer's
     # tool parser). Headers are matched from `to=`, not the space before it, so

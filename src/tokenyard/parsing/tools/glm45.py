@@ -19,9 +19,12 @@ with no arguments (`<tool_call>name</tool_call>`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
+from ...conversation import ToolSpec
+from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
@@ -33,30 +36,48 @@ class KeyValueSyntax:
     what is derived from them once per format. `name_ends`: what may end the name
     besides the first key tag and the call's end (glm45's newline, Hunyuan's
     `<tool_sep>`); `type_tags`: an optional `<type>T</type>` element between a key
-    and its value (K2 Horizon), whose text is part of the call's raw only."""
+    and its value (K2 Horizon), whose text is part of the call's raw only. A value
+    tag of None: the key's closing tag opens the value (Solar Open 2's
+    `<|tool_arg:start|>K<|tool_arg:value|>V<|tool_arg:end|>`). `special_tokens`: the
+    tags are special tokens, so a dropped closing tag is read where the next tag
+    shows it (the next call's opening tag ends a call; inside a value, the key of a
+    declared parameter the call has not given yet, a declared tool's call, or the
+    call's closing tag that the end of the output or a declared tool's call
+    follows, ends the value), and an opening tag that starts no call (with the
+    name line the next call's opening tag cut short) is a marker."""
 
     def __init__(
         self,
         call: tuple[str, str],
         key: tuple[str, str],
-        value: tuple[str, str],
+        value: tuple[str | None, str],
         *,
         name_ends: tuple[str, ...] = ("\n",),
         type_tags: tuple[str, str] | None = None,
         section: tuple[str, str] | None = None,
+        special_tokens: bool = False,
     ):
         self.open, self.close = call
         self.key_open, self.key_close = key
-        self.value_open, self.value_close = value
+        opener, self.value_close = value
+        # The key's closer opens the value where the format has no tag of its own.
+        self.value_at_key_close = opener is None
+        self.value_open = self.key_close if opener is None else opener
         self.type_tags = type_tags
         self.section: tuple[str, ...] = section or ()
+        self.special_tokens = special_tokens
+        # Where a call may end without its closing tag (special tokens: the next call).
+        self.call_ends = (self.close, self.open) if special_tokens else (self.close,)
         # Name ends consumed with the name (into the call's raw).
         self.name_end_tokens = frozenset(name_ends)
-        self.name_ends = MarkerSet([*name_ends, self.key_open, self.close])
-        self.key_stops = MarkerSet([self.key_close, self.key_open, self.value_open, self.close])
-        # A value ends only at its own closing tag: other tags inside it are its text.
-        self.value_stops = MarkerSet([self.value_close])
-        self.close_set = MarkerSet([self.close])
+        self.name_ends = MarkerSet([*name_ends, self.key_open, *self.call_ends])
+        self.key_stops = MarkerSet([self.key_close, self.key_open, self.value_open, *self.call_ends])
+        # A value ends at its own closing tag: other tags inside it are its text, except
+        # (special tokens) where one shows the closing tag was dropped (`_value_ends`).
+        self.value_stops = MarkerSet(
+            [self.value_close, self.key_open, self.close, self.open] if special_tokens else [self.value_close]
+        )
+        self.close_set = MarkerSet(self.call_ends)
         self.type_stops = MarkerSet([type_tags[1], self.value_open, self.close]) if type_tags else None
 
 
@@ -79,6 +100,18 @@ def _ends_inside(buf: str, at: int, *tags: str) -> bool:
     return at + len(ahead) == len(buf) and any(tag.startswith(ahead) for tag in tags)
 
 
+class _Ignored:
+    """Where a repeated key's value goes: into the call's raw only."""
+
+    def text(self, chunk: str) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+
+_IGNORED = _Ignored()
+
 # States.
 _HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE, _JSON, _AFTER_JSON = range(9)
 
@@ -95,6 +128,10 @@ class KeyValueToolParser(ToolParser):
     decode_untyped: ClassVar[bool] = False
     # A call's body may instead be one JSON call object (`{"name": ..., "arguments": ...}`).
     json_bodies: ClassVar[bool] = False
+    # A key the call already gave keeps its first value (the stream already sent it;
+    # vLLM's solar_open2), rather than being written again (the last one wins when the
+    # arguments are read: vLLM's hy_v4).
+    first_value_wins: ClassVar[bool] = False
     _by_marker: ClassVar[dict[str, tuple[KeyValueSyntax, bool]]]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -145,17 +182,24 @@ class KeyValueToolParser(ToolParser):
             if not final and (not name or is_function_name(name)) and stop - start <= _KEY_LIMIT:
                 return None
             return self._not_a_call(i)
+        if match.group() == syntax.open:
+            # The next call began before this one's name line ended: an abandoned
+            # call head, syntax that lost its context.
+            self._marker(buf[i : match.start()])
+            self._exit_region()
+            return match.start()
         name = _bare_name(buf[start : match.start()])
         if not is_function_name(name):
             return self._not_a_call(i)
         end = match.end() if match.group() in syntax.name_end_tokens else match.start()
         self._open_call(name, buf[i:end])
         self._arguments = ArgumentsBuilder(self, self._tool(name), decode_untyped=self.decode_untyped)
+        self._given: set[str] = set()
         self._state = _BODY
         return end
 
     def _not_a_call(self, i: int) -> int:
-        self._text(self._syntax.open)
+        (self._marker if self._syntax.special_tokens else self._text)(self._syntax.open)
         self._exit_region()
         return i + len(self._syntax.open)
 
@@ -172,7 +216,13 @@ class KeyValueToolParser(ToolParser):
             self._close_call(syntax.close)
             self._exit_region()
             return j + len(syntax.close)
-        if _ends_inside(buf, j, syntax.key_open, syntax.close, "\\"):
+        if syntax.special_tokens and buf.startswith(syntax.open, j):
+            # The model dropped this call's closing tag: the next call begins.
+            self._arguments.close()
+            self._close_at_end_of_output()
+            self._exit_region()
+            return j
+        if _ends_inside(buf, j, syntax.key_open, *syntax.call_ends, "\\"):
             if not final:
                 return j if j > i else None
             # The output ended between parameters: every value so far closed.
@@ -197,10 +247,17 @@ class KeyValueToolParser(ToolParser):
             return end if end > i else None
         self._raw(buf[i : match.start()])
         self._key += buf[i : match.start()]
+        if match.group() == syntax.key_open and syntax.special_tokens:
+            # The model began the key again: the abandoned one is no argument.
+            self._raw(syntax.key_open)
+            self._key = ""
+            return match.end()
         if match.group() != syntax.key_close:
             self._state = _SKIP
             return match.start()
         self._raw(syntax.key_close)
+        if syntax.value_at_key_close:
+            return self._open_value(match.end())
         self._state = _AFTER_KEY
         return match.end()
 
@@ -209,11 +266,7 @@ class KeyValueToolParser(ToolParser):
         j = self._gap(buf, i)
         if buf.startswith(syntax.value_open, j):
             self._raw(syntax.value_open)
-            self._arguments.begin(self._key.strip(), self._string_hint())
-            self._key = ""
-            self._type = ""
-            self._state = _VALUE
-            return j + len(syntax.value_open)
+            return self._open_value(j + len(syntax.value_open))
         types = syntax.type_tags
         if types is not None and not self._type and buf.startswith(types[0], j):
             self._raw(types[0])
@@ -224,6 +277,20 @@ class KeyValueToolParser(ToolParser):
             return self._truncated(buf, j) if final else (j if j > i else None)
         self._state = _SKIP
         return j
+
+    def _open_value(self, at: int) -> int:
+        key = self._key.strip()
+        if key in self._given and self.first_value_wins:
+            # A repeated key: the first value is what the stream already sent.
+            self._value_sink: ArgumentsBuilder | _Ignored = _IGNORED
+        else:
+            self._given.add(key)
+            self._value_sink = self._arguments
+            self._arguments.begin(key, self._string_hint())
+        self._key = ""
+        self._type = ""
+        self._state = _VALUE
+        return at
 
     def _type_text(self, buf: str, i: int, final: bool) -> int | None:
         """A parameter's declared type (`<arg_type>string</arg_type>`)."""
@@ -269,17 +336,66 @@ class KeyValueToolParser(ToolParser):
             end = len(buf) - stops.held_suffix(buf, i)
         else:  # the common case: plain value text, nothing to hold back
             end = len(buf)
+        if match is not None and match.group() != self._syntax.value_close:
+            ends = self._value_ends(buf, match, final)
+            if ends is False:  # a tag inside the value is its text
+                end = match.end()
+                match = None
+            elif ends is None:  # what follows the tag decides: wait for it
+                match = None
+                final = False
         self._raw(buf[i:end])
-        self._arguments.text(buf[i:end])
+        self._value_sink.text(buf[i:end])
         if match is None:
             if final:
-                self._arguments.end()
+                self._value_sink.end()
                 return self._truncated(buf, end)
             return end if end > i else None
-        self._arguments.end()
+        self._value_sink.end()
         self._state = _BODY
+        if match.group() != self._syntax.value_close:
+            return end  # the closing tag was dropped: the tag that showed it is read next
         self._raw(match.group())
         return match.end()
+
+    def _value_ends(self, buf: str, match: re.Match[str], final: bool) -> bool | None:
+        """Whether a tag met inside a value (special-token syntax) shows that the
+        value's closing tag was dropped: the key of a declared parameter the call has
+        not given yet, a declared tool's call, or the call's closing tag that nothing
+        but the end of the output, or a declared tool's call, follows (None while that
+        is unknown)."""
+        syntax = self._syntax
+        at = match.end()
+        if match.group() == syntax.key_open:
+            stop = syntax.key_stops.find(buf, at)
+            if stop is None:
+                return None if not final and len(buf) - at <= _KEY_LIMIT else False
+            key = buf[at : stop.start()].strip()
+            return (
+                stop.group() == syntax.key_close
+                and key not in self._given
+                and key in tool_properties(self._tool_of_call())
+            )
+        if match.group() == syntax.open:
+            return self._call_head(buf[at:], final)
+        rest = buf[at:].lstrip()
+        if not rest:
+            return True if final else None
+        if rest.startswith(syntax.open):
+            return self._call_head(rest[len(syntax.open) :], final)
+        return None if not final and syntax.open.startswith(rest) else False
+
+    def _call_head(self, head: str, final: bool) -> bool | None:
+        """Whether `head`, after a call's opening tag, names a declared tool on its
+        own line (None while that is unknown)."""
+        newline = head.find("\n", 0, _KEY_LIMIT)
+        if newline < 0:
+            return None if not final and len(head) < _KEY_LIMIT else False
+        name = head[:newline].strip()
+        return is_function_name(name) and (self.tools is None or name in self.tools)
+
+    def _tool_of_call(self) -> ToolSpec | None:
+        return self._tool(self._call.name) if self._call is not None else None
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""
@@ -292,9 +408,11 @@ class KeyValueToolParser(ToolParser):
                 self._fail_call("invalid_arguments")
                 self._exit_region()
             return end if end > i or final else None
-        self._fail_call("invalid_arguments", buf[i : match.end()])
+        # The call's own closing tag belongs to it; the next call's opening tag does not.
+        end = match.end() if match.group() == self._syntax.close else match.start()
+        self._fail_call("invalid_arguments", buf[i:end])
         self._exit_region()
-        return match.end()
+        return end
 
     def _json_body(self, buf: str, i: int, final: bool) -> int | None:
         """A JSON call object as the call's body, streamed as it arrives."""
