@@ -131,3 +131,65 @@ def test_an_unknown_type_name_lets_the_text_decide():
     assert coerce_value("{'arg1': 3, 'arg2': [1, 2]}", types) == {"arg1": 3, "arg2": [1, 2]}
     assert coerce_value("42", types) == 42
     assert coerce_value("hello", types) == "hello"
+
+
+def test_a_scalar_written_as_a_json_string_is_its_value_where_no_string_is_allowed():
+    # SGLang's glm4_moe test_schema_type_coercion: `"42"` for a number parameter.
+    assert coerce_value('"42"', ("number",)) == 42
+    assert coerce_value('"2.5"', ("integer", "number")) == 2.5
+    assert coerce_value('"true"', ("boolean",)) is True
+    assert coerce_value('"null"', ("null", "integer")) is None
+    assert coerce_value('\\"123\\"', ("integer",)) == 123  # quotes escaped as inside a string
+    # Where a string is allowed besides other types, the quotes say which: a string.
+    assert coerce_value('"42"', ("integer", "string")) == "42"
+    assert coerce_value('"null"', ("null", "string")) == "null"
+    assert coerce_value("null", ("null", "string")) is None
+    # The text inside is no such value: kept as written.
+    assert coerce_value('"abc"', ("number",)) == '"abc"'
+    assert coerce_value('" 42"', ("number",)) == '" 42"'
+
+
+def test_numbers_are_written_without_separators_in_ascii_digits():
+    # Python's int() reads `123_456` and Arabic-Indic digits; a parameter is a number only as JSON writes it.
+    assert coerce_value("123_456", ("integer", "string")) == "123_456"
+    assert coerce_value("١٢", ("number",)) == "١٢"
+
+
+def test_an_enum_decides_between_readings():
+    # SGLang's glm47 schema tests: `7` for enum ["7", 8] is the string.
+    assert coerce_value("7", ("integer", "string"), ["7", 8]) == "7"
+    assert coerce_value("8", ("integer", "string"), ["7", 8]) == 8
+    assert coerce_value("1.0", ("number", "string"), [1, "auto"]) == 1.0
+
+
+def test_local_refs_and_root_unions_type_a_parameter():
+    tool = ToolSpec(
+        name="t",
+        parameters={
+            "$defs": {"a/b~c": {"type": "integer"}, "cycle": {"$ref": "#/$defs/cycle"}},
+            "properties": {"n": {"$ref": "#/$defs/a~1b~0c"}, "c": {"$ref": "#/$defs/cycle"}},
+        },
+    )
+    assert parameter_types(tool, "n") == ("integer",)
+    assert parameter_types(tool, "c") == ()
+    union = ToolSpec(
+        name="u",
+        parameters={
+            "oneOf": [
+                {"properties": {"kind": {"const": "text"}, "value": {"type": "string"}}},
+                {"allOf": [{"properties": {"kind": {"enum": ["count"]}, "value": {"type": "integer"}}}]},
+            ]
+        },
+    )
+    assert parameter_types(union, "value") == ("integer", "string")
+    assert parameter_types(union, "value", {"kind": "text"}) == ("string",)
+    assert parameter_types(union, "value", {"kind": "count"}) == ("integer",)
+
+
+def test_large_integers_stay_exact_and_null_is_no_value_where_no_string_fits():
+    # SGLang's qwen3_coder numeric-precision tests: a float would round 9007199254740993.
+    assert coerce_value("9007199254740993", ("number",)) == 9007199254740993
+    assert coerce_value(" -18446744073709551615 ", ("null", "number")) == -18446744073709551615
+    assert coerce_value("1.25e3", ("number",)) == 1250.0
+    assert coerce_value("null", ("number",)) is None
+    assert coerce_value("null", ("string",)) == "null"

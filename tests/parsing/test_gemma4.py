@@ -191,6 +191,21 @@ def test_every_delta_prefix_is_a_json_prefix():
     assert json.loads(joined) == {"a": {"x": [1, "two", {}]}, "b": "three"}
 
 
+def test_a_string_whose_opening_delimiter_was_left_out():
+    # SGLang's gemma4 string-delimiter tests: the model writes only the closing `<|"|>`.
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    make = splitter_factory(None, "gemma4", [WEATHER])
+    q = '<|"|>'
+    text = f"<|tool_call>call:get_weather{{city:Paris, France{q},days:3,opts:{{unit:metric{q}}},tags:[{q}a{q},b{q}]}}<tool_call|>"
+    assert summary(parse(make, text)) == [
+        ("call", "get_weather", {"city": "Paris, France", "days": 3, "opts": {"unit": "metric"}, "tags": ["a", "b"]})
+    ]
+    # A bare value followed by a key is no string: `5` stays a number.
+    text = f"<|tool_call>call:get_weather{{days:5,city:{q}Oslo: a, b{q}}}<tool_call|>"
+    assert summary(parse(make, text)) == [("call", "get_weather", {"days": 5, "city": "Oslo: a, b"})]
+
+
 def test_stray_colon_after_the_call_token_is_read():
     # vLLM's test_gemma4_regex_and_bare_calls.py: `<|tool_call>:call:bash{...}`.
     text = '<|tool_call>:call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'

@@ -52,3 +52,26 @@ def test_interleaved_with_reasoning_in_order():
         ("call", "get_weather", {"city": "Paris", "days": 3}),
         ("text", "Both done."),
     ]
+
+
+def test_a_root_union_types_a_value_by_its_discriminator_read_before_or_after_it():
+    # SGLang's glm47 schema tests (completed siblings disambiguate a root union).
+    from tokenyard.conversation import ToolSpec
+
+    branches = [
+        {"properties": {"kind": {"const": "text"}, "value": {"type": "string"}}},
+        {"properties": {"kind": {"const": "count"}, "value": {"type": "integer"}}},
+    ]
+    make = splitter_factory(None, "glm47", [ToolSpec(name="inspect", parameters={"oneOf": branches})])
+
+    def text(*pairs: tuple[str, str]) -> str:
+        body = "".join(f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>" for k, v in pairs)
+        return f"<tool_call>inspect{body}</tool_call>"
+
+    for pairs, expected in (
+        ((("kind", "text"), ("value", "7")), {"kind": "text", "value": "7"}),
+        ((("kind", "count"), ("value", "7")), {"kind": "count", "value": 7}),
+        ((("value", "7"), ("kind", "text")), {"value": "7", "kind": "text"}),
+        ((("value", "7"), ("kind", "count"), ("note", "x")), {"value": 7, "kind": "count", "note": "x"}),
+    ):
+        assert summary(parse(make, text(*pairs))) == [("call", "inspect", expected)]

@@ -60,3 +60,9 @@ def test_streams_arguments_and_recovers_a_complete_call_at_the_end():
 def test_marker_spellings_inside_arguments_stay_arguments():
     text = '<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "<|end_message|> <|content_thinking|>"}}<|end_message|>'
     assert summary(parse(inkling, text)) == [("call", "get_weather", {"city": "<|end_message|> <|content_thinking|>"})]
+
+
+def test_a_tool_block_that_is_no_call_keeps_its_kind_token_as_syntax():
+    # SGLang's inkling tests: the payload is content, the special token is not.
+    text = "Visible.<|message_model|>weather<|content_invoke_tool_json|>{not json at all<|end_message|>"
+    assert summary(parse(inkling, text)) == [("text", "Visible."), ("text", "{not json at all")]

@@ -45,3 +45,24 @@ def test_cut_inside_a_type_is_truncated():
     assert summary(parse(k2, "</ifm|think>" + LITERAL[: LITERAL.index("string") + 3])) == [
         ("incomplete", "get_weather", "truncated")
     ]
+
+
+def test_json_call_bodies_stream_and_end_at_the_call_tag():
+    # K2 Horizon's `json` format: one JSON call object per call, inside the same tags.
+    make = splitter_factory(None, "k2_horizon", [WEATHER])
+    text = (
+        'Sure.<ifm|tool_calls>\n<ifm|tool_call>{"name": "get_weather", "arguments": {"city": "Tokyo", "days": "2"}}'
+        "</ifm|tool_call>\n</ifm|tool_calls> Done."
+    )
+    assert summary(parse(make, text)) == [
+        ("text", "Sure."),
+        ("call", "get_weather", {"city": "Tokyo", "days": "2"}),
+        ("text", "Done."),
+    ]
+    # Not a call object (the name is no string): the text stays text.
+    text = '<ifm|tool_call>{"name": 123, "arguments": {}}</ifm|tool_call>'
+    assert [kind for kind, *_ in summary(parse(make, text))] == ["text"]
+    # Broken arguments: not delivered, its text (end tag included) is the failed call's.
+    text = '<ifm|tool_call>{"name": "get_weather", "arguments": {"city": }}</ifm|tool_call>after'
+    events = summary(parse(make, text))
+    assert events[0][:2] == ("incomplete", "get_weather") and events[-1] == ("text", "after")

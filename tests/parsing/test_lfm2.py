@@ -45,3 +45,20 @@ def test_json_call_objects_in_the_list():
         ("call", "get_weather", {"city": "Tokyo"}),
         ("call", "get_weather", {"city": "Paris"}),
     ]
+
+
+def test_single_json_object_without_a_list():
+    # Issue 13 cause 10: one call object where the format's list belongs.
+    text = 'Sure. <|tool_call_start|>{"name": "get_weather", "arguments": {"city": "Oslo"}}<|tool_call_end|> Done.'
+    assert summary(parse(lfm2, text)) == [
+        ("text", "Sure."),
+        ("call", "get_weather", {"city": "Oslo"}),
+        ("text", "Done."),
+    ]
+
+
+def test_single_json_object_then_junk_before_the_end_token():
+    text = '<|tool_call_start|>{"name": "get_weather", "arguments": {"city": "Oslo"}} and more<|tool_call_end|>'
+    events = summary(parse(lfm2, text))
+    assert events[0] == ("call", "get_weather", {"city": "Oslo"})
+    assert all(kind != "call" for kind, *_ in events[1:])

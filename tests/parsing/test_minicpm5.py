@@ -35,3 +35,21 @@ def test_python_str_values_typed_by_schema():
 
 def test_cut_inside_a_value_is_incomplete():
     assert summary(parse(minicpm, LITERAL[:45])) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_a_parameter_given_twice_is_no_call():
+    # SGLang's minicpm5 test_duplicate_param_names_invalid: which value was meant is unknown.
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    text = '<function name="get_weather"><param name="city">Oslo</param><param name="city">Rome</param></function> ok'
+    events = summary(parse(splitter_factory(None, "minicpm5", [WEATHER]), text))
+    assert [kind for kind, *_ in events] == ["incomplete", "text"]
+
+
+def test_text_between_parameters_that_is_no_parameter_breaks_the_call():
+    # SGLang's minicpm5 test_param_missing_name_invalid: `<param>` with no name.
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    text = '<function name="get_weather"><param>Oslo</param><param name="days">2</param></function> ok'
+    events = summary(parse(splitter_factory(None, "minicpm5", [WEATHER]), text))
+    assert [kind for kind, *_ in events] == ["incomplete", "text"]

@@ -135,3 +135,42 @@ def test_inline_code_with_an_undeclared_name_stays_prose():
 
     text = "Use [f(x) for x in y] here."
     assert summary(parse(splitter_factory(None, "pythonic", [WEATHER]), text)) == [("text", text)]
+
+
+def test_keyword_named_parameters_constant_fstrings_and_unpacked_mappings():
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    make = splitter_factory(None, "pythonic", [WEATHER])
+    # `from` and `class` are Python keywords but fine schema property names.
+    text = "[get_weather(city='Oslo', from=1, note='from=2', class={'if': [1,\n 2]})]"
+    assert summary(parse(make, text)) == [
+        ("call", "get_weather", {"city": "Oslo", "from": 1, "note": "from=2", "class": {"if": [1, 2]}})
+    ]
+    text = "[get_weather(**{'city': 'Oslo', 'days': 1}, days=2, unit=f'metric')]"
+    assert summary(parse(make, text)) == [("call", "get_weather", {"city": "Oslo", "days": 2, "unit": "metric"})]
+    # Not literals: an f-string with a placeholder, a mapping that is not a dict.
+    for text in ("[get_weather(city=f'{x}')]", "[get_weather(**[1, 2])]"):
+        assert [kind for kind, *_ in summary(parse(make, text))] == ["incomplete"]
+
+
+def test_an_invalid_escape_is_kept_as_written_without_a_warning():
+    import warnings
+
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        events = parse(splitter_factory(None, "pythonic", [WEATHER]), '[get_weather(city="\\d+")]')
+    assert summary(events) == [("call", "get_weather", {"city": "\\d+"})]
+
+
+def test_zero_padded_integers_are_their_decimal_value():
+    from .support import WEATHER, parse, splitter_factory, summary
+
+    make = splitter_factory(None, "pythonic", [WEATHER])
+    text = "[get_weather(city='07', days=07, offset=-005, ratio=007.5)]"
+    assert summary(parse(make, text)) == [
+        ("call", "get_weather", {"city": "07", "days": 7, "offset": -5, "ratio": 7.5})
+    ]
+    # Two numbers with a space between them are no number.
+    assert [kind for kind, *_ in summary(parse(make, "[get_weather(days=0 7)]"))] == ["incomplete"]

@@ -11,7 +11,8 @@ with the tool's schema is coerced (a bare `01234` for a string parameter stays
 the string the model wrote; a delimited `3` for an integer becomes 3).
 
 Inside a string everything up to the closing `<|"|>` is content, tool-call
-markers included.
+markers included. Known failure shape handled: a string whose opening delimiter
+the model left out (`query:weather in Tokyo<|"|>`).
 
 A call whose `<|tool_call>` token the model or its decoder dropped reads as plain
 `call:get_weather{city:<|"|>Tokyo<|"|>}` (vLLM's Gemma 4 tests). It is read as a call
@@ -45,6 +46,9 @@ _LOOSE_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+
 _LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
 _NULLS = frozenset(("null", "none", "nil"))
 _MAX_KEY = 256
+# A bare value's characters up to the first `:`, bracket or `<`.
+_BARE_RUN = always_match(r"[^:{}\[\]<]*")
+_MAX_BARE_STRING = 4096
 # A call head without its token (see the module docstring), and what may still grow
 # into one: held only while it can.
 _BARE_HEAD = re.compile(r"call:([A-Za-z_][\w.\-:/]{0,255})\{")
@@ -346,6 +350,12 @@ class Gemma4ToolParser(ToolParser):
                     continue
                 if not quoted and c in ",:}]<":
                     raise _SyntaxError(i)
+                bare_string_end = -1
+                if not quoted and c != "{" and c != "[":
+                    found = self._bare_string_end(buf, i, final)
+                    if found is None:
+                        return i  # not yet known which it is
+                    bare_string_end = found
                 if self._stack[-1] == "]":
                     stream(", " if self._counts[-1] else "")
                     self._counts[-1] += 1
@@ -358,6 +368,11 @@ class Gemma4ToolParser(ToolParser):
                     self._counts.append(0)
                     self._arg_state = _KEY if c == "{" else _VALUE
                     i += 1
+                elif bare_string_end >= 0:  # a string whose opening delimiter the model left out
+                    self._begin_string()
+                    self._string_text(buf[i:bare_string_end])
+                    self._end_string()
+                    i = bare_string_end + len(quote)
                 else:
                     self._pieces = []
                     self._arg_state = _SCALAR_VALUE
@@ -372,6 +387,21 @@ class Gemma4ToolParser(ToolParser):
                 else:
                     raise _SyntaxError(i)
         return n
+
+    def _bare_string_end(self, buf: str, i: int, final: bool) -> int | None:
+        """Gemma 4 sometimes leaves out a string's opening delimiter and writes only
+        the closing one (`query:weather in Tokyo<|"|>`). A bare value that runs to a
+        delimiter with no `:`, bracket or other tag on the way, and not to a comma
+        just before it, is such a string:
+        where that delimiter starts (-1: a bare value; None: more input decides)."""
+        j = _BARE_RUN(buf, i).end()
+        if j == len(buf) or _is_partial(buf, j, self.quote):
+            if final or j - i > _MAX_BARE_STRING:
+                return -1
+            return None
+        if not buf.startswith(self.quote, j) or buf[i:j].rstrip().endswith(","):
+            return -1  # (after a comma the delimiter opens the next value)
+        return j
 
     def _begin_member(self, key: str) -> None:
         self._stream_args((", " if self._counts[-1] else "") + dumps(key) + ": ")

@@ -27,7 +27,7 @@ from ...conversation import ToolSpec
 from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
-from .base import ToolParser, is_function_name
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
 
@@ -113,7 +113,7 @@ class _Ignored:
 _IGNORED = _Ignored()
 
 # States.
-_HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE = range(7)
+_HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE, _JSON, _AFTER_JSON = range(9)
 
 
 class KeyValueToolParser(ToolParser):
@@ -126,6 +126,8 @@ class KeyValueToolParser(ToolParser):
     syntaxes: ClassVar[tuple[KeyValueSyntax, ...]] = ()
     # A value no schema types is read as JSON where it is JSON (ArgumentsBuilder).
     decode_untyped: ClassVar[bool] = False
+    # A call's body may instead be one JSON call object (`{"name": ..., "arguments": ...}`).
+    json_bodies: ClassVar[bool] = False
     # A key the call already gave keeps its first value (the stream already sent it;
     # vLLM's solar_open2), rather than being written again (the last one wins when the
     # arguments are read: vLLM's hy_v4).
@@ -169,6 +171,10 @@ class KeyValueToolParser(ToolParser):
             self._exit_region()
             return i + len(tag)
         start = _WHITESPACE(buf, i + len(syntax.open)).end()
+        if self.json_bodies and buf.startswith("{", start):
+            self._reader = JsonCallReader(self, buf[i:start])
+            self._state = _JSON
+            return start
         match = syntax.name_ends.find(buf, start)
         if match is None:
             stop = len(buf) if final else len(buf) - syntax.name_ends.held_suffix(buf, start)
@@ -408,6 +414,46 @@ class KeyValueToolParser(ToolParser):
         self._exit_region()
         return end
 
+    def _json_body(self, buf: str, i: int, final: bool) -> int | None:
+        """A JSON call object as the call's body, streamed as it arrives."""
+        if i == len(buf) and not final:
+            return None
+        reader = self._reader
+        try:
+            end = reader.feed(buf[i:])
+        except NotACall as error:
+            self._text("".join(reader.pre_raw))
+            self._exit_region()
+            return i + error.consumed
+        except BadCallSyntax as error:
+            self._state = _SKIP  # the rest of the call up to its end tag is its raw
+            return i + error.consumed
+        if end >= 0:
+            self._state = _AFTER_JSON
+            return i + end
+        if final:
+            if reader.started:
+                self._fail_call("truncated")
+            else:
+                self._text("".join(reader.pre_raw))
+            self._exit_region()
+        return len(buf)
+
+    def _after_json(self, buf: str, i: int, final: bool) -> int | None:
+        """After the object: the call's end tag."""
+        close = self._syntax.close
+        j = _WHITESPACE(buf, i).end()
+        if buf.startswith(close, j):
+            self._close_call(buf[i : j + len(close)])
+            self._exit_region()
+            return j + len(close)
+        if not final and _ends_inside(buf, j, close):
+            return None
+        # The object is complete; what follows it without the end tag is text.
+        self._close_call()
+        self._exit_region()
+        return i
+
     def _gap(self, buf: str, i: int) -> int:
         """Skip the whitespace between tags into the call's raw."""
         j = _GAP(buf, i).end()
@@ -429,6 +475,8 @@ class KeyValueToolParser(ToolParser):
         _VALUE: _value,
         _SKIP: _skip,
         _TYPE: _type_text,
+        _JSON: _json_body,
+        _AFTER_JSON: _after_json,
     }
 
 

@@ -122,12 +122,20 @@ class InklingToolParser(ToolParser):
         self._exit_region()
         return match.end()
 
+    def _not_a_call(self, held: list[str]) -> None:
+        # The block kind is a special token: syntax even when its body is no call.
+        text = "".join(held)
+        if text.startswith(TOOL_JSON):
+            self._marker(TOOL_JSON)
+            text = text[len(TOOL_JSON) :]
+        self._text(text)
+
     def _call_json(self, buf: str, final: bool) -> int:
         reader = self._reader
         try:
             end = reader.feed(buf)
         except NotACall as error:
-            self._text("".join(reader.pre_raw))
+            self._not_a_call(reader.pre_raw)
             self._exit_region()
             return error.consumed
         except BadCallSyntax as error:
@@ -140,7 +148,7 @@ class InklingToolParser(ToolParser):
             if reader.started:
                 self._fail_call("truncated")
             else:
-                self._text("".join(reader.pre_raw))
+                self._not_a_call(reader.pre_raw)
             self._exit_region()
         return len(buf)
 

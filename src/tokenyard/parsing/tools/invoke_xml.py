@@ -228,6 +228,7 @@ class InvokeToolParser(ToolParser):
                     return head.end()
                 self._arguments = self._new_arguments(name)
                 self._body_started = False
+                self._parameter_names: set[str] = set()
                 self._state = _BODY
                 return head.end()
         elif not final and _could_be_head(buf, at, syntax.invoke_open):
@@ -274,7 +275,9 @@ class InvokeToolParser(ToolParser):
         match = syntax.body_markers.find(buf, pos)
         if match is None:
             end = len(buf) if final else len(buf) - syntax.body_markers.held_suffix(buf, pos)
-            self._raw(buf[pos:end])  # stray text inside the invoke stays its raw
+            if not final and buf[pos:end].strip():
+                return self._stray_text(pos)
+            self._raw(buf[pos:end])  # at the end of output: the truncated call's raw
             if final:  # between parameters: every value so far closed
                 assert self._arguments is not None
                 self._arguments.close()
@@ -282,7 +285,8 @@ class InvokeToolParser(ToolParser):
                 self._exit_region()
             return end if end > pos else -1
         at = match.start()
-        self._raw(buf[pos:at])
+        if buf[pos:at].strip():
+            return self._stray_text(pos)
         marker = match.group()
         if marker == syntax.parameter_open:
             head = syntax.parameter_head.match(buf, at)
@@ -292,9 +296,12 @@ class InvokeToolParser(ToolParser):
                 self._raw(marker)  # a malformed tag: raw, not a parameter
                 return match.end()
             name, rest = _tag_name(head.group(1))
-            if not name:
-                self._raw(head.group())
-                return head.end()
+            if not name or name in self._parameter_names:
+                # A parameter tag with no name, or a parameter given twice: which
+                # value the model meant is unknown, so the call is not dispatched.
+                self._state = _BROKEN
+                return at
+            self._parameter_names.add(name)
             hint = _STRING_ATTRIBUTE.search(rest)
             self._raw(head.group())
             assert self._arguments is not None
@@ -304,6 +311,12 @@ class InvokeToolParser(ToolParser):
         assert self._arguments is not None
         self._arguments.close()
         return self._end_call(buf, at, match.end(), marker)
+
+    def _stray_text(self, pos: int) -> int:
+        """Text between parameters that is no parameter (`<param>x</param>` with no
+        name): the call's syntax broke, so it is not dispatched."""
+        self._state = _BROKEN
+        return pos
 
     def _end_call(self, buf: str, at: int, end: int, marker: str, reason: str | None = None) -> int:
         """A marker that ends the open call was found at `at`: the call is ready

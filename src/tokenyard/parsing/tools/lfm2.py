@@ -5,7 +5,8 @@
 Strings single-quoted, mappings as JSON (`true`/`null` inside them), other values
 as Python writes them (`True`, `None`); several calls share one list. A list item
 may also be a JSON call object (`[{"name": ..., "arguments": {...}}]`), which LFM2
-writes when asked for JSON. Only the start token begins a call: a bare `[` is prose."""
+writes when asked for JSON, or a single such object with no list around it
+(`<|tool_call_start|>{...}<|tool_call_end|>`). Only the start token begins a call: a bare `[` is prose."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from .invoke_xml import _HEAD, InvokeSyntax, InvokeToolParser
+from .xml_args import ArgumentsBuilder
 
 _SYNTAX = InvokeSyntax(
     "atem:function_calls",
@@ -43,6 +44,11 @@ class MuseGlimmerToolParser(InvokeToolParser):
     start_markers = (_CHANNEL,)
     # Inside the reasoning channel, `to=` and ATEM markup are its text.
     reasoning_exit_markers = ()
+
+    def _new_arguments(self, name: str) -> ArgumentsBuilder:
+        # The checkpoint's response schema allows non-JSON values: a value the tool's
+        # schema does not type is read as JSON where it is JSON (`42`, `null`), else text.
+        return ArgumentsBuilder(self, self._tool(name), strip_newline=self.syntax.strip_newline, decode_untyped=True)
 
     def _enter_region(self, marker: str) -> None:
         super()._enter_region(marker)

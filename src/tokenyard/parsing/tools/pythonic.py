@@ -4,7 +4,8 @@
     <|python_start|>[get_weather(city="Tokyo", days=3)]<|python_end|>
 
 Keyword arguments are Python literals (strings, numbers, True/False/None, lists,
-tuples, sets, dicts; JSON's true/false/null too, which LFM2's and OLMo 3's
+tuples, sets, dicts, f-strings without placeholders, `**{...}` unpacked into
+keywords; JSON's true/false/null too, which LFM2's and OLMo 3's
 templates write inside values) and become the JSON arguments. A call is announced once its name
 and `(` are read; its arguments come as one delta when its closing `)` is parsed,
 since only the complete call syntax can be converted, and it is ready there. `[`,
@@ -15,8 +16,12 @@ since only the complete call syntax can be converted, and it is ready there. `[`
 from __future__ import annotations
 
 import ast
+import io
 import json
+import keyword
 import re
+import tokenize
+import warnings
 from typing import Any, ClassVar
 
 from ..patterns import always_match
@@ -67,6 +72,7 @@ class PythonicToolParser(CallListParser):
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._any_call = False
         self._reader: JsonCallReader | None = None
+        self._bare_object = False  # one JSON call object in the wrapper, no list
 
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
@@ -108,6 +114,11 @@ class PythonicToolParser(CallListParser):
                 self._pending += c
                 self._state = _ITEM
                 return i + 1
+            if c == "{" and self.json_items:  # a single call object where a list belongs
+                self._reader = JsonCallReader(self)
+                self._bare_object = True
+                self._state = _JSON
+                return i
         elif state == _ITEM:
             if _NAME_START(c):
                 self._name = ""
@@ -257,7 +268,7 @@ class PythonicToolParser(CallListParser):
         if end >= 0:
             self._close_call()
             self._any_call = True
-            self._state = _AFTER_CALL
+            self._state = _END_TAG if self._bare_object else _AFTER_CALL
             return end
         if final:
             if reader.started:
@@ -278,9 +289,12 @@ def _arguments_json(inside: str) -> str | None:
     when it is not keyword arguments with literal values. A NUL byte (which Python
     source cannot hold) is read as its escape; raw newlines that only make sense
     inside a string (a multi-line shell command) are read as escapes when the text
-    does not parse otherwise."""
+    does not parse otherwise; so are keyword-named parameters and zero-padded
+    integers (`_rewritten_literals`)."""
     source = inside.replace("\x00", "\\x00")
     arguments = _keyword_literals(source)
+    if arguments is None:
+        arguments = _rewritten_literals(source)
     if arguments is None and "\n" in source:
         arguments = _keyword_literals(source.replace("\r", "\\r").replace("\n", "\\n"))
     if arguments is None:
@@ -291,16 +305,85 @@ def _arguments_json(inside: str) -> str | None:
         return None
 
 
+def _rewritten_literals(inside: str) -> dict[str, Any] | None:
+    """Two spellings Python rejects though their meaning is plain, read as meant:
+    a parameter named like a Python keyword (`from=1`: a schema may well have
+    `from` or `class`), at the call's top level after `(` or `,` and before `=`,
+    is read under a stand-in name and given back its own; a zero-padded decimal
+    integer (`month=07`, which Python 3 no longer reads as octal) is its decimal
+    value. Strings are left as written."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(inside).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    line_starts = [0]
+    for line in io.StringIO(inside):
+        line_starts.append(line_starts[-1] + len(line))
+
+    def offset(position: tuple[int, int]) -> int:
+        return line_starts[position[0] - 1] + position[1]
+
+    edits: list[tuple[int, int, str]] = []
+    renamed: dict[str, str] = {}
+    depth, previous = 0, ","
+    significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
+    for index, token in enumerate(significant):
+        following = significant[index + 1] if index + 1 < len(significant) else None
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif (
+            depth == 0
+            and token.type == tokenize.NAME
+            and keyword.iskeyword(token.string)
+            and previous == ","
+            and following is not None
+            and following.string == "="
+        ):
+            stand_in = f"_tokenyard_keyword_{len(renamed)}_"
+            if stand_in in inside:
+                return None
+            renamed[stand_in] = token.string
+            edits.append((offset(token.start), offset(token.end), stand_in))
+        elif (
+            token.type == tokenize.NUMBER
+            and set(token.string) == {"0"}
+            and following is not None
+            and following.type == tokenize.NUMBER
+            and following.string.isdigit()
+            and following.start == token.end
+        ):
+            edits.append((offset(token.start), offset(following.end), str(int(token.string + following.string))))
+        if token.type != tokenize.ENDMARKER:
+            previous = token.string
+    if not edits:
+        return None
+    for start, end, replacement in reversed(edits):
+        inside = inside[:start] + replacement + inside[end:]
+    arguments = _keyword_literals(inside)
+    if arguments is None:
+        return None
+    return {renamed.get(name, name): value for name, value in arguments.items()}
+
+
 def _keyword_literals(inside: str) -> dict[str, Any] | None:
     try:
-        call = ast.parse(f"f({inside})", mode="eval").body
+        with warnings.catch_warnings():
+            # `"\d+"` is the model's text, kept as written; not a warning to log.
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+            call = ast.parse(f"f({inside})", mode="eval").body
         if not isinstance(call, ast.Call) or call.args:
             return None
         arguments = {}
         for keyword in call.keywords:
-            if keyword.arg is None:  # **mapping
+            value = _literal(keyword.value)
+            if keyword.arg is not None:
+                arguments[keyword.arg] = value
+            elif isinstance(value, dict):  # `**{'a': 1}`: its keys are arguments, later ones win
+                arguments.update(value)
+            else:
                 return None
-            arguments[keyword.arg] = _literal(keyword.value)
         return arguments
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
@@ -318,6 +401,10 @@ def _literal(node: ast.expr) -> Any:
         or (isinstance(node, ast.Constant) and node.value is None)
     ):
         return node.value
+    if isinstance(node, ast.JoinedStr) and all(
+        isinstance(part, ast.Constant) and isinstance(part.value, str) for part in node.values
+    ):  # an f-string with no placeholders is a plain string
+        return "".join(part.value for part in node.values)  # type: ignore[attr-defined]  # checked above
     if isinstance(node, ast.Name) and node.id in _NAMES:
         return _NAMES[node.id]
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):

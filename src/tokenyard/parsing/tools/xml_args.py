@@ -12,9 +12,19 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ...conversation import ToolSpec
-from ..coercion import coerce_value, dumps, fits, parameter_types, wants_string
+from ..coercion import (
+    ambiguous_shape,
+    coerce_value,
+    dumps,
+    fits,
+    has_shapes,
+    parameter_enum,
+    parameter_types,
+    wants_string,
+)
 from .base import ToolParser
 
 _NOT_JSON = object()
@@ -60,6 +70,16 @@ class ArgumentsBuilder:
         self._paired = paired_newlines
         self._strip_tail = strip_newline  # for this parameter
         self._count = 0
+        self._name = ""
+        self._hint: bool | None = None
+        # The values read so far: they decide which shape of a root `oneOf` applies.
+        self._values: dict[str, Any] = {}
+        # Parameters held to the call's end because their type depends on a
+        # discriminator not read yet (name, text, hint), or None.
+        self._pending: list[tuple[str, str, bool | None]] | None = None
+        # A streamed string is kept only where a value may decide a shape.
+        self._shaped = has_shapes(tool)
+        self._streamed: list[str] = []
         self._types: tuple[str, ...] = ()
         self._streaming = False
         self._held: list[str] = []
@@ -73,27 +93,40 @@ class ArgumentsBuilder:
     def begin(self, name: str, string_hint: bool | None = None) -> None:
         """Start parameter `name`. `string_hint` is what the format itself says
         (DSML's `string="true"`); None defers to the schema."""
-        self._owner._stream_args(("{" if self._count == 0 else ", ") + dumps(name) + ": ")
-        self._count += 1
-        # A string hint against a schema that allows no string (DSML `string="true">42`
-        # for an integer): the schema wins, as the value must fit the tool.
-        self._types = parameter_types(self._tool, name)
-        if string_hint and (not self._types or "string" in self._types):
-            self._types = ("string",)
-        untyped = not self._types and (string_hint is False or self._decode_untyped)
-        if untyped:
-            self._types = ("null", "boolean", "integer", "number", "object", "array", "string")
-        # A value the format marks as not-a-string is JSON: held and decoded even
-        # where the schema says string (DSML `string="false">"Tokyo"`).
-        self._json_first = string_hint is False or untyped
-        self._streaming = wants_string(self._types) and not self._json_first
+        self._name, self._hint = name, string_hint
         self._held = []
         self._fresh = True
         self._tail = ""
         self._strip_tail = self._strip_newline
         self.plain_run = False
+        self._streamed = []
+        if self._shaped and self._pending is None and ambiguous_shape(self._tool, name, self._values):
+            # Its type depends on a discriminator still to come: from here on the
+            # call's arguments are held and written at its end.
+            self._pending = []
+        if self._pending is not None:
+            self._streaming = False
+            return
+        self._owner._stream_args(("{" if self._count == 0 else ", ") + dumps(name) + ": ")
+        self._count += 1
+        self._types, self._json_first = self._typing(name, string_hint, self._values)
+        self._streaming = wants_string(self._types) and not self._json_first
         if self._streaming:
             self._owner._stream_args('"')
+
+    def _typing(self, name: str, string_hint: bool | None, siblings: dict[str, Any]) -> tuple[tuple[str, ...], bool]:
+        """The types a value may take, and whether it is read as JSON first."""
+        # A string hint against a schema that allows no string (DSML `string="true">42`
+        # for an integer): the schema wins, as the value must fit the tool.
+        types = parameter_types(self._tool, name, siblings)
+        if string_hint and (not types or "string" in types):
+            types = ("string",)
+        untyped = not types and (string_hint is False or self._decode_untyped)
+        if untyped:
+            types = ("null", "boolean", "integer", "number", "object", "array", "string")
+        # A value the format marks as not-a-string is JSON: held and decoded even
+        # where the schema says string (DSML `string="false">"Tokyo"`).
+        return types, string_hint is False or untyped
 
     def text(self, chunk: str) -> None:
         if not chunk:
@@ -114,6 +147,8 @@ class ArgumentsBuilder:
         if self._strip_tail and chunk.endswith("\n"):
             chunk, self._tail = chunk[:-1], "\n"
         if chunk:
+            if self._shaped:
+                self._streamed.append(chunk)
             # Most chunks need no escaping; json.dumps is the slow path for those that do.
             self._owner._stream_args(chunk.translate(JSON_STRING_ESCAPES) if _NEEDS_ESCAPE(chunk) else chunk)
         self.plain_run = not self._tail and not self._strip_newline
@@ -123,24 +158,54 @@ class ArgumentsBuilder:
         self.plain_run = False
         if self._streaming:
             self._owner._stream_args('"')
+            if self._shaped:
+                self._values[self._name] = "".join(self._streamed)
             return
         value = "".join(self._held)
         if self._strip_tail and value.endswith("\n"):
             value = value[:-1]
-        decoded = _json_value(value) if self._json_first else _NOT_JSON
-        if decoded is _NOT_JSON or not fits(decoded, self._types):
+        if self._pending is not None:
+            self._pending.append((self._name, value, self._hint))
+            return
+        decoded = self._decode(
+            value, self._types, self._json_first, parameter_enum(self._tool, self._name, self._values)
+        )
+        if self._shaped:
+            self._values[self._name] = decoded
+        self._owner._stream_args(dumps(decoded))
+
+    def _decode(self, value: str, types: tuple[str, ...], json_first: bool, enum: list[Any] | None) -> Any:
+        decoded = _json_value(value) if json_first else _NOT_JSON
+        if decoded is _NOT_JSON or not fits(decoded, types):
             # Not JSON, or JSON the schema does not allow (DSML `string="false">null`
             # for a string parameter): the schema decides, as for untyped values...
-            coerced = coerce_value(value, self._types)
+            coerced = coerce_value(value, types, enum)
             # ...unless nothing fits and the schema allows no string either: then the
             # JSON the model marked as such (an object for an integer) beats its text.
-            if decoded is _NOT_JSON or not isinstance(coerced, str) or "string" in self._types:
+            if decoded is _NOT_JSON or not isinstance(coerced, str) or "string" in types:
                 decoded = coerced
-        self._owner._stream_args(dumps(decoded))
+        return decoded
 
     def close(self) -> None:
         """The call's closing tag was read."""
+        if self._pending:
+            self._write_pending(self._pending)
         self._owner._stream_args("}" if self._count else "{}")
+
+    def _write_pending(self, pending: list[tuple[str, str, bool | None]]) -> None:
+        """The held parameters, typed once every value is known: the values decide
+        the shape (a discriminator read after the value it governs included)."""
+        known = dict(self._values)
+        for _ in range(2):  # a first reading finds the discriminators, the second types by them
+            for name, value, hint in pending:
+                siblings = {key: item for key, item in known.items() if key != name}
+                types, json_first = self._typing(name, hint, siblings)
+                known[name] = self._decode(value, types, json_first, parameter_enum(self._tool, name, siblings))
+        parts = []
+        for name, _value, _hint in pending:
+            parts.append(("{" if self._count == 0 else ", ") + dumps(name) + ": " + dumps(known[name]))
+            self._count += 1
+        self._owner._stream_args("".join(parts))
 
     @property
     def in_string(self) -> bool:
