@@ -66,3 +66,11 @@ def test_a_tool_block_that_is_no_call_keeps_its_kind_token_as_syntax():
     # SGLang's inkling tests: the payload is content, the special token is not.
     text = "Visible.<|message_model|>weather<|content_invoke_tool_json|>{not json at all<|end_message|>"
     assert summary(parse(inkling, text)) == [("text", "Visible."), ("text", "{not json at all")]
+
+
+def test_an_empty_tool_block_is_framing_and_its_end_token_never_text():
+    # SGLang's test_degenerate_payloads_yield_no_call: no call, no content.
+    for text in (f"<|content_invoke_tool_json|>{END}", f"<|content_invoke_tool_json|> \n{END}After."):
+        events = parse(inkling, text)
+        assert summary(events) == ([] if text.endswith(END) else [("text", "After.")])
+        assert "".join(e.text for e in events if hasattr(e, "text")) == text

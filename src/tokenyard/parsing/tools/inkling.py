@@ -132,6 +132,10 @@ class InklingToolParser(ToolParser):
 
     def _call_json(self, buf: str, final: bool) -> int:
         reader = self._reader
+        if not reader.started:
+            empty = self._empty_block(reader.pre_raw, buf, final)
+            if empty is not None:
+                return empty
         try:
             end = reader.feed(buf)
         except NotACall as error:
@@ -151,6 +155,24 @@ class InklingToolParser(ToolParser):
                 self._not_a_call(reader.pre_raw)
             self._exit_region()
         return len(buf)
+
+    def _empty_block(self, held_raw: list[str], buf: str, final: bool) -> int | None:
+        """A JSON tool block that ends before its body begins is framing: its end
+        marker is a special token, never text (the JSON reader would take its `<`)."""
+        held = "".join(held_raw)
+        if not held.startswith(TOOL_JSON) or held[len(TOOL_JSON) :].strip():
+            return None
+        stripped = buf.lstrip()
+        lead = len(buf) - len(stripped)
+        for end in _BLOCK_ENDS:
+            if stripped.startswith(end):
+                self._marker(held + buf[: lead + len(end)])
+                held_raw.clear()
+                self._exit_region()
+                return lead + len(end)
+        if not final and (not stripped or any(end.startswith(stripped) for end in _BLOCK_ENDS)):
+            return 0
+        return None
 
     def _after_call(self, buf: str, final: bool) -> int:
         stripped = buf.lstrip()
