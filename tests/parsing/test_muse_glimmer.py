@@ -66,3 +66,10 @@ def test_doubled_name_of_a_bare_tool_is_the_declared_tool():
     # (An undeclared tool's values are read as JSON where JSON: the response schema's allow_non_json.)
     other = LITERAL.replace("get_weather", "foo.get_weather")
     assert summary(parse(muse, other)) == [("call", "foo.get_weather", {"city": "Tokyo", "days": 3})]
+
+
+def test_a_channel_header_without_its_role_or_recipient_is_framing():
+    # SGLang's muse_glimmer reasoning tests: `<|start|>` opens a channel with or
+    # without `assistant`; a header without `to=` is the user's channel.
+    text = "<|start|>to=self<|message|>Think.<|eom|><|start|><|message|>Sunny.<|eom|><|start|>to=user<|message|>Bye."
+    assert summary(parse(muse, text)) == [("reasoning", "Think."), ("text", "Sunny."), ("text", "Bye.")]

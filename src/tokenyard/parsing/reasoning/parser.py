@@ -136,12 +136,13 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     # Muse Glimmer: channel-scoped messages; `to=self` is reasoning, `to=user` the
     # answer, the framing tokens syntax (the tool channel belongs to muse_glimmer's
     # tool parser). Headers are matched from `to=`, not the space before it, so
-    # ordinary prose seldom takes the marker path.
+    # ordinary prose seldom takes the marker path. A channel may open without its
+    # role (`<|start|>to=self`) or its recipient (`<|start|><|message|>`: the user's).
     ReasoningFormat(
         "muse_glimmer",
         ("to=self<|message|>",),
         ("<|eom|>", "<|eot|>"),
-        syntax=("<|start|>assistant", "to=user<|message|>", "<|eot|>", "<|eom|>"),
+        syntax=("<|start|>assistant", "<|start|><|message|>", "<|start|>", "to=user<|message|>", "<|eot|>", "<|eom|>"),
         aliases=("muse",),
     ),
     # OLMo 3 Think: the generation prompt opens `<think>`.
