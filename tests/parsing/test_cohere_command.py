@@ -58,3 +58,8 @@ def test_the_models_call_ids_are_kept_unless_they_collide():
     splitter = OutputSplitter("cohere_command4", "cohere_command4", tools=[WEATHER], call_ids=reused)
     events = [*splitter.feed(text), *splitter.finish()]
     assert [e.id for e in events if isinstance(e, ToolCallReady)] == ["call_t00", "1"]
+
+
+def test_the_end_of_turn_token_is_a_marker_not_text():
+    text = "<|START_RESPONSE|>Hi.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>"
+    assert summary(parse(cmd4, text)) == [("text", "Hi.")]

@@ -373,3 +373,8 @@ def test_json_marked_value_that_fits_no_schema_type_stays_json_unless_a_string_i
     assert summary(parse(splitter_factory(None, "deepseek_v3_2", [search]), text)) == [
         ("call", "search", {"topn": {"n": 3}, "text": '{"n": 3}'})
     ]
+
+
+@pytest.mark.parametrize("make", [v32, v4])
+def test_the_end_of_sentence_token_is_a_marker_not_text(make):
+    assert summary(parse(make, "Done.<｜end▁of▁sentence｜>")) == [("text", "Done.")]

@@ -25,3 +25,7 @@ def test_v4_spelling_is_text_here_and_a_cut_value_truncated():
     v4 = LITERAL.replace(f"{FB}DSML{FB} ", f"{FB}DSML{FB}").replace(" calls>", "tool_calls>")
     assert summary(parse(v41, v4)) == [("text", v4)]
     assert summary(parse(v41, LITERAL[: LITERAL.index("Tokyo") + 2])) == [("incomplete", "get_weather", "truncated")]
+
+
+def test_the_end_of_sentence_token_is_a_marker_not_text():
+    assert summary(parse(v41, "</think>Done.<｜end▁of▁sentence｜>")) == [("text", "Done.")]

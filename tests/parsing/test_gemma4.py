@@ -300,3 +300,8 @@ def test_bare_call_split_at_every_character_boundary():
 def test_functiongemma_reads_calls_at_its_token_only():
     text = "call:get_weather{city:<escape>Tokyo<escape>}"
     assert summary(parse(splitter_factory(None, "functiongemma", [WEATHER]), text)) == [("text", text)]
+
+
+def test_the_tool_response_token_after_a_call_is_a_marker_not_text():
+    text = '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>}<tool_call|><|tool_response>'
+    assert summary(parse(gemma, text)) == [("call", "get_weather", {"city": "Tokyo"})]

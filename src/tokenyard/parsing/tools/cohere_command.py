@@ -29,4 +29,6 @@ class CohereCommandToolParser(JsonCallListParser):
     aliases = ("cohere_command3",)
     start_markers = ("<|START_ACTION|>",)
     close_tag = "<|END_ACTION|>"
+    # The end-of-turn token (the engine stops on it) is a control token, never text.
+    stray_markers = ("<|END_OF_TURN_TOKEN|>",)
     reader = _ActionReader

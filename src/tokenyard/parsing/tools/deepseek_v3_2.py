@@ -15,6 +15,7 @@ block) is a marker up to its `>` or line end, never content.
 
 from __future__ import annotations
 
+from .deepseek_v3 import END_OF_SENTENCE
 from .invoke_xml import InvokeToolParser, dsml_syntax
 
 _V3_2 = dsml_syntax("function_calls")
@@ -25,5 +26,5 @@ class DeepSeekV32ToolParser(InvokeToolParser):
     aliases = ("deepseek_v32",)
     syntax = _V3_2
     start_markers = _V3_2.start_markers
-    stray_markers = ("<｜DSML｜", "</｜DSML｜")
+    stray_markers = ("<｜DSML｜", "</｜DSML｜", END_OF_SENTENCE)
     quote_aware = True

@@ -13,6 +13,7 @@ invoke with no outer block also starts a call.
 
 from __future__ import annotations
 
+from .deepseek_v3 import END_OF_SENTENCE
 from .invoke_xml import InvokeToolParser, dsml_syntax
 
 _V4 = dsml_syntax("tool_calls")
@@ -22,5 +23,5 @@ class DeepSeekV4ToolParser(InvokeToolParser):
     name = "deepseek_v4"
     syntax = _V4
     start_markers = _V4.start_markers
-    stray_markers = ("<｜DSML｜", "</｜DSML｜")
+    stray_markers = ("<｜DSML｜", "</｜DSML｜", END_OF_SENTENCE)
     quote_aware = True

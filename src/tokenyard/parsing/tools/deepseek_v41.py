@@ -11,6 +11,7 @@ after the `｜DSML｜` token and the outer block named `calls`:
 
 from __future__ import annotations
 
+from .deepseek_v3 import END_OF_SENTENCE
 from .invoke_xml import InvokeSyntax, InvokeToolParser
 
 _V41 = InvokeSyntax(
@@ -22,3 +23,4 @@ class DeepSeekV41ToolParser(InvokeToolParser):
     name = "deepseek_v41"
     syntax = _V41
     start_markers = _V41.start_markers
+    stray_markers = (END_OF_SENTENCE,)

@@ -11,6 +11,7 @@ from .gemma4 import Gemma4ToolParser
 
 class FunctionGemmaToolParser(Gemma4ToolParser):
     name = "functiongemma"
+    stray_markers = ()  # Gemma 4's tool-response token is not FunctionGemma's
     aliases = ()
     call_open = "<start_function_call>"
     call_close = "<end_function_call>"

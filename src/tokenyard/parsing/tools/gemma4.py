@@ -119,6 +119,9 @@ class Gemma4ToolParser(ToolParser):
     call_close: ClassVar[str] = _CLOSE
     quote: ClassVar[str] = _QUOTE
     start_markers = (_OPEN,)
+    # The token that opens a tool response, where the engine stops after a call: a
+    # control token, never text.
+    stray_markers: ClassVar[tuple[str, ...]] = ("<|tool_response>",)
     _head, _head_prefix = _head_patterns(_OPEN)
     # Whether a call head without its token opens the answer (module docstring).
     bare_call_at_opening: ClassVar[bool] = True
