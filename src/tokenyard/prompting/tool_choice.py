@@ -56,6 +56,12 @@ CALL_SYNTAX: dict[str, CallSyntax] = {
         lambda n, _: f'<tool_calls>[{{"name": {_q(n)}, "arguments": ',
         "}]</tool_calls>",
     ),
+    "minimax_m1": CallSyntax(
+        "<tool_calls>",
+        "<tool_calls>\n",
+        lambda n, _: f'<tool_calls>\n{{"name": {_q(n)}, "arguments": ',
+        "}\n</tool_calls>",
+    ),
     "pythonic": CallSyntax("[", "[", lambda n, _: f"[{n}("),
     "harmony": CallSyntax(
         "<|channel|>commentary to=",

@@ -164,10 +164,7 @@ class JsonCallListParser(CallListParser):
         try:
             end = reader.feed(buf)
         except NotACall as error:
-            self._text(self._pending + "".join(reader.pre_raw))
-            self._pending = ""
-            self._exit_region()
-            return error.consumed
+            return self._not_a_call(error.consumed)
         except BadCallSyntax as error:
             self._state = SKIP
             return error.consumed
@@ -186,6 +183,15 @@ class JsonCallListParser(CallListParser):
                 self._pending = ""
             self._exit_region()
         return len(buf)
+
+    def _not_a_call(self, consumed: int) -> int:
+        """An item that is no call object: what was held is text and the list ends
+        (a format that reads one call per line goes on with the next line instead)."""
+        assert self._reader is not None
+        self._text(self._pending + "".join(self._reader.pre_raw))
+        self._pending = ""
+        self._exit_region()
+        return consumed
 
     def _skip_broken_call(self, buf: str, final: bool) -> int:
         """The rest of a call whose arguments broke belongs to it, up to the
