@@ -22,7 +22,10 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
     "mistral": ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city":"Tokyo","days":3}'),
     "phi4": (None, 'functools[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]'),
     "jamba": (None, '<tool_calls>[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}]</tool_calls>'),
-    "minimax_m1": ("qwen3", '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_calls>'),
+    "minimax_m1": (
+        "qwen3",
+        '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_calls>',
+    ),
     "pythonic": (None, '[get_weather(city="Tokyo", days=3)]'),
     "harmony": (
         "gpt_oss",

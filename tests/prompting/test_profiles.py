@@ -163,6 +163,19 @@ def test_families_b_from_names_and_template_signs():
     assert detect_profile(None, template).family == "longcat"
 
 
+def test_minimax_m1_from_its_template_sign_and_name():
+    # vLLM's MiniMax-M1 template (examples/tool_chat_template_minimax_m1.jinja): the
+    # assistant turn's header, then `<tool_calls>` with one JSON call per line.
+    template = (
+        "{{ '<beginning_of_sentence>ai name=MiniMax AI\\n<tool_calls>\\n' -}}"
+        '{%- for tool_call in message.tool_calls %}{{ \'{"name": "\' + tool_call.function.name }}{% endfor %}'
+    )
+    profile = detect_profile(None, template)
+    assert (profile.family, profile.reasoning_parser, profile.tool_parser) == ("minimax-m1", "qwen3", "minimax_m1")
+    assert detect_profile(None, None, name="MiniMaxAI/MiniMax-M1-80k").family == "minimax-m1"
+    assert detect_profile(None, None, name="MiniMaxAI/MiniMax-M2").family == "minimax-m2"
+
+
 def test_olmo3_from_its_template_sign_and_name():
     # OLMo 3's template: tool results come back in an `environment` turn.
     template = "{% elif message['role'] == 'environment' %}{{ '<|im_start|>environment\\n' + message['content'] }}"

