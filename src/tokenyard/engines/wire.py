@@ -317,9 +317,7 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
         return "<tool_calls>" + _json_list(calls, "arguments") + "</tool_calls>"
     if fmt == "minimax_m1":
         # One call object per line, as the model's function-call guide writes them.
-        body = "".join(
-            json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n" for c in calls
-        )
+        body = "".join(json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n" for c in calls)
         return f"<tool_calls>\n{body}</tool_calls>"
     if fmt == "phi4":
         return "functools" + _json_list(calls, "arguments")
