@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...events import ParseEvent, TextDelta, ToolCallDelta
+from ...events import ParseEvent, TextDelta
 from .base import BadCallSyntax, JsonCallReader, NotACall
 from .json_call_list import _ITEM as _LIST_ITEM
 from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, SKIP, WHITESPACE, JsonCallListParser
@@ -42,30 +42,14 @@ class HermesToolParser(JsonCallListParser):
 
     _reader: JsonCallReader | None = None
 
-    def feed(self, text: str) -> list[ParseEvent]:
-        # Hot paths, one call deep: prose that can not start a call is text; a token
-        # of plain text inside a string argument (file contents in a write call) is
-        # both the call's raw text and an arguments fragment, as is.
-        if not self._in_region:
-            if not self._buf and not self._starts.could_start(text):
-                return [TextDelta(text)] if text else []
-        else:
-            events = self.take_string_text(text)
-            if events is not None:
-                return events
-        return super().feed(text)
+    _object_states = frozenset((OBJECT, _OBJECT))
 
-    def take_string_text(self, text: str) -> list[ParseEvent] | None:
-        state = self._state
-        if (state == _OBJECT or state == OBJECT) and not self._buf and text:
-            reader = self._reader
-            call = self._call
-            scanner = reader.streaming_scanner if reader is not None else None
-            if scanner is not None and call is not None and scanner.take_plain(text):
-                call.raw.append(text)
-                call.arguments.append(text)
-                return [ToolCallDelta(call.index, text)]
-        return None
+    def feed(self, text: str) -> list[ParseEvent]:
+        # The hot path, one call deep: prose that can not start a call is text (a
+        # string argument's plain text takes JsonCallListParser's).
+        if not self._in_region and not self._buf and not self._starts.could_start(text):
+            return [TextDelta(text)] if text else []
+        return super().feed(text)
 
     @property
     def in_call_region(self) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from ...conversation import ToolSpec
+from ...events import ParseEvent, ToolCallDelta
 from ..markers import MarkerSet
 from ..patterns import always_match
 from .base import BadCallSyntax, CallIds, JsonCallReader, NotACall, split_before, starts_with
@@ -46,6 +47,9 @@ class JsonCallListParser(CallListParser):
     # Reads one call object (a format whose objects name their keys otherwise
     # brings its own).
     reader: ClassVar[type[JsonCallReader]] = JsonCallReader
+    # The states in which a call object's reader runs (a subclass with an object
+    # state of its own adds it).
+    _object_states: ClassVar[frozenset[int]] = frozenset((OBJECT,))
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
         super().__init__(tools, call_ids)
@@ -54,6 +58,26 @@ class JsonCallListParser(CallListParser):
         self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts
         self._state = MARKER
         self._pending = ""
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        if self._in_region:
+            events = self.take_string_text(text)
+            if events is not None:
+                return events
+        return super().feed(text)
+
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
+        # A token of plain text inside a string argument (file contents in a write
+        # call) is both the call's raw text and an arguments fragment, as is.
+        if self._state in self._object_states and not self._buf and text:
+            reader = self._reader
+            call = self._call
+            scanner = reader.streaming_scanner if reader is not None else None
+            if scanner is not None and call is not None and scanner.take_plain(text):
+                call.raw.append(text)
+                call.arguments.append(text)
+                return [ToolCallDelta(call.index, text)]
+        return None
 
     def _enter_region(self, marker: str) -> None:
         self._state = MARKER

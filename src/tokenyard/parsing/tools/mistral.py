@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ...conversation import ToolSpec
-from ...events import ParseEvent
+from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..patterns import always_match
 from .base import CallIds, is_function_name, starts_with
@@ -99,6 +99,17 @@ class MistralToolParser(JsonCallListParser):
 
     def _after_start_marker(self) -> int:
         return _SHAPE
+
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
+        # v11's `name[ARGS]{...}`: plain text inside a string argument streams as is.
+        if self._state == _ARGUMENTS and not self._buf and text:
+            call = self._call
+            if call is not None and self._scanner.take_plain(text):
+                call.raw.append(text)
+                call.arguments.append(text)
+                return [ToolCallDelta(call.index, text)]
+            return None
+        return super().take_string_text(text)
 
     def _step(self, buf: str, final: bool) -> int:
         state = self._state
