@@ -13,32 +13,20 @@ is calling. `arguments` and `parameters` both hold the arguments.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import ClassVar
 
-from ...conversation import ToolSpec
-from ...events import ParseEvent
 from ..markers import MarkerSet
-from .base import CallIds
-from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, WHITESPACE, JsonCallListParser
+from .json_call_list import LIST_OPEN, OUTPUT_START, WHITESPACE, OpeningCallListParser
 
-_OUTPUT_START = FIRST_SUBCLASS_STATE
 # Each start's closing tag ("": the list or object ends the section); "" is the
 # output's own start.
 _CLOSE_TAGS = {"": "", "<TOOLCALL>": "</TOOLCALL>", "<|python_tag|>": ""}
 
 
-class GenericJsonToolParser(JsonCallListParser):
+class GenericJsonToolParser(OpeningCallListParser):
     name = "generic_json"
     aliases: ClassVar[tuple[str, ...]] = ()
     start_markers = ("<TOOLCALL>", "<|python_tag|>")
-
-    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
-        super().__init__(tools, call_ids)
-        # The output's first `{` or `[` may open bare calls: start inside the region.
-        self._enter_region("")
-        self._in_region = True
-        self._state = _OUTPUT_START
 
     def _enter_region(self, marker: str) -> None:
         super()._enter_region(marker)
@@ -46,27 +34,13 @@ class GenericJsonToolParser(JsonCallListParser):
         self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts
 
     def _step(self, buf: str, final: bool) -> int:
-        if self._state != _OUTPUT_START:
+        if self._state != OUTPUT_START:
             return super()._step(buf, final)
         i = WHITESPACE(buf).end()
         self._text(buf[:i])  # whitespace decides nothing: no need to hold it
         if i < len(buf) and buf[i] in "{[":
             self._state = LIST_OPEN  # an object (a single call) or a list of calls
+            self._bare = True
         elif i < len(buf) or final:
             self._exit_region()  # not bare JSON; the scan for the markers goes on
         return i
-
-    def _accepts_call_name(self, name: str) -> bool:
-        # Bare JSON opening an answer may just be a JSON answer (`{"name": "Alice"}`):
-        # only a declared tool makes it a call.
-        return self._start_marker != "" or self.tools is None or name in self.tools
-
-    @property
-    def in_call_region(self) -> bool:
-        return self._state != _OUTPUT_START and super().in_call_region
-
-    def release_held(self) -> list[ParseEvent]:
-        if self._in_region and self._state == _OUTPUT_START:
-            # Nothing is held yet: the first text after reasoning still opens the output.
-            return []
-        return super().release_held()

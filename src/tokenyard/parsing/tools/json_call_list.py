@@ -30,6 +30,8 @@ WHITESPACE = always_match(r"[ \t\r\n]*")
 # States; subclasses number theirs from `FIRST_SUBCLASS_STATE`.
 MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
 FIRST_SUBCLASS_STATE = 16
+# `OpeningCallListParser`: the output has begun and nothing has decided it yet.
+OUTPUT_START = 15
 
 
 class JsonCallListParser(CallListParser):
@@ -237,3 +239,41 @@ class JsonCallListParser(CallListParser):
     @property
     def in_call_region(self) -> bool:
         return self._in_region and (self._call_open or self._state == OBJECT)
+
+
+class OpeningCallListParser(JsonCallListParser):
+    """A call-list format whose calls may also open the output without their start
+    marker (where a decoder that drops special tokens leaves them). The parser starts
+    in `OUTPUT_START`, inside the region; the subclass's `_step` decides there, setting
+    `_bare` when a bare call begins. A bare call must name a declared tool: JSON
+    opening an answer may be the answer itself."""
+
+    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
+        super().__init__(tools, call_ids)
+        self._enter_region("")
+        self._in_region = True
+        self._state = OUTPUT_START
+
+    def _enter_region(self, marker: str) -> None:
+        super()._enter_region(marker)
+        self._bare = False  # after a start marker: the model said it is calling
+
+    def _accepts_call_name(self, name: str) -> bool:
+        return not self._bare or self.tools is None or name in self.tools
+
+    @property
+    def in_call_region(self) -> bool:
+        return self._state != OUTPUT_START and super().in_call_region
+
+    def release_held(self) -> list[ParseEvent]:
+        if self._in_region and self._state == OUTPUT_START:
+            if not self._buf:
+                return []  # nothing is held: the first text after reasoning opens the output
+            # What was held (a `[` that might open a list) has a marker right after
+            # it, so it opens no bare call: it is text.
+            self._text(self._buf)
+            self._buf = ""
+            self._exit_region()
+            events, self._events = self._events, []
+            return events
+        return super().release_held()

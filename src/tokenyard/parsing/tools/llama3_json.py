@@ -7,17 +7,11 @@ output; several calls are separated by `;` or a newline and run to the end of ou
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from ...conversation import ToolSpec
-from ...events import ParseEvent
-from .base import CallIds, JsonCallReader
-from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, WHITESPACE, JsonCallListParser
-
-_OUTPUT_START = FIRST_SUBCLASS_STATE
+from .base import JsonCallReader
+from .json_call_list import OBJECT, OUTPUT_START, WHITESPACE, OpeningCallListParser
 
 
-class Llama3JsonToolParser(JsonCallListParser):
+class Llama3JsonToolParser(OpeningCallListParser):
     name = "llama3_json"
     aliases = ("llama4_json",)
     start_markers = ("<|python_tag|>",)
@@ -25,15 +19,8 @@ class Llama3JsonToolParser(JsonCallListParser):
     separator = ";"
     newline_separates = True
 
-    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
-        super().__init__(tools, call_ids)
-        # The output's first `{` may open a bare call: start inside the region.
-        self._enter_region("")
-        self._in_region = True
-        self._state = _OUTPUT_START
-
     def _step(self, buf: str, final: bool) -> int:
-        if self._state != _OUTPUT_START:
+        if self._state != OUTPUT_START:
             return super()._step(buf, final)
         i = WHITESPACE(buf).end()
         self._text(buf[:i])  # whitespace decides nothing: no need to hold it
@@ -44,22 +31,3 @@ class Llama3JsonToolParser(JsonCallListParser):
         elif i < len(buf) or final:
             self._exit_region()  # not bare JSON; the scan for `<|python_tag|>` goes on
         return i
-
-    def _enter_region(self, marker: str) -> None:
-        super()._enter_region(marker)
-        self._bare = False  # after `<|python_tag|>`: the model said it is calling
-
-    def _accepts_call_name(self, name: str) -> bool:
-        # Bare JSON opening an answer may just be a JSON answer (`{"name": "Alice"}`):
-        # only a declared tool makes it a call.
-        return not self._bare or self.tools is None or name in self.tools
-
-    @property
-    def in_call_region(self) -> bool:
-        return self._state != _OUTPUT_START and super().in_call_region
-
-    def release_held(self) -> list[ParseEvent]:
-        if self._in_region and self._state == _OUTPUT_START:
-            # Nothing is held yet: the first text after reasoning still opens the output.
-            return []
-        return super().release_held()

@@ -16,14 +16,21 @@ is read as calls when its first call names a declared tool.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
-from ...conversation import ToolSpec
 from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..patterns import always_match
-from .base import CallIds, is_function_name, starts_with
-from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, MARKER, SKIP, WHITESPACE, JsonCallListParser
+from .base import is_function_name, starts_with
+from .json_call_list import (
+    FIRST_SUBCLASS_STATE,
+    LIST_OPEN,
+    MARKER,
+    OUTPUT_START,
+    SKIP,
+    WHITESPACE,
+    OpeningCallListParser,
+)
 
 _TOOL_CALLS = "[TOOL_CALLS]"
 _TOOL_CALLS_END = "[/TOOL_CALLS]"
@@ -33,48 +40,14 @@ _NAME_RUN = always_match(r"[\w.\-:/]*")
 _ID_RUN = always_match(r"[\w\-]*")
 _LONGEST_NAME = 256
 
-_SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS, _OUTPUT_START = range(
-    FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 8
-)
+_SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 7)
 
 
-class MistralToolParser(JsonCallListParser):
+class MistralToolParser(OpeningCallListParser):
     name = "mistral"
     # `[/TOOL_CALLS]` closes the calls in some outputs (Dynamo's fixtures): syntax.
     start_markers = (_TOOL_CALLS, _TOOL_CALLS_END)
     reasoning_exit_markers = (_TOOL_CALLS,)
-
-    def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
-        super().__init__(tools, call_ids)
-        # The output's first `[` may open a bare call list: start inside the region.
-        self._enter_region("")
-        self._in_region = True
-        self._state = _OUTPUT_START
-
-    def _enter_region(self, marker: str) -> None:
-        super()._enter_region(marker)
-        self._bare = False  # after `[TOOL_CALLS]`: the model said it is calling
-
-    def _accepts_call_name(self, name: str) -> bool:
-        # A bare list opening an answer may be a JSON answer: only a declared tool
-        # makes it a call.
-        return not self._bare or self.tools is None or name in self.tools
-
-    @property
-    def in_call_region(self) -> bool:
-        return self._state != _OUTPUT_START and super().in_call_region
-
-    def release_held(self) -> list[ParseEvent]:
-        if self._in_region and self._state == _OUTPUT_START:
-            if not self._buf:
-                return []  # nothing is held: the first text after reasoning opens the output
-            # A held `[` with a marker right after it opens no bare list: it is text.
-            self._text(self._buf)
-            self._buf = ""
-            self._exit_region()
-            events, self._events = self._events, []
-            return events
-        return super().release_held()
 
     def _output_start(self, buf: str, final: bool) -> int:
         i = WHITESPACE(buf).end()
@@ -117,10 +90,10 @@ class MistralToolParser(JsonCallListParser):
             self._marker(_TOOL_CALLS_END)
             self._exit_region()
             return len(_TOOL_CALLS_END)
+        if state == OUTPUT_START:
+            return self._output_start(buf, final)
         if state < FIRST_SUBCLASS_STATE:
             return super()._step(buf, final)
-        if state == _OUTPUT_START:
-            return self._output_start(buf, final)
         if state == _SHAPE:
             i = WHITESPACE(buf).end()
             self._pending += buf[:i]
