@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ...events import ParseEvent, TextDelta
 from .base import BadCallSyntax, JsonCallReader, NotACall
 from .json_call_list import _ITEM as _LIST_ITEM
 from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, SKIP, WHITESPACE, JsonCallListParser
@@ -43,13 +42,6 @@ class HermesToolParser(JsonCallListParser):
     _reader: JsonCallReader | None = None
 
     _object_states = frozenset((OBJECT, _OBJECT))
-
-    def feed(self, text: str) -> list[ParseEvent]:
-        # The hot path, one call deep: prose that can not start a call is text (a
-        # string argument's plain text takes JsonCallListParser's).
-        if not self._in_region and not self._buf and not self._starts.could_start(text):
-            return [TextDelta(text)] if text else []
-        return super().feed(text)
 
     @property
     def in_call_region(self) -> bool:

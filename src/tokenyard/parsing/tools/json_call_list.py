@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from ...conversation import ToolSpec
-from ...events import ParseEvent, ToolCallDelta
+from ...events import ParseEvent, TextDelta, ToolCallDelta
 from ..markers import MarkerSet
 from ..patterns import always_match
 from .base import BadCallSyntax, CallIds, JsonCallReader, NotACall, split_before, starts_with
@@ -62,10 +62,15 @@ class JsonCallListParser(CallListParser):
         self._pending = ""
 
     def feed(self, text: str) -> list[ParseEvent]:
+        # Hot paths, one call deep: prose that can not start a call is text (the base
+        # class's idle path, inlined), and plain text inside a string argument streams
+        # as is (`take_string_text`).
         if self._in_region:
             events = self.take_string_text(text)
             if events is not None:
                 return events
+        elif not self._buf and self._quotes is None and not self._starts.could_start(text):
+            return [TextDelta(text)] if text else []
         return super().feed(text)
 
     def take_string_text(self, text: str) -> list[ParseEvent] | None:
