@@ -325,6 +325,20 @@ class ToolParser:
             self._exit_region()
         return end
 
+    def _json_call_cut(self, reader: JsonCallReader, held: str = "", *, recover_complete: bool = False) -> None:
+        """The output ended inside a JSON call object: a call already announced fails as
+        cut, and what was read before any call began (`held`, then the reader's) is text.
+        With `recover_complete` (list formats, whose peers recover it), a call whose
+        arguments closed and only the object's own brace is missing is recovered; hermes
+        blocks and the others keep vLLM's reading of that as broken JSON."""
+        if recover_complete and reader.arguments_complete:
+            self._close_call()
+        elif reader.started:
+            self._fail_call("truncated")
+        else:
+            self._text(held + "".join(reader.pre_raw))
+        self._exit_region()
+
     def _fail_call(self, reason: str, raw: str = "") -> None:
         call = self._call
         if call is None:

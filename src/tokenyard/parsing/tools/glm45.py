@@ -432,11 +432,7 @@ class KeyValueToolParser(ToolParser):
             self._state = _AFTER_JSON
             return i + end
         if final:
-            if reader.started:
-                self._fail_call("truncated")
-            else:
-                self._text("".join(reader.pre_raw))
-            self._exit_region()
+            self._json_call_cut(reader)
         return len(buf)
 
     def _after_json(self, buf: str, i: int, final: bool) -> int | None:

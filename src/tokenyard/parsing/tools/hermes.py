@@ -87,11 +87,7 @@ class HermesToolParser(JsonCallListParser):
                 self._state = _AFTER_OBJECT
                 return end
             if final:
-                if reader.started:
-                    self._fail_call("truncated")
-                else:
-                    self._text("".join(reader.pre_raw))
-                self._exit_region()
+                self._json_call_cut(reader)
             return len(buf)
         # _AFTER_OBJECT
         stripped = buf.lstrip()

@@ -424,13 +424,7 @@ class InvokeToolParser(ToolParser):
             self._state = _AFTER_CALL
             return pos + end
         if final:
-            if reader.arguments_complete:
-                self._close_call()
-            elif reader.started:
-                self._fail_call("truncated")
-            else:
-                self._text("".join(reader.pre_raw))
-            self._exit_region()
+            self._json_call_cut(reader, recover_complete=True)
         return len(buf)
 
     def _after_json(self, buf: str, pos: int, final: bool) -> int:

@@ -205,14 +205,8 @@ class JsonCallListParser(CallListParser):
             self._state = _AFTER_ITEM
             return end
         if final:
-            if reader.arguments_complete:
-                self._close_call()  # only the object's closing brace is missing
-            elif reader.started:
-                self._fail_call("truncated")
-            else:
-                self._text(self._pending + "".join(reader.pre_raw))
-                self._pending = ""
-            self._exit_region()
+            self._json_call_cut(reader, self._pending, recover_complete=True)
+            self._pending = ""
         return len(buf)
 
     def _not_a_call(self, consumed: int) -> int:

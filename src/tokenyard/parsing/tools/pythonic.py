@@ -271,12 +271,8 @@ class PythonicToolParser(CallListParser):
             self._state = _END_TAG if self._bare_object else _AFTER_CALL
             return end
         if final:
-            if reader.started:
-                self._fail_call("truncated")
-            else:
-                self._text(self._pending + "".join(reader.pre_raw))
-                self._pending = ""
-            self._exit_region()
+            self._json_call_cut(reader, self._pending)
+            self._pending = ""
         return len(buf)
 
     @property
