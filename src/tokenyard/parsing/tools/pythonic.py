@@ -98,14 +98,9 @@ class PythonicToolParser(CallListParser):
             return i
         c = buf[i]
         if not self.bracketed and state in (_ITEM, _AFTER_CALL):
-            close = self.wrapper_close
-            found = starts_with(buf[i:], close)
-            if found:
-                self._pending += close
-                self._end_list(closed=True)
-                return i + len(close)
-            if found is None and not final:
-                return i
+            at = self._wrapper_close_at(buf, i, final)
+            if at is not None:
+                return at
         if state == _WRAPPED:
             if not self.bracketed:
                 self._state = _ITEM
@@ -141,14 +136,9 @@ class PythonicToolParser(CallListParser):
             if c == "]":
                 return self._list_closed(i + 1)
         elif state == _END_TAG:
-            close = self.wrapper_close
-            found = starts_with(buf[i:], close)
-            if found:
-                self._pending += close
-                self._end_list(closed=True)
-                return i + len(close)
-            if found is None and not final:
-                return i
+            at = self._wrapper_close_at(buf, i, final)
+            if at is not None:
+                return at
         self._end_list()
         return i
 
@@ -250,6 +240,17 @@ class PythonicToolParser(CallListParser):
         self._any_call = True
         self._state = _AFTER_CALL
         return end
+
+    def _wrapper_close_at(self, buf: str, i: int, final: bool) -> int | None:
+        """At `i`, the wrapper's closing tag ends the list (the position after it), or
+        may still (`i`: wait for more); None when it is not there."""
+        close = self.wrapper_close
+        found = starts_with(buf[i:], close)
+        if found:
+            self._pending += close
+            self._end_list(closed=True)
+            return i + len(close)
+        return i if found is None and not final else None
 
     def _read_json_call(self, buf: str, final: bool) -> int:
         reader = self._reader
