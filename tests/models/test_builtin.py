@@ -109,3 +109,32 @@ def test_other_models_keep_the_switch_off_unless_asked(tmp_path):
     gguf = str(model_file("smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
     assert not load(ModelSettings(model=gguf, engine="scripted"))[0].profile.recover_fenced_calls
     assert load(ModelSettings(model=gguf, engine="scripted", recover_fenced_calls=True))[0].profile.recover_fenced_calls
+
+
+def test_a_builtin_models_gguf_served_by_path_is_that_model(tmp_path, monkeypatch):
+    # The same file under another name and folder: the same model, so the same
+    # defaults as its built-in name; its served id is the file's name.
+    gguf = model_file("smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+    stand_in = BuiltinModel(
+        "stand-in", "test", gguf.name, SMOLLM2.sha256, SMOLLM2.parts, "x", "Apache-2.0", True, gguf.stat().st_size
+    )
+    monkeypatch.setitem(BUILTIN_MODELS, "stand-in", stand_in)
+    monkeypatch.delitem(BUILTIN_MODELS, "smollm2")  # the stand-in's file is SmolLM2's
+    elsewhere = tmp_path / "My-Model.Q4_1.gguf"
+    elsewhere.symlink_to(gguf)
+    assert builtin.builtin_of(str(elsewhere)) is stand_in and builtin.builtin_of("stand-in") is stand_in
+    model, _ = load(ModelSettings(model=str(elsewhere), engine="scripted"))
+    assert model.profile.recover_fenced_calls and model.name == "My-Model.Q4_1"
+    assert not load(ModelSettings(model=str(elsewhere), engine="scripted", recover_fenced_calls=False))[
+        0
+    ].profile.recover_fenced_calls
+
+
+def test_a_file_of_another_size_or_hash_is_no_builtin_model(tmp_path, monkeypatch):
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF" + b"\0" * 60)
+    stand_in = BuiltinModel("stand-in", "test", "x.gguf", "0" * 64, SMOLLM2.parts, "x", "MIT", True, 64)
+    monkeypatch.setitem(BUILTIN_MODELS, "stand-in", stand_in)
+    assert builtin.builtin_of(str(other)) is None  # right size, wrong hash
+    assert builtin.builtin_of(str(tmp_path / "absent.gguf")) is None
+    assert builtin.builtin_of(str(tmp_path)) is None

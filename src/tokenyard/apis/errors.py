@@ -157,10 +157,11 @@ def engine_failed(message: str) -> ApiError:
 
 
 def stream_failure(error: StreamError) -> ApiError:
-    """A generation that failed after it started, as its fault: a timeout and a
-    tool_choice the model broke have rows of their own; any other engine failure
-    keeps the message the pipeline chose (never the engine's internals)."""
-    if isinstance(error.cause, (EngineTimeout, ToolChoiceViolation)):
+    """A generation that failed after it started, as its fault: a timeout, a prompt
+    the engine found too long for its window (llama.cpp's slots) and a tool_choice the
+    model broke have rows of their own; any other engine failure keeps the message the
+    pipeline chose (never the engine's internals)."""
+    if isinstance(error.cause, (EngineTimeout, PromptTooLong, ToolChoiceViolation)):
         return fault_of(error.cause)
     return engine_failed(error.message)
 

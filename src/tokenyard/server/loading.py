@@ -10,7 +10,7 @@ from pathlib import Path
 from ..engines.base import Engine
 from ..engines.remote import RemoteEngine
 from ..kv_blocks import KvEventSink
-from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
+from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL, builtin_of
 from ..models.resolve import load_model_tokenizer
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, canonical_reasoning_name, reasoning_format
 from ..parsing.registry import check_tool_parser_name
@@ -73,15 +73,18 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
     if reasoning_name and reasoning_name not in HARMONY_REASONING_NAMES:
         fmt = reasoning_format(reasoning_name)
         markers = (fmt.start[-1], fmt.end[0])
+    # A built-in model's GGUF served by path is that model: same detection, same defaults.
+    builtin = builtin_of(settings.model)
     recover = settings.recover_fenced_calls
-    if recover is None and settings.model in BUILTIN_MODELS:
-        recover = BUILTIN_MODELS[settings.model].recover_fenced_calls
-    profile = detect_profile(folder, source, name=f"{settings.model} {name_hint}").with_overrides(
+    if recover is None and builtin is not None:
+        recover = builtin.recover_fenced_calls
+    known = f"{builtin.name} " if builtin is not None else ""
+    profile = detect_profile(folder, source, name=f"{known}{settings.model} {name_hint}").with_overrides(
         reasoning_name, tool_name, markers, recover
     )
     template = ChatTemplate(source, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token)
     renderer = PromptRenderer(profile, template, tokenizer, keep_anthropic_preamble=settings.keep_anthropic_preamble)
-    names = settings.served_model_names or (Path(settings.model).name if folder else settings.model,)
+    names = settings.served_model_names or (served_id(settings.model),)
     model = ServedModel(names[0], profile, tokenizer, renderer, aliases=tuple(names[1:]), created=int(time.time()))
     if settings.engine in ("scripted", "simulated"):
         from ..engines.scripted import ScriptedEngine
@@ -141,6 +144,16 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
     else:
         raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated, remote")
     return model, engine
+
+
+def served_id(model: str) -> str:
+    """The id a model is served under when no --served-model-name is given: a built-in
+    model's name, a `.gguf` file's name without its folder and suffix, a model
+    directory's name."""
+    if model in BUILTIN_MODELS:
+        return model
+    path = Path(model)
+    return path.stem if path.suffix == ".gguf" else path.name
 
 
 def _router(settings: ModelSettings) -> Router:

@@ -110,6 +110,11 @@ class ServedModel:
     def ids(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
+    def stop_texts(self) -> list[str]:
+        """The stop tokens as text: where a text-only engine's turn ends."""
+        eos = self.tokenizer.eos_token
+        return sorted({*self.profile.stop, *([eos] if eos else [])})
+
     def stop_token_ids(self) -> list[int]:
         ids = [self.tokenizer.token_to_id(t) for t in self.profile.stop]
         if self.tokenizer.eos_token_id is not None:
@@ -381,6 +386,7 @@ class _Turn:
         self.splitter = _splitter(pipeline, generation)
         self.detokenizer = self.tokenizer.detokenizer()
         self.stops = _StopScanner(generation.conversation.sampling.stop)
+        self.end_marks = _StopScanner(pipeline.model.stop_texts())
         # Accounting
         self.completion_tokens = 0
         self.text_only_output: list[str] = []
@@ -411,12 +417,17 @@ class _Turn:
                 elif chunk.cached_tokens is not None:
                     # Remote engines (vLLM, SGLang) count the cache hit only at the end.
                     self.cached = chunk.cached_tokens
-                released, self.stop_sequence = self.stops.feed(
-                    self._text_of(chunk), final=chunk.finish_reason is not None
-                )
+                text = self._text_of(chunk)
+                final = chunk.finish_reason is not None
+                if chunk.text is not None:
+                    # A text-only engine's end of turn is the stop token's text: a marker.
+                    text, stop_token = self.end_marks.feed(text, final=final)
+                    if stop_token is not None:
+                        self.engine_finish, final = "stop", True
+                released, self.stop_sequence = self.stops.feed(text, final=final)
                 for event in self._police(self.splitter.feed(released) if released else []):
                     yield event
-                if self.ended or self.stop_sequence is not None or chunk.finish_reason is not None:
+                if self.ended or self.stop_sequence is not None or final:
                     break
             else:
                 raise EngineError("the engine ended the stream without a finish reason")
@@ -424,7 +435,7 @@ class _Turn:
             if not announced:
                 yield PromptProcessed(self.prompt_tokens, 0)
             log.warning("engine failed: %s", error)  # its URL and upstream text stay here
-            shown = isinstance(error, EngineTimeout) or str(error) == SHUTTING_DOWN
+            shown = isinstance(error, (EngineTimeout, PromptTooLong)) or str(error) == SHUTTING_DOWN
             message = str(error) if shown else ENGINE_FAILED_MESSAGE
             yield StreamError(message, "api_error", error)
             return
