@@ -220,6 +220,8 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
         forward_priority=args.forward_priority,
         engine_model=args.engine_model,
         engine_api_key=args.engine_api_key,
+        engine_slots=args.engine_slots,
+        engine_threads=args.engine_threads,
     )
     more = bool(args.serve_model or args.models_config)
     primary = base if args.model or not more else None
@@ -385,8 +387,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--engine",
         default=_env("engine", "embedded"),
-        choices=["embedded", "scripted", "simulated", "remote"],
-        help="embedded: CPU transformers (default); remote: a vLLM/SGLang/llama.cpp server (--engine-url); "
+        choices=["embedded", "scripted", "simulated", "remote", "llama.cpp"],
+        help="embedded: CPU transformers (default); llama.cpp: a llama-server tokenyard starts and stops "
+        "(a GGUF on a CPU; scripts/install_llama_cpp.sh builds one); "
+        "remote: a vLLM/SGLang/llama.cpp server (--engine-url); "
         "scripted: deterministic answers for tests and demos; simulated: scripted answers with a GPU "
         "server's KV-cache bookkeeping and timing",
     )
@@ -549,6 +553,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--engine-api-key", default=_env("engine_api_key"), metavar="KEY", help="remote engine: its API key"
+    )
+    serve.add_argument(
+        "--engine-slots",
+        type=int,
+        default=int(_env("engine_slots", "2")),
+        metavar="N",
+        help="llama.cpp engine: requests llama-server runs at once (default 2)",
+    )
+    serve.add_argument(
+        "--engine-threads",
+        type=int,
+        default=_env("engine_threads"),
+        metavar="N",
+        help="llama.cpp engine: CPU threads (default: llama-server's choice)",
     )
     serve.add_argument(
         "--time-scale",

@@ -75,6 +75,7 @@ from .base import (
     PromptTooLong,
     ReasoningBudgetTracker,
 )
+from .gbnf import calls_grammar
 
 # The wire a server speaks: OpenAI's `/v1/completions` with vLLM's extensions (vLLM,
 # SGLang) or llama.cpp's native `/completion`.
@@ -100,7 +101,8 @@ class RemoteEngine:
     (it may be loading its weights). `max_connections`: the connection pool's size;
     requests beyond it wait for a connection. `guided_decoding`: the server takes
     vLLM's `structured_outputs.structural_tag` (vLLM ≥ 0.10), so a forced tool choice
-    is guided there rather than prefilled. `server`: which wire it speaks (see
+    is guided there rather than prefilled (llama.cpp: a forced call is a GBNF grammar
+    of the tools' calls, engines/gbnf.py). `server`: which wire it speaks (see
     `ServerKind`); None: read from `/v1/models` (OpenAI's when `max_model_len` is
     given, as nothing is asked of the server then).
     """
@@ -137,8 +139,7 @@ class RemoteEngine:
     def info(self) -> EngineInfo:
         if self._max_model_len is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
-        guided = self._guided_decoding and self.server != "llama.cpp"
-        return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len, guided)
+        return EngineInfo(f"remote:{self._model or self.base_url}", self._max_model_len, self._guided_decoding)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -246,6 +247,9 @@ class RemoteEngine:
             # The final chunk would otherwise echo the whole prompt as text.
             "response_fields": ["stop", "stop_type", "timings"],
         }
+        constraints = request.constraints
+        if constraints.guide is not None and constraints.requires_call:
+            body["grammar"] = calls_grammar(constraints.guide, parallel=constraints.parallel_tool_calls)
         for key in ("temperature", "top_p", "top_k", "seed"):
             value = getattr(request, key)
             if value is not None:

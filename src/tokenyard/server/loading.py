@@ -10,7 +10,8 @@ from pathlib import Path
 from ..engines.base import Engine
 from ..engines.remote import RemoteEngine
 from ..kv_blocks import KvEventSink
-from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL, builtin_of
+from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL, builtin_gguf, builtin_of
+from ..models.cache import cache_root
 from ..models.resolve import load_model_tokenizer
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, canonical_reasoning_name, reasoning_format
 from ..parsing.registry import check_tool_parser_name
@@ -58,6 +59,9 @@ class ModelSettings:
     forward_priority: bool = False
     engine_model: str | None = None
     engine_api_key: str | None = None
+    # llama.cpp engine (an owned llama-server): requests at once, CPU threads (None: its choice)
+    engine_slots: int = 2
+    engine_threads: int | None = None
 
 
 def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
@@ -141,8 +145,21 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
             for url in urls
         ]
         engine = remotes[0] if len(remotes) == 1 and not settings.kv_events else _remote_pool(settings, remotes)
+    elif settings.engine == "llama.cpp":
+        from ..engines.llama_server import LlamaServerEngine, find_llama_server
+
+        if builtin is None and not settings.model.endswith(".gguf"):
+            raise ValueError("--engine llama.cpp serves a .gguf file or a built-in model")
+        gguf = builtin_gguf(builtin.name) if builtin is not None else Path(settings.model)
+        engine = LlamaServerEngine(
+            find_llama_server(cache_root()),
+            gguf,
+            context=settings.max_model_len,
+            slots=settings.engine_slots,
+            threads=settings.engine_threads,
+        )
     else:
-        raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated, remote")
+        raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated, remote, llama.cpp")
     return model, engine
 
 
