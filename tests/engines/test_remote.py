@@ -402,6 +402,20 @@ def test_cached_tokens_counted_at_the_end_reach_the_usage(standin, qwen3):
     assert usage["input_tokens"] == prompt_tokens - CACHED_TOKENS
 
 
+def test_a_text_only_engines_stop_token_text_ends_the_turn_as_a_marker(standin, qwen3):
+    # The stand-in's text-only answer is "Hel" + "lo<|im_end|>": the marker is no content.
+    body = {"model": "test/model", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    with running_server_with_engine(qwen3, RemoteEngine(standin.url, model="text-only", max_model_len=WINDOW)) as (
+        url,
+        _,
+    ):
+        answer = httpx.post(f"{url}/v1/messages", json=body, timeout=30).json()
+        streamed = anthropic_events(url, {**body, "stream": True})
+    assert answer["content"] == [{"type": "text", "text": "Hello"}] and answer["stop_reason"] == "end_turn"
+    deltas = [data["delta"].get("text", "") for name, data in streamed if name == "content_block_delta"]
+    assert "".join(deltas) == "Hello"
+
+
 # ---------------------------------------------------------------- constraints
 
 

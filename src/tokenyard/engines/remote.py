@@ -43,7 +43,7 @@ The engine side, as each server must be started:
   `stop_token_ids`, so the reader ends the generation itself at the first of the
   family's stop tokens (closing the stream cancels the task there). The server is
   recognised by its `/v1/models` (`owned_by: llamacpp`), whose `meta.n_ctx` is a
-  slot's context window; pass `server="llama.cpp"` when giving `max_model_len`.
+  slot's context window.
   Its errors are JSON with a `type`: `exceed_context_size_error` becomes
   `PromptTooLong`.
 
@@ -57,6 +57,7 @@ truncated answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncGenerator
@@ -103,8 +104,8 @@ class RemoteEngine:
     vLLM's `structured_outputs.structural_tag` (vLLM ≥ 0.10), so a forced tool choice
     is guided there rather than prefilled (llama.cpp: a forced call is a GBNF grammar
     of the tools' calls, engines/gbnf.py). `server`: which wire it speaks (see
-    `ServerKind`); None: read from `/v1/models` (OpenAI's when `max_model_len` is
-    given, as nothing is asked of the server then).
+    `ServerKind`); None: read from `/v1/models` (at start, or before the first
+    request when `max_model_len` is given).
     """
 
     def __init__(
@@ -209,6 +210,22 @@ class RemoteEngine:
             )
         self._model, self._max_model_len = card["id"], window
 
+    async def _detect_server(self) -> None:
+        """Which wire the server speaks, from one look at its `/v1/models` (when the
+        context window was given, `start` asked nothing)."""
+        assert self._session is not None
+        try:
+            async with self._session.get(f"{self.base_url}/v1/models") as response:
+                status, text = response.status, await response.text(errors="replace")
+        except (TimeoutError, aiohttp.ClientError) as error:
+            raise EngineError(f"{self.base_url}: {_describe(error, self._read_timeout)}") from error
+        cards = None
+        if status == 200:
+            with contextlib.suppress(ValueError, AttributeError):
+                cards = json.loads(text).get("data")
+        llama = isinstance(cards, list) and any(isinstance(c, dict) and c.get("owned_by") == "llamacpp" for c in cards)
+        self.server = "llama.cpp" if llama else "openai"
+
     def completion_body(self, request: EngineRequest) -> dict[str, Any]:
         """The `/v1/completions` request for `request`."""
         body: dict[str, Any] = {
@@ -309,6 +326,8 @@ class RemoteEngine:
         if self._session is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
         reader: CompletionStreamReader | LlamaCppStreamReader
+        if self.server is None:
+            await self._detect_server()
         if self.server == "llama.cpp":
             reader = LlamaCppStreamReader(set(request.stop_token_ids), self.base_url)
             url, body = f"{self.base_url}/completion", self.llama_cpp_body(request)
