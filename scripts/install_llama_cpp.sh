@@ -89,7 +89,7 @@ nice cmake -S "$source" -B "$staging/build" "${generator[@]}" \
     -DLLAMA_BUILD_NUMBER="$LLAMA_CPP_BUILD" -DLLAMA_BUILD_COMMIT="$LLAMA_CPP_COMMIT" \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
-    -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF >"$staging/configure.log"
+    -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_CCACHE=OFF >"$staging/configure.log"
 nice cmake --build "$staging/build" --target llama-server -j "$JOBS" >"$staging/build.log"
 
 cp "$staging/build/bin/llama-server" "$staging/out/bin/"
