@@ -93,13 +93,18 @@ def test_a_forced_call_is_a_grammar_of_the_tools_calls():
         ("<tool_call>",), (CallTag('<tool_call>\n{"name": "weather", "arguments": ', schema, "}\n</tool_call>"),)
     )
     grammar = calls_grammar(guide, parallel=False)
+    assert grammar is not None
     rules = dict(r.split(" ::= ", 1) for r in grammar.strip().splitlines())
     assert rules["root"] == "call"
     assert rules["call"] == r'( "<tool_call>\n{\"name\": \"weather\", \"arguments\": " args0 "}\n</tool_call>" )'
     # city is required and first; the others optional, in order.
     assert rules["args0"].startswith(r'"{" ws "\"city\"" ws ":" ws args0-1 ( ws "," ws "\"unit\""')
     assert rules["args0-2"] == r'( "\"c\"" | "\"f\"" )' and rules["args0-3"] == "integer"
-    assert calls_grammar(guide, parallel=True).startswith("root ::= call ( ws call )*\n")
+    assert (calls_grammar(guide, parallel=True) or "").startswith("root ::= call ( ws call )*\n")
+    xml = CallGuide(
+        ("<tool_call>",), (CallTag("<tool_call>\n<function=weather>\n", schema, "</function>", "qwen_xml"),)
+    )
+    assert calls_grammar(xml, parallel=False) is None
     # Every rule referenced is defined.
     names = set(rules)
     for body in rules.values():

@@ -35,9 +35,12 @@ ws ::= [ \t\n]{0,20}"""
 _TYPES = {"string": "string", "number": "number", "integer": "integer", "boolean": "boolean", "null": "null"}
 
 
-def calls_grammar(guide: CallGuide, *, parallel: bool) -> str:
+def calls_grammar(guide: CallGuide, *, parallel: bool) -> str | None:
     """A grammar for one call (or, with `parallel`, one or more) of the guide's tools,
-    starting at the output's first token."""
+    starting at the output's first token; None when a tool's arguments are not JSON
+    (xgrammar's other styles), which the pipeline then checks alone."""
+    if any(tag.style != "json" for tag in guide.tags):
+        return None
     builder = _Builder()
     tags = []
     for n, tag in enumerate(guide.tags):

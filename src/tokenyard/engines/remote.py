@@ -266,7 +266,9 @@ class RemoteEngine:
         }
         constraints = request.constraints
         if constraints.guide is not None and constraints.requires_call:
-            body["grammar"] = calls_grammar(constraints.guide, parallel=constraints.parallel_tool_calls)
+            grammar = calls_grammar(constraints.guide, parallel=constraints.parallel_tool_calls)
+            if grammar is not None:
+                body["grammar"] = grammar
         for key in ("temperature", "top_p", "top_k", "seed"):
             value = getattr(request, key)
             if value is not None:
