@@ -30,8 +30,8 @@ MARKER=$DEST/.tokenyard-llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION
 
 log() { echo "install_llama_cpp: $*" >&2; }
 
-build_number() { # the N of "version: N (commit)", or nothing
-    "$1" --version 2>&1 | sed -n 's/^version: \([0-9][0-9]*\).*/\1/p' | head -n1
+build_number() { # N of "version: X (build N, commit C)" or of the older "version: N (C)"
+    "$1" --version 2>&1 | sed -n -e 's/.*(build \([0-9][0-9]*\).*/\1/p' -e 's/^version: \([0-9][0-9]*\) .*/\1/p' | head -n1
 }
 
 if on_path=$(command -v llama-server); then
