@@ -157,16 +157,25 @@ def _no_special_text(*texts: str | None) -> None:
 
 
 def _generate(engine: RemoteEngine, request: EngineRequest, *, stop_after: int | None = None) -> list:
+    return _generate_each(engine, [request], stop_after=stop_after)[0]
+
+
+def _generate_each(engine: RemoteEngine, requests: list[EngineRequest], *, stop_after: int | None = None) -> list:
+    """Each request's chunks, one after the other on one engine (one connection pool)."""
+
     async def run():
         await engine.start()
         try:
-            stream, chunks = engine.generate(request), []
-            async for chunk in stream:
-                chunks.append(chunk)
-                if stop_after is not None and len(chunks) == stop_after:
-                    await stream.aclose()  # the client went away
-                    break
-            return chunks
+            runs = []
+            for request in requests:
+                stream, chunks = engine.generate(request), []
+                async for chunk in stream:
+                    chunks.append(chunk)
+                    if stop_after is not None and len(chunks) == stop_after:
+                        await stream.aclose()  # the client went away
+                        break
+                runs.append(chunks)
+            return runs
         finally:
             await engine.close()
 
@@ -184,7 +193,11 @@ def test_llama_cpp_streams_token_ids_and_reports_the_cache_hit(llama, frontend):
     prompt = _prompt(state, "Name a colour.", system=f"[engine] {RULES}")
     stop_ids = state.pipeline.model.stop_token_ids()
     request = EngineRequest("engine-direct", prompt, max_tokens=MAX_TOKENS, temperature=0.0, stop_token_ids=stop_ids)
-    runs = [_generate(RemoteEngine(llama.url), request) for _ in range(2)]
+    # Back to back on one engine, the first ending at the token cap (its stream read to
+    # the end): llama-server drops the connection after a stream, a reused one fails.
+    short = EngineRequest("short", prompt[-8:], max_tokens=2, temperature=0.0)
+    capped, *runs = _generate_each(RemoteEngine(llama.url), [short, request, request])
+    assert capped[-1].finish_reason in ("stop", "length") and sum(len(c.token_ids) for c in capped) <= 2
     for chunks in runs:
         assert all(c.text is None for c in chunks), "native /completion returns token ids"
         assert chunks[-1].finish_reason in ("stop", "length")

@@ -330,14 +330,18 @@ class RemoteEngine:
         reader: CompletionStreamReader | LlamaCppStreamReader
         if self.server is None:
             await self._detect_server()
+        headers = {"X-Request-Id": request.request_id}
         if self.server == "llama.cpp":
             reader = LlamaCppStreamReader(set(request.stop_token_ids), self.base_url)
             url, body = f"{self.base_url}/completion", self.llama_cpp_body(request)
+            # llama-server drops a connection once it has streamed on it: reusing one
+            # fails the next request ("server disconnected"), so each has its own.
+            headers["Connection"] = "close"
         else:
             reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
             url, body = f"{self.base_url}/v1/completions", self.completion_body(request)
         try:
-            async with self._session.post(url, json=body, headers={"X-Request-Id": request.request_id}) as response:
+            async with self._session.post(url, json=body, headers=headers) as response:
                 finished = False
                 try:
                     if response.status != 200:
@@ -544,7 +548,7 @@ class LlamaCppStreamReader:
 
     def feed(self, line: str) -> EngineChunk | None:
         event = _sse_json(line, self._source)
-        if event is None or self.done:
+        if event is None or self._final is not None:
             return None
         payload, raw = event
         timings = payload.get("timings")
@@ -555,8 +559,8 @@ class LlamaCppStreamReader:
             if reason not in LLAMA_CPP_STOP_TYPES:
                 raise EngineError(f"{self._source} finished with an unknown stop_type {reason!r}")
             held = self._held[:-1] if reason == "eos" else self._held
-            self._end(held, LLAMA_CPP_STOP_TYPES[reason])
-            return None
+            self._final, self._held = EngineChunk(token_ids=held, finish_reason=LLAMA_CPP_STOP_TYPES[reason]), []
+            return None  # the server ends the stream next: it is read to its end
         tokens = payload.get("tokens")
         if not isinstance(tokens, list) or not all(type(t) is int for t in tokens):
             raise EngineError(
@@ -564,7 +568,8 @@ class LlamaCppStreamReader:
             )
         for n, token in enumerate(tokens):
             if token in self._stop_token_ids:
-                self._end(self._held + tokens[:n], "stop")
+                self._final, self._held = EngineChunk(token_ids=self._held + tokens[:n], finish_reason="stop"), []
+                self.done = True  # the server goes on: the caller closes the stream
                 return None
         if not tokens:
             return None
@@ -577,11 +582,6 @@ class LlamaCppStreamReader:
             raise EngineError(f"{self._source} ended the stream without a finish reason")
         self._final.cached_tokens = self._cached_tokens
         return self._final
-
-    def _end(self, tokens: list[int], reason: EngineFinish) -> None:
-        self._final = EngineChunk(token_ids=tokens, finish_reason=reason)
-        self._held = []
-        self.done = True
 
     def _chunk(self, tokens: list[int]) -> EngineChunk:
         first, self._emitted = not self._emitted, True
