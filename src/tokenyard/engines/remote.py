@@ -43,9 +43,9 @@ The engine side, as each server must be started:
   `stop_token_ids`, so the reader ends the generation itself at the first of the
   family's stop tokens (closing the stream cancels the task there). The server is
   recognised by its `/v1/models` (`owned_by: llamacpp`), whose `meta.n_ctx` is a
-  slot's context window.
-  Its errors are JSON with a `type`: `exceed_context_size_error` becomes
-  `PromptTooLong`.
+  slot's context window. Its errors are JSON with a `type`:
+  `exceed_context_size_error` becomes `PromptTooLong`. It drops a connection once it
+  has streamed on it, so each request asks for a connection of its own.
 
 Failures are `EngineError`s that say what happened — the server is down (connection
 refused), silent for longer than `read_timeout`, answers an HTTP error (its message
