@@ -6,13 +6,19 @@ errors. tests/integration/test_llama_cpp.py drives the real server."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from tokenyard.engines.base import CallGuide, CallTag, EngineError, PromptTooLong
 from tokenyard.engines.gbnf import calls_grammar
-from tokenyard.engines.remote import LlamaCppStreamReader, _http_error
+from tokenyard.engines.remote import LlamaCppStreamReader, RemoteEngine, _http_error
+
+from .test_remote import running
 
 IM_END, ENDOFTEXT = 2, 0
 
@@ -111,3 +117,26 @@ def test_a_forced_call_is_a_grammar_of_the_tools_calls():
         for word in body.replace("(", " ").replace(")", " ").split():
             if word[0].isalpha() and not word.startswith('"'):
                 assert word.rstrip("*?+") in names, word
+
+
+def test_a_server_still_loading_is_waited_for():
+    """llama-server answers 503 while it loads the model: start waits, then reads the
+    slot's window from its model list (shaped as server-context.cpp writes it)."""
+    calls = []
+
+    async def models(request):
+        calls.append(1)
+        if len(calls) < 3:
+            return JSONResponse({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}, 503)
+        card = {"id": "/models/m.gguf", "object": "model", "owned_by": "llamacpp", "meta": {"n_ctx": 4096}}
+        return JSONResponse({"object": "list", "data": [card]})
+
+    with running(Starlette(routes=[Route("/v1/models", models)])) as url:
+        engine = RemoteEngine(url, startup_timeout=10)
+
+        async def run():
+            await engine.start()
+            await engine.close()
+
+        asyncio.run(run())
+    assert len(calls) == 3 and engine.server == "llama.cpp" and engine.info().max_model_len == 4096

@@ -175,7 +175,10 @@ class RemoteEngine:
             try:
                 async with self._session.get(f"{self.base_url}/v1/models") as response:
                     status, text = response.status, await response.text()
-                break
+                if status != 503 or time.monotonic() >= deadline:
+                    break
+                # Still loading its weights (llama.cpp answers 503 until then).
+                await asyncio.sleep(STARTUP_POLL_SECONDS)
             except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
                 if time.monotonic() >= deadline:
                     raise EngineError(
