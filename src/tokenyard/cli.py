@@ -19,6 +19,7 @@ from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
+from .safeguards import DEFAULT_SAFEGUARDS_TIMEOUT
 
 if TYPE_CHECKING:
     from .server.loading import ModelSettings
@@ -291,6 +292,8 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
             allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
             allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
             codex_profile=codex_profile,
+            safeguards_model=args.safeguards_model,
+            safeguards_timeout=args.safeguards_timeout,
         ),
         other_pipelines=tuple(pipelines[1:]),
     )
@@ -434,6 +437,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=_env_flag("enable_streaming_tool_dispatch"),
         help="announce each complete tool call with a tool_call_dispatch event while the turn goes on",
+    )
+    serve.add_argument(
+        "--safeguards-model",
+        default=_env("safeguards_model"),
+        metavar="NAME",
+        help="the served model that judges each tool call for clients that ask (Claude Code's auto mode); "
+        "default: the model the request names",
+    )
+    serve.add_argument(
+        "--safeguards-timeout",
+        type=float,
+        default=float(_env("safeguards_timeout", DEFAULT_SAFEGUARDS_TIMEOUT)),
+        metavar="SECONDS",
+        help="how long one tool call's verdict may take once the call is complete; a call without a verdict is not run",
     )
     serve.add_argument(
         "--api-key", default=_env("api_key"), help="require this key (x-api-key or Authorization: Bearer)"

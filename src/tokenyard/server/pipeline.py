@@ -32,6 +32,7 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ..apis.errors import ENGINE_FAILED_MESSAGE
 from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
@@ -50,6 +51,7 @@ from ..engines.base import (
     ReasoningBudget,
 )
 from ..events import (
+    CallVerdict,
     Event,
     Finish,
     FinishReason,
@@ -117,6 +119,18 @@ class ServedModel:
         return sorted({i for i in ids if i is not None})
 
 
+class CallReview(Protocol):
+    """Judges the turn's tool calls while it goes on (server/safeguards.py): each
+    call is handed over the moment it is complete, the verdicts are collected
+    before the turn's `Finish`."""
+
+    def call_ready(self, call: ToolCallReady) -> None: ...
+
+    async def verdicts(self) -> dict[str, CallVerdict]: ...
+
+    def cancel(self) -> None: ...
+
+
 @dataclass
 class Generation:
     """A validated request, ready to stream: `events()` runs it (once)."""
@@ -129,8 +143,10 @@ class Generation:
     prefix: PrefixReport | None
     call_ids: CallIds = field(default_factory=CallIds)
     constraints: Constraints = field(default_factory=Constraints)
+    # Set when the client asked for verdicts on the turn's calls (Claude Code's auto mode).
+    review: CallReview | None = None
 
-    def events(self) -> AsyncIterator[Event]:
+    def events(self) -> AsyncGenerator[Event]:
         """The generation's events: `PromptProcessed`, then parse events, then
         `Finish` (or a `StreamError`). Closing the iterator aborts the engine."""
         return _Turn(self).events()
@@ -394,8 +410,17 @@ class _Turn:
         # Policy: the turn was ended after the first call, or broke the tool choice.
         self.ended = False
         self.violation: ToolChoiceViolation | None = None
+        self.review = generation.review
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncGenerator[Event]:
+        try:
+            async for event in self._events():
+                yield event
+        finally:
+            if self.review is not None:  # the turn ended early: its classifications are moot
+                self.review.cancel()
+
+    async def _events(self) -> AsyncIterator[Event]:
         stream = self.pipeline.engine.generate(self._engine_request())
         chunks = self._chunks(stream)
         announced = False
@@ -442,7 +467,8 @@ class _Turn:
         reason = self._finish_reason()
         if reason == "tool_calls" and self.generation.conversation.hints.speculative_prefill:
             self.pipeline.prefill_next_turn(self.generation, self.turn.message())
-        yield Finish(reason, self.stop_sequence, self._usage())
+        verdicts = await self.review.verdicts() if self.review is not None else None
+        yield Finish(reason, self.stop_sequence, self._usage(), verdicts)
 
     # ---- steps
 
@@ -523,6 +549,8 @@ class _Turn:
                     return out
             elif kind is ToolCallReady:
                 self.calls += 1
+                if self.review is not None:
+                    self.review.call_ready(event)  # type: ignore[arg-type]  # exact-type dispatch is not narrowed by mypy
                 if not constraints.parallel_tool_calls:
                     self.turn.add(event)
                     out.append(event)

@@ -21,6 +21,7 @@ from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import RequestContext, Spoke
 from .common import ServerState, check_auth, log_prompt, read_json
+from .safeguards import CallReviewer
 from .sse import event_stream, run_to_end
 
 log = logging.getLogger("tokenyard.server")
@@ -71,6 +72,13 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         generation = await pipeline.prepare(
             parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
         )
+        if parsed.safeguards is not None:
+            generation.review = CallReviewer(
+                state.classifier_for(pipeline),
+                parsed.conversation,
+                parsed.safeguards,
+                timeout=state.config.safeguards_timeout,
+            )
         log_prompt(state, body, generation)
         if parsed.conversation.request_kind is not None:
             log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)

@@ -124,6 +124,9 @@ class MessagesRequest(_Wire):
     metadata: Metadata | None = None
     output_config: OutputConfig | None = None
     context_management: dict[str, Any] | None = None
+    # Server-side checks asked of the response (Claude Code's auto mode asks for
+    # `dangerous_tool_use`); kept as sent, read by apis/anthropic/safeguards.py.
+    safeguards: list[dict[str, Any]] | None = None
 
 
 class CountTokensRequest(_Wire):

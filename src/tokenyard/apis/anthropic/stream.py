@@ -32,6 +32,7 @@ from ..replay_state import ReplayState
 from ..spoke import Frame
 from .errors import ERRORS
 from .requests import THINKING_SEAL_CONTEXT
+from .safeguards import safeguard_results
 
 WireEvent = Frame
 
@@ -67,6 +68,8 @@ class MessageStream:
         }
         self.stop_reason: str | None = None
         self.stop_sequence: str | None = None
+        # The verdicts on the turn's calls, when the request asked for them.
+        self.safeguard_results: list[dict[str, Any]] | None = None
         self.started = False  # message_start was sent
 
     # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
@@ -170,22 +173,17 @@ class MessageStream:
         self._apply_usage(finish.usage)
         self.stop_reason = STOP_REASONS.get(finish.reason, "end_turn")
         self.stop_sequence = finish.stop_sequence
-        out.append(
-            (
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": self.stop_reason, "stop_sequence": self.stop_sequence},
-                    "usage": dict(self._usage),
-                },
-            )
-        )
+        delta: dict[str, Any] = {"stop_reason": self.stop_reason, "stop_sequence": self.stop_sequence}
+        if finish.verdicts is not None:
+            self.safeguard_results = safeguard_results(finish.verdicts)
+            delta["safeguard_results"] = self.safeguard_results
+        out.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": dict(self._usage)}))
         out.append(("message_stop", {"type": "message_stop"}))
         return out
 
     def message(self) -> dict[str, Any]:
         """The whole response, for non-streaming requests."""
-        return {
+        message = {
             "id": self.message_id,
             "type": "message",
             "role": "assistant",
@@ -195,6 +193,9 @@ class MessageStream:
             "stop_sequence": self.stop_sequence,
             "usage": dict(self._usage),
         }
+        if self.safeguard_results is not None:
+            message["safeguard_results"] = self.safeguard_results
+        return message
 
     # ---- blocks ---------------------------------------------------------------------
 
