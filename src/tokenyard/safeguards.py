@@ -228,7 +228,8 @@ def _explanation(text: str) -> str | None:
     match = _REASON.search(text)
     if match is None:
         return None
-    reason = _CONTROL.sub(" ", match.group(1)).strip()
+    # Claude Code ends the sentence it quotes the explanation in itself.
+    reason = _CONTROL.sub(" ", match.group(1)).strip().rstrip(".")
     return _cut(reason, MAX_EXPLANATION_CHARS) if reason else None
 
 
