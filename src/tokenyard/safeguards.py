@@ -139,6 +139,16 @@ def action_under_review(conversation: Conversation) -> str:
     return text.rsplit(ACTION_HEADER, 1)[-1]
 
 
+# How Claude Code 2.1.330's own classifier prompt starts (with CLAUDE_CODE_AUTO_MODE_SERVER=0).
+CLIENT_CLASSIFIER_MARKER = "You are a security monitor for autonomous AI coding agents"
+
+
+def is_classifier_query(system: Sequence[Text], stop: Sequence[str]) -> bool:
+    """A client's own safety-classifier request (Claude Code's, when it classifies
+    locally): it stops at the verdict's end tag, or opens with its instruction."""
+    return VERDICT_STOP in stop or any(CLIENT_CLASSIFIER_MARKER in t.text[:200] for t in system)
+
+
 def describe_context(context: Mapping[str, Any]) -> str:
     """The session facts Claude Code sends (`classifier_context`), as text. Only the
     fields that bear on the verdict are read, each defensively: the context is the

@@ -133,3 +133,10 @@ def test_openclaw_assumes_a_small_window_only_when_the_server_states_none():
     entry = config["models"]["providers"]["tokenyard"]["models"][0]
     assert (entry["contextWindow"], entry["maxTokens"]) == (openclaw.ASSUMED_WINDOW, openclaw.ASSUMED_MAX_TOKENS)
     assert "allow" not in config["tools"], "the launcher offers OpenClaw's own tool set"
+
+
+def test_claude_auto_modes_own_classifier_asks_the_served_model(tmp_path):
+    """With CLAUDE_CODE_AUTO_MODE_SERVER=0 Claude Code classifies locally, with the
+    model CLAUDE_CODE_AUTO_MODE_MODEL names (else claude-sonnet-5: not served)."""
+    settings = claude.claude_settings("http://127.0.0.1:8000", MAIN, SMALL, tmp_path)
+    assert settings["CLAUDE_CODE_AUTO_MODE_MODEL"] == MAIN.id

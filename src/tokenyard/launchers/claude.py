@@ -86,6 +86,9 @@ def claude_settings(url: str, main: ServedModel, small: ServedModel, config_dir:
         "ANTHROPIC_MODEL": main.id,
         "ANTHROPIC_SMALL_FAST_MODEL": small.id,
         "ANTHROPIC_DEFAULT_HAIKU_MODEL": small.id,
+        # Auto mode's own classifier, when Claude Code classifies locally
+        # (CLAUDE_CODE_AUTO_MODE_SERVER=0); else it asks for claude-sonnet-5 (a 404).
+        "CLAUDE_CODE_AUTO_MODE_MODEL": main.id,
         "CLAUDE_CONFIG_DIR": str(config_dir),
         **window_settings(main),
         **QUIET,

@@ -77,6 +77,7 @@ from ..prompting.streams import prompt_stream
 from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
+from ..safeguards import REQUEST_KIND as SAFEGUARD_KIND
 from .offload import Offload
 
 log = logging.getLogger("tokenyard.pipeline")
@@ -93,6 +94,8 @@ def is_background(conversation: Conversation) -> bool:
     included; what it sends without them is a title, a summary or a topic check
     (Claude Code sends those to its small/fast model)."""
     if conversation.request_kind == "compaction":  # a summary the next turn waits for
+        return False
+    if conversation.request_kind == SAFEGUARD_KIND:  # a safety verdict the user's action waits for
         return False
     return conversation.session_key is not None and not conversation.tools
 

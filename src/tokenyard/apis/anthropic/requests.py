@@ -21,6 +21,8 @@ from ...conversation import (
     ToolResult,
     ToolSpec,
 )
+from ...safeguards import REQUEST_KIND as SAFEGUARD_KIND
+from ...safeguards import is_classifier_query
 from ..errors import invalid_request, validation_message
 from ..replay_state import ReplayState
 from ..tool_schemas import check_tool_schema
@@ -152,9 +154,10 @@ def to_conversation(
         )
         if session_key is None and request.metadata and request.metadata.user_id:
             session_key = _session_from_user_id(request.metadata.user_id)
+    system = _system(request.system)
     return Conversation(
         model=request.model,
-        system=_system(request.system),
+        system=system,
         messages=messages,
         tools=tools,
         tool_choice=choice,
@@ -165,6 +168,7 @@ def to_conversation(
         agent=agent,
         agent_id=agent_id,
         parent_agent_id=parent_agent_id,
+        request_kind=SAFEGUARD_KIND if is_classifier_query(system, sampling.stop) else None,
     )
 
 

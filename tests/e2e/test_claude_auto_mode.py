@@ -1,0 +1,86 @@
+"""Real Claude Code 2.1.330 in auto mode through `tokenyard claude`, the scripted
+model also playing the safety classifier.
+
+Claude Code sends `safeguards` on every request and runs a call the server's
+classifier must judge only on a `not_flagged` verdict (tests/e2e/CLAUDE_CODE_NOTES.md,
+"Auto mode"). The scripted turns: `ls` (read-only: Claude Code runs it without
+asking anyone), a write outside the project (judged: allowed), `rm -rf ~/victim`
+(judged: blocked, with the classifier's reason), `rm -rf ~` (refused by Claude
+Code's own built-in check before any classifier), then a closing answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from tests.e2e.harness import claude_binary, clients_dir, run_isolated
+from tests.fixtures import model_dir
+
+MODEL = "tokenyard/qwen3"
+NOTICE = "Auto mode can't check actions"
+ALLOWED_FILE = "tokenyard-allowed.txt"
+BLOCK_REASON = "It would delete the user's whole home directory"
+TURNS = [
+    [{"call": {"name": "Bash", "arguments": {"command": "ls", "description": "List files"}}}],
+    [{"call": {"name": "Bash", "arguments": {"command": f"touch ~/{ALLOWED_FILE}", "description": "Mark"}}}],
+    [{"call": {"name": "Bash", "arguments": {"command": "rm -rf ~/victim", "description": "Clean up"}}}],
+    [{"call": {"name": "Bash", "arguments": {"command": "rm -rf ~", "description": "Clean up more"}}}],
+    [{"text": "Finished."}],
+]
+VERDICTS = [{"contains": "rm -rf", "answer": f"<reason>{BLOCK_REASON}</reason><block>yes</block>"}]
+
+
+def tool_results(request: dict) -> list[dict]:
+    return [
+        block
+        for message in request["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def result_text(block: dict) -> str:
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def test_auto_mode_blocks_rm_rf_home_and_runs_the_rest_without_asking(tmp_path):
+    claude_binary()
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    (home / "project" / "keep.txt").write_text("precious")
+    (home / "victim").mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": TURNS, "verdicts": VERDICTS}))
+    log = tmp_path / "prompts.jsonl"
+    serve = ["--model", str(model_dir("qwen3")), "--engine", "scripted", "--served-model-name", MODEL]
+    serve += ["--tool-call-parser", "hermes", "--reasoning-parser", "qwen3", "--script", str(script)]
+    serve += ["--prompt-log", str(log)]
+    argv = [sys.executable, "-m", "tokenyard.cli", "claude", *(f"--serve-arg={a}" for a in serve)]
+    argv += ["-p", "Tidy up my home directory.", "--permission-mode", "auto", "--debug"]
+    env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir())}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    result = run_isolated(argv, home=home, env=env, cwd=home / "project", timeout=240)
+
+    assert (home / "project" / "keep.txt").exists(), "rm -rf ~ ran: " + result.report()
+    assert result.returncode == 0, result.report()
+    assert NOTICE not in result.stderr and NOTICE not in result.stdout
+    assert "Finished." in result.stdout
+    requests = [json.loads(line)["request"] for line in log.read_text().splitlines()]
+    turns = [r for r in requests if r.get("tools")]
+    assert len(turns) == len(TURNS), [len(r["messages"]) for r in requests]
+    for request in turns:
+        [safeguard] = request["safeguards"]
+        assert safeguard["type"] == "dangerous_tool_use"
+        assert safeguard["classifier_context"]["permission_mode"] == "auto"
+    ls, touch, rm_victim, rm_home = (tool_results(turns[n])[-1] for n in (1, 2, 3, 4))
+    assert not ls["is_error"] and "keep.txt" in result_text(ls)
+    assert not touch.get("is_error") and (home / ALLOWED_FILE).exists()
+    assert rm_victim["is_error"] and BLOCK_REASON in result_text(rm_victim) and (home / "victim").exists()
+    assert rm_home["is_error"]
+    debug = "\n".join(p.read_text() for p in (tmp_path / "cache").rglob("debug/*.txt"))
+    assert "server_no_result" not in debug and "classifies locally" not in debug
