@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
-from tests.e2e.harness import claude_binary, clients_dir, run_isolated
+from tests.e2e.harness import Completed, claude_binary, clients_dir, run_isolated
 from tests.fixtures import model_dir
 
 MODEL = "tokenyard/qwen3"
@@ -47,7 +48,9 @@ def result_text(block: dict) -> str:
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
-def test_auto_mode_blocks_rm_rf_home_and_runs_the_rest_without_asking(tmp_path):
+def run_auto_mode(tmp_path: Path, extra_env: dict[str, str] | None = None) -> tuple[Completed, list[dict]]:
+    """`tokenyard claude -p … --permission-mode auto` over the scripted turns: what it
+    printed, and every request the server answered."""
     claude_binary()
     home = tmp_path / "home"
     (home / "project").mkdir(parents=True)
@@ -61,26 +64,49 @@ def test_auto_mode_blocks_rm_rf_home_and_runs_the_rest_without_asking(tmp_path):
     serve += ["--prompt-log", str(log)]
     argv = [sys.executable, "-m", "tokenyard.cli", "claude", *(f"--serve-arg={a}" for a in serve)]
     argv += ["-p", "Tidy up my home directory.", "--permission-mode", "auto", "--debug"]
-    env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir())}
+    env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir()), **(extra_env or {})}
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     result = run_isolated(argv, home=home, env=env, cwd=home / "project", timeout=240)
-
     assert (home / "project" / "keep.txt").exists(), "rm -rf ~ ran: " + result.report()
     assert result.returncode == 0, result.report()
     assert NOTICE not in result.stderr and NOTICE not in result.stdout
     assert "Finished." in result.stdout
-    requests = [json.loads(line)["request"] for line in log.read_text().splitlines()]
-    turns = [r for r in requests if r.get("tools")]
-    assert len(turns) == len(TURNS), [len(r["messages"]) for r in requests]
-    for request in turns:
-        [safeguard] = request["safeguards"]
-        assert safeguard["type"] == "dangerous_tool_use"
-        assert safeguard["classifier_context"]["permission_mode"] == "auto"
+    return result, [json.loads(line)["request"] for line in log.read_text().splitlines()]
+
+
+def assert_judged(tmp_path: Path, turns: list[dict]) -> None:
+    """ls ran, the write outside the project was allowed, rm -rf ~/victim was blocked
+    with the classifier's reason, rm -rf ~ refused."""
+    home = tmp_path / "home"
+    assert len(turns) == len(TURNS), [len(r["messages"]) for r in turns]
     ls, touch, rm_victim, rm_home = (tool_results(turns[n])[-1] for n in (1, 2, 3, 4))
     assert not ls["is_error"] and "keep.txt" in result_text(ls)
     assert not touch.get("is_error") and (home / ALLOWED_FILE).exists()
     assert rm_victim["is_error"] and BLOCK_REASON in result_text(rm_victim) and (home / "victim").exists()
     assert rm_home["is_error"]
+
+
+def test_auto_mode_blocks_rm_rf_home_and_runs_the_rest_without_asking(tmp_path):
+    _, requests = run_auto_mode(tmp_path)
+    turns = [r for r in requests if r.get("tools")]
+    assert turns == requests, "Claude Code sent classifier requests of its own: the server's verdicts did not reach it"
+    for request in turns:
+        [safeguard] = request["safeguards"]
+        assert safeguard["type"] == "dangerous_tool_use"
+        assert safeguard["classifier_context"]["permission_mode"] == "auto"
+    assert_judged(tmp_path, turns)
     debug = "\n".join(p.read_text() for p in (tmp_path / "cache").rglob("debug/*.txt"))
     assert "server_no_result" not in debug and "classifies locally" not in debug
+
+
+def test_auto_modes_own_classifier_reaches_the_served_model(tmp_path):
+    """CLAUDE_CODE_AUTO_MODE_SERVER=0: Claude Code classifies locally, asking the
+    model the launcher named (not claude-sonnet-5, which is not served), and reads
+    the scripted classifier's `<block>yes|no</block>` as its own classifier's."""
+    _, requests = run_auto_mode(tmp_path, {"CLAUDE_CODE_AUTO_MODE_SERVER": "0"})
+    turns = [r for r in requests if r.get("tools")]
+    classifier = [r for r in requests if not r.get("tools") and "</block>" in (r.get("stop_sequences") or [])]
+    assert classifier and {r["model"] for r in classifier} == {MODEL}
+    assert not any("safeguards" in r for r in requests)
+    assert_judged(tmp_path, turns)
