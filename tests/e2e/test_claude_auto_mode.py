@@ -13,11 +13,25 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
-from tests.e2e.harness import Completed, claude_binary, clients_dir, run_isolated
-from tests.fixtures import model_dir
+import pytest
+
+from tests.e2e.harness import (
+    Completed,
+    _namespaced,
+    claude_binary,
+    clients_dir,
+    minimal_env,
+    require_loopback_namespace,
+    run_isolated,
+)
+from tests.fixtures import REPO_ROOT, model_dir
 
 MODEL = "tokenyard/qwen3"
 NOTICE = "Auto mode can't check actions"
@@ -110,3 +124,76 @@ def test_auto_modes_own_classifier_reaches_the_served_model(tmp_path):
     assert classifier and {r["model"] for r in classifier} == {MODEL}
     assert not any("safeguards" in r for r in requests)
     assert_judged(tmp_path, turns)
+
+
+class Tmux:
+    """An interactive program in a detached tmux session of its own (own socket)."""
+
+    def __init__(self, socket: Path, command: Path):
+        if shutil.which("tmux") is None:
+            pytest.skip("tmux not installed")
+        self.base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
+        subprocess.run([*self.base, "new-session", "-d", "-x", "160", "-y", "50", str(command)], check=True)
+
+    def screen(self) -> str:
+        done = subprocess.run([*self.base, "capture-pane", "-p"], capture_output=True, text=True, check=False)
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:  # one at a time: the TUI reads a pasted burst as text
+            subprocess.run([*self.base, "send-keys", key], check=True)
+            time.sleep(0.3)
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.5)
+        raise AssertionError(f"{text!r} never appeared; the screen:\n{self.screen()}")
+
+    def close(self) -> None:
+        subprocess.run([*self.base, "kill-server"], check=False, capture_output=True)
+
+
+def test_status_shows_the_auto_mode_server_enabled(tmp_path):
+    """The interactive client, driven through tmux: after a reply from the server,
+    /status says the auto-mode server is enabled (without server verdicts it
+    reports it disabled and classifies locally)."""
+    claude_binary()
+    require_loopback_namespace()
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [[{"text": "Hello from the scripted model."}]]}))
+    serve = [f"--model={model_dir('qwen3')}", "--engine=scripted", f"--served-model-name={MODEL}"]
+    serve += ["--tool-call-parser=hermes", "--reasoning-parser=qwen3", f"--script={script}"]
+    claude = [sys.executable, "-m", "tokenyard.cli", "claude", *(f"--serve-arg={a}" for a in serve)]
+    claude += ["--permission-mode", "auto"]
+    env = minimal_env(home, {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir())})
+    env |= {"TERM": "xterm-256color", "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO_ROOT / "src"))}
+    command = tmp_path / "interactive.sh"
+    command.write_text(
+        "#!/bin/bash\n"
+        f"cd {shlex.quote(str(home / 'project'))}\n"
+        f"exec env -i {' '.join(shlex.quote(f'{k}={v}') for k, v in env.items())} "
+        f"{' '.join(shlex.quote(str(a)) for a in _namespaced(claude))}\n"
+    )
+    command.chmod(0o755)
+    tui = Tmux(tmp_path / "tmux.sock", command)
+    try:
+        tui.wait_for("Yes, I trust this folder")
+        tui.keys("Down", "Enter")
+        tui.wait_for("auto mode on")
+        tui.keys(*"Say hello.", "Enter")
+        tui.wait_for("Hello from the scripted model.")
+        tui.keys(*"/status")
+        time.sleep(1)
+        tui.keys("Enter")
+        screen = tui.wait_for("Auto mode server:")
+    finally:
+        tui.close()
+    [line] = [line for line in screen.splitlines() if "Auto mode server:" in line]
+    assert line.split("Auto mode server:")[1].strip() == "Enabled", screen
+    assert NOTICE not in screen
