@@ -165,6 +165,11 @@ def test_status_shows_the_auto_mode_server_enabled(tmp_path):
     require_loopback_namespace()
     home = tmp_path / "home"
     (home / "project").mkdir(parents=True)
+    # The folder is trusted already (no trust dialog to answer); the launcher keeps this state.
+    config = tmp_path / "cache" / "launchers" / "claude"
+    config.mkdir(parents=True)
+    trusted = {"projects": {str(home / "project"): {"hasTrustDialogAccepted": True}}}
+    (config / ".claude.json").write_text(json.dumps(trusted))
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [[{"text": "Hello from the scripted model."}]]}))
     serve = [f"--model={model_dir('qwen3')}", "--engine=scripted", f"--served-model-name={MODEL}"]
@@ -183,8 +188,6 @@ def test_status_shows_the_auto_mode_server_enabled(tmp_path):
     command.chmod(0o755)
     tui = Tmux(tmp_path / "tmux.sock", command)
     try:
-        tui.wait_for("Yes, I trust this folder")
-        tui.keys("Down", "Enter")
         tui.wait_for("auto mode on")
         tui.keys(*"Say hello.", "Enter")
         tui.wait_for("Hello from the scripted model.")
