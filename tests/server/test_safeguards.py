@@ -159,3 +159,27 @@ def test_a_safeguards_model_that_is_not_served_is_refused():
     with pytest.raises(ValueError, match="safeguards model"):
         with running_server("qwen3", config=ServerConfig(safeguards_model="nope")):
             pass
+
+
+def test_the_next_calls_classifier_prompt_extends_the_last_token_for_token(capsys):
+    """Through a real chat template and tokenizer (Qwen3's): the classifier prompt for
+    a turn's second call repeats the first one's tokens up to the call under review,
+    so the engine's prefix cache serves all of that."""
+    from tokenyard.conversation import Conversation, Message, Text, ToolCall
+    from tokenyard.safeguards import ACTION_HEADER, classifier_conversation
+    from tokenyard.server.loading import load
+
+    model, _ = load(ModelSettings(model=str(model_dir("qwen3")), engine="scripted", served_model_names=("judge",)))
+    session = Conversation(model="m", messages=[Message(role="user", parts=[Text(text="Clean up the build.")])])
+    calls = [ToolCall(id=f"c{n}", name="Bash", arguments=f'{{"command": "rm -rf build/{n}"}}') for n in range(2)]
+    first, second = (
+        model.renderer.render(classifier_conversation(session, calls[:n], CONTEXT, model="judge")) for n in (1, 2)
+    )
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(first.token_ids, second.token_ids, strict=False)) if a != b),
+        len(first.token_ids),
+    )
+    before_action = len(model.tokenizer.encode(first.text[: first.text.index(ACTION_HEADER)]))
+    assert shared >= before_action - 1  # the token at the seam may merge differently
+    with capsys.disabled():
+        print(f"\nclassifier prompt: {shared} of {len(second.token_ids)} tokens repeat the previous call's")

@@ -23,6 +23,10 @@ What the request demands of the output is enforced here, whatever the engine:
 - `thinking.budget_tokens`: a `ReasoningBudget` for the engine, which ends the
   reasoning block with the family's end marker when the budget is spent.
 An engine that stays silent for `engine_timeout` seconds is aborted (`EngineTimeout`).
+
+A client that asks for verdicts on the turn's tool calls (Claude Code's auto mode)
+gets a `CallReview` on the generation: each call is handed to it the moment it is
+complete, and the turn's `Finish` carries the verdicts (server/safeguards.py).
 """
 
 from __future__ import annotations

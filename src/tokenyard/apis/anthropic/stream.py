@@ -2,7 +2,8 @@
 
 `MessageStream` owns the block indices. One content block per contiguous run of
 thinking, text or tool_use, in the order produced; `message_start` carries the real
-prompt usage; `message_delta` the stop reason and cumulative usage. Thinking blocks
+prompt usage; `message_delta` the stop reason and cumulative usage (and, when the
+request asked for them, the verdicts on the turn's calls: `safeguard_results`). Thinking blocks
 close with a `signature_delta` that seals the exact reasoning (sealing.py), so the
 reasoning comes back intact on the next turn even when the client was told to omit
 its text. With streaming tool dispatch on, each complete call is also announced by a
