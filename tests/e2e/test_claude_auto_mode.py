@@ -131,7 +131,7 @@ class Tmux:
 
     def __init__(self, socket: Path, command: Path):
         if shutil.which("tmux") is None:
-            pytest.skip("tmux not installed")
+            pytest.skip("tmux not installed: run scripts/install_clients.sh")
         self.base = ["tmux", "-S", str(socket), "-f", "/dev/null"]
         subprocess.run([*self.base, "new-session", "-d", "-x", "160", "-y", "50", str(command)], check=True)
 
@@ -159,8 +159,8 @@ class Tmux:
 
 def test_status_shows_the_auto_mode_server_enabled(tmp_path):
     """The interactive client, driven through tmux: after a reply from the server,
-    /status says the auto-mode server is enabled (without server verdicts it
-    reports it disabled and classifies locally)."""
+    /status says the auto-mode server is enabled (tokenyard without verdicts:
+    "Not reaching this session: …")."""
     claude_binary()
     require_loopback_namespace()
     home = tmp_path / "home"
@@ -171,7 +171,7 @@ def test_status_shows_the_auto_mode_server_enabled(tmp_path):
     trusted = {"projects": {str(home / "project"): {"hasTrustDialogAccepted": True}}}
     (config / ".claude.json").write_text(json.dumps(trusted))
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [[{"text": "Hello from the scripted model."}]]}))
+    script.write_text(json.dumps([[{"text": "Hello from the scripted model."}]]))
     serve = [f"--model={model_dir('qwen3')}", "--engine=scripted", f"--served-model-name={MODEL}"]
     serve += ["--tool-call-parser=hermes", "--reasoning-parser=qwen3", f"--script={script}"]
     claude = [sys.executable, "-m", "tokenyard.cli", "claude", *(f"--serve-arg={a}" for a in serve)]
