@@ -11,6 +11,7 @@ import pytest
 
 from tokenyard.server.app import ServerConfig
 from tokenyard.server.loading import ModelSettings
+from tokenyard.server.metrics import REGISTRY
 
 from ..fixtures import model_dir
 from .serving import running_server
@@ -128,10 +129,18 @@ def slow_judge(tmp_path, token_delay: float) -> ModelSettings:
     )
 
 
+def timeouts() -> float:
+    value = REGISTRY.get_sample_value(
+        "tokenyard_safeguard_verdicts_total", {"model": "test/judge", "outcome": "timeout"}
+    )
+    return value or 0.0
+
+
 def test_a_classifier_past_its_deadline_fails_closed_and_the_turn_still_ends(tmp_path):
     """The judge (`--safeguards-model`) writes a token a second; the deadline is a
     fraction of that: every call gets `unavailable: timeout`, and the turn ends."""
     config = ServerConfig(safeguards_model="test/judge", safeguards_timeout=0.3)
+    timeouts_before = timeouts()
     with running_server(
         "qwen3", tmp_path=tmp_path, script={"turns": TWO_CALLS}, config=config, more_models=[slow_judge(tmp_path, 1.0)]
     ) as (url, _):
@@ -140,6 +149,7 @@ def test_a_classifier_past_its_deadline_fails_closed_and_the_turn_still_ends(tmp
     verdicts = tool_uses(extra["safeguard_results"])
     assert len(verdicts) == 2
     assert all(v == {"type": "unavailable", "reason": "timeout"} for v in verdicts.values())
+    assert timeouts() == timeouts_before + 2
 
 
 def test_the_safeguards_model_judges(tmp_path):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..engines.base import EngineError, PromptTooLong
 from ..events import CallVerdict, Finish, StreamError, TextDelta, ToolCallReady
 from ..prompting.template import TemplateError
 from ..safeguards import DEFAULT_SAFEGUARDS_TIMEOUT, classifier_conversation, no_verdict, read_verdict
+from . import metrics
 from .pipeline import Pipeline
 
 log = logging.getLogger("tokenyard.safeguards")
@@ -64,6 +66,13 @@ class CallReviewer:
             task.cancel()
 
     async def _judge(self, request: Conversation) -> CallVerdict:
+        started = time.perf_counter()
+        verdict = await self._verdict(request)
+        outcome = verdict.unavailable or ("flagged" if verdict.flagged else "not_flagged")
+        metrics.observe_verdict(self._classifier.model.name, outcome, time.perf_counter() - started)
+        return verdict
+
+    async def _verdict(self, request: Conversation) -> CallVerdict:
         try:
             async with asyncio.timeout(self._timeout):
                 return await self._classify(request)
