@@ -90,13 +90,13 @@ class ScriptedEngine:
     def answer_text(self, request: EngineRequest) -> str:
         """The raw output this engine gives for `request` (after its prefill)."""
         conversation = request.conversation
+        if conversation is not None and conversation.request_kind == REQUEST_KIND:
+            return self._verdict(action_under_review(conversation))
         constraints = request.constraints
         thinking = bool(conversation and conversation.thinking.enabled and self._reasoning_format)
         calls_before = sum(
             1 for m in (conversation.messages if conversation else []) for p in m.parts if isinstance(p, ToolCall)
         )
-        if conversation is not None and conversation.request_kind == REQUEST_KIND:
-            return self._verdict(action_under_review(conversation))
         if self._turns is not None:
             segments = self._scripted_turn(conversation)
         else:
