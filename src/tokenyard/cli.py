@@ -450,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=float(_env("safeguards_timeout", DEFAULT_SAFEGUARDS_TIMEOUT)),
         metavar="SECONDS",
-        help="how long one tool call's verdict may take once the call is complete; a call without a verdict is not run",
+        help="how long one tool call's verdict may take; a call without a verdict is not run",
     )
     serve.add_argument(
         "--api-key", default=_env("api_key"), help="require this key (x-api-key or Authorization: Bearer)"

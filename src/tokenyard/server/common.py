@@ -47,7 +47,7 @@ class ServerConfig:
     # The served model that judges tool calls for clients that ask (Claude Code's auto
     # mode); None: the model the request names.
     safeguards_model: str | None = None
-    # Seconds one call's verdict may take, from the moment the call is complete.
+    # Seconds one call's classification may take.
     safeguards_timeout: float = DEFAULT_SAFEGUARDS_TIMEOUT
 
 

@@ -1,11 +1,15 @@
 """Runs the safety classifier on a turn's tool calls (the I/O shell of safeguards.py).
 
-Each call is judged the moment it is complete (`call_ready`, from the pipeline's
-`ToolCallReady`), in its own task, while the turn goes on; the turn's `Finish` waits
-for the verdicts. Every classification has a deadline from the moment its call was
-ready; whatever goes wrong (deadline, engine error, a prompt too long for the
-classifier, an answer without a clear verdict) is no verdict, and Claude Code does
-not run a call without one.
+Each call is judged as soon as it is complete (`call_ready`, from the pipeline's
+`ToolCallReady`), in a task, while the turn goes on; the turn's `Finish` waits for
+the verdicts. The calls of one turn are judged one after another: each prompt
+extends the previous one, so the engine's prefix cache (vLLM's, the embedded
+engine's) holds all but the new call by then, where six prompts prefilled side by
+side would each pay in full (benchmarks/safeguards_classifier.py). Every
+classification has a deadline from its start; once one misses it the turn's later
+calls are not sent (the engine is not keeping up), so the wait is bounded. Whatever
+goes wrong (deadline, engine error, a prompt too long for the classifier, an answer
+without a clear verdict) is no verdict, and Claude Code does not run a call without one.
 
 Classifications do not take a generation slot: the turn they belong to holds one,
 and waiting for another (with a single slot, forever) would only turn every verdict
@@ -49,13 +53,15 @@ class CallReviewer:
         self._timeout = timeout
         self._calls: list[ToolCall] = []
         self._tasks: dict[str, asyncio.Task[CallVerdict]] = {}
+        self._last: asyncio.Task[CallVerdict] | None = None
 
     def call_ready(self, call: ToolCallReady) -> None:
         self._calls.append(ToolCall(id=call.id, name=call.name, arguments=call.arguments))
         request = classifier_conversation(
             self._conversation, self._calls, self._context, model=self._classifier.model.name
         )
-        self._tasks[call.id] = asyncio.get_running_loop().create_task(self._judge(request))
+        task = asyncio.get_running_loop().create_task(self._judge(request, self._last))
+        self._tasks[call.id] = self._last = task
 
     async def verdicts(self) -> dict[str, CallVerdict]:
         # Each task ends by its own deadline, so this wait is bounded too.
@@ -65,7 +71,11 @@ class CallReviewer:
         for task in self._tasks.values():
             task.cancel()
 
-    async def _judge(self, request: Conversation) -> CallVerdict:
+    async def _judge(self, request: Conversation, after: asyncio.Task[CallVerdict] | None) -> CallVerdict:
+        if after is not None and (await after).unavailable == "timeout":
+            verdict = no_verdict("timeout")
+            metrics.observe_verdict(self._classifier.model.name, "timeout", 0.0)
+            return verdict
         started = time.perf_counter()
         verdict = await self._verdict(request)
         outcome = verdict.unavailable or ("flagged" if verdict.flagged else "not_flagged")
