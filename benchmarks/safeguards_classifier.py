@@ -3,7 +3,7 @@ classifier adds to a turn: for a handful of tool calls, each judged through the
 server's own path (server/safeguards.py `CallReviewer` on an embedded engine),
 the verdict read from the model's answer (or why there was none) and the seconds
 from the call being ready to its verdict; then the same calls again in one turn,
-whose later calls extend the earlier ones' prompt (the prefix cache's share).
+judged one after another as the server judges a turn's calls.
 
 Nothing here asserts a verdict: how good they are is the model's. The point is
 whether a small model's answers parse (one clear `<block>yes|no</block>`) and what
@@ -67,7 +67,7 @@ async def judge_in_one_turn(pipeline: Pipeline, session: Conversation, timeout: 
     verdicts = await reviewer.verdicts()
     seconds = time.perf_counter() - started
     clear = sum(v.flagged is not None for v in verdicts.values())
-    print(f"\none turn of {len(CALLS)} calls, judged in parallel: {seconds:.2f} s, {clear} clear verdicts")
+    print(f"\none turn of {len(CALLS)} calls, judged in turn: {seconds:.2f} s, {clear} clear verdicts")
 
 
 async def main() -> None:
