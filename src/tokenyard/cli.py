@@ -218,6 +218,8 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
         router_policy=args.router_policy,
         workers=args.workers,
         forward_priority=args.forward_priority,
+        session_header=args.session_header,
+        forward_harness_headers=args.forward_harness_headers,
         engine_model=args.engine_model,
         engine_api_key=args.engine_api_key,
     )
@@ -540,6 +542,21 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=_env_flag("forward_priority"),
         help="send agent-hint priorities to the engines (vLLM needs --scheduling-policy priority)",
+    )
+    serve.add_argument(
+        "--session-header",
+        default=_env("session_header", "x-session-id"),
+        metavar="NAMES",
+        help="remote engines: the header(s), comma-separated, that carry the conversation's session to the "
+        "engine or its router (llm-d, vllm-router) so a session stays on one worker; 'none' sends none "
+        "(default x-session-id)",
+    )
+    serve.add_argument(
+        "--forward-harness-headers",
+        action=argparse.BooleanOptionalAction,
+        default=_env("forward_harness_headers", "1").lower() in ("1", "true", "yes", "on"),
+        help="remote engines: also send the harness's own session headers (x-claude-code-session-id, "
+        "session-id, x-session-affinity), which llm-d's agent-identity plugin reads (default on)",
     )
     serve.add_argument(
         "--engine-model",

@@ -204,9 +204,26 @@ class Conversation(BaseModel):
     parent_agent_id: str | None = None
     # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
     agent: str | None = None
+    # The end user the client names (OpenAI `user`; an Anthropic `metadata.user_id`
+    # that holds no session): what engine routers keep together when there is no session.
+    user: str | None = None
+    # The harness's own session headers as it sent them (Claude Code's
+    # x-claude-code-session-id, Codex's session-id...), forwarded to engines because
+    # fleet routers read them (apis/hints.py lists them).
+    harness_headers: dict[str, str] = Field(default_factory=dict)
     hints: AgentHints = Field(default_factory=AgentHints)
     # What kind of request this is when it is not an ordinary turn ("compaction").
     request_kind: str | None = None
+
+    @property
+    def affinity_key(self) -> str | None:
+        """What the requests that should reach one engine worker share: the session,
+        per agent (a subagent's prompts extend each other, not the main agent's), else
+        the end user. Engine routers get it as `x-session-id`; tokenyard's own router
+        keeps it for affinity."""
+        if self.session_key:
+            return f"{self.session_key}/{self.agent_id}" if self.agent_id else self.session_key
+        return self.user
 
     def model_tools(self) -> list[ToolSpec]:
         """Every tool the model may call, under the names it sees: the offered tools,

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from ..apis.anthropic.spoke import SPOKE as ANTHROPIC
 from ..apis.anthropic.spoke import parse_count_tokens
 from ..apis.errors import ErrorTable, fault_of
-from ..apis.hints import read_agent_hints
+from ..apis.hints import read_agent_hints, read_harness_headers
 from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import RequestContext, Spoke
@@ -67,6 +67,7 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         # The model's own view of the replay state: its calls' ids carry its JSON style.
         ctx = replace(ctx, replay=state.replay.for_model(pipeline.model.name))
         parsed.conversation.hints = read_agent_hints(body, request.headers)
+        parsed.conversation.harness_headers = read_harness_headers(request.headers)
         # Rendering and tokenizing run off the event loop.
         generation = await pipeline.prepare(
             parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)

@@ -140,6 +140,7 @@ def to_conversation(
     if request.thinking is not None:
         thinking = ThinkingControl(mode=request.thinking.type, budget_tokens=request.thinking.budget_tokens)
     sampling = SamplingParams()
+    user = None
     if isinstance(request, MessagesRequest):
         if request.output_config and request.output_config.effort:
             thinking = thinking.model_copy(update={"effort": request.output_config.effort})
@@ -150,8 +151,12 @@ def to_conversation(
             top_k=request.top_k,
             stop=list(request.stop_sequences or []),
         )
-        if session_key is None and request.metadata and request.metadata.user_id:
-            session_key = _session_from_user_id(request.metadata.user_id)
+        if request.metadata and request.metadata.user_id:
+            # Claude Code's user_id holds its session; any other names the end user.
+            from_user_id = _session_from_user_id(request.metadata.user_id)
+            session_key = session_key or from_user_id
+            if from_user_id is None:
+                user = request.metadata.user_id
     return Conversation(
         model=request.model,
         system=_system(request.system),
@@ -165,6 +170,7 @@ def to_conversation(
         agent=agent,
         agent_id=agent_id,
         parent_agent_id=parent_agent_id,
+        user=user,
     )
 
 
