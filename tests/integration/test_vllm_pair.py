@@ -126,7 +126,7 @@ def vllm_router(pair, tmp_path_factory):
     (before `x-request-id`) to pick a worker."""
     venv = cache_root() / "vllm-router-venv"
     if not (venv / f".tokenyard-vllm-router-{VLLM_ROUTER_VERSION}").exists():
-        pytest.skip(f"vllm-router is not installed in {venv}; run `bash scripts/install_vllm_router.sh`")
+        pytest.skip(f"vllm-router is not installed in {venv}; run `bash scripts/install_fleet_routers.sh`")
     _, urls, _ = pair
     port = free_port()
     log = tmp_path_factory.mktemp("vllm-router") / "router.log"
