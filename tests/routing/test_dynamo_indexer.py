@@ -24,6 +24,8 @@ DYNAMO_RUNTIME = "ai-dynamo-runtime-1.6.1"
 BLOCK = 4
 MODEL = "m"
 
+pytestmark = pytest.mark.slow  # a real program: Dynamo's indexer
+
 
 def dynamo_python() -> Path:
     venv = cache_root() / "dynamo-venv"
