@@ -219,6 +219,12 @@ def test_behind_vllm_router_aborts_and_errors_pass_through(pair, vllm_router):
             stream = engine.generate(request)
             chunks = [await anext(stream), await anext(stream)]
             assert all(c.token_ids for c in chunks), "token ids come back through the router"
+            for _ in range(100):  # vLLM's gauge shows it running before the abort
+                if running_requests(urls) > 0:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("vLLM never showed the request running")
             await stream.aclose()  # closes the connection to the router
         finally:
             await engine.close()
