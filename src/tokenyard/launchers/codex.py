@@ -111,7 +111,7 @@ def launch(argv: Sequence[str]) -> int:
     binary = find_client("codex")
     options.serve_args = serve_arguments(options.serve_args)
     # The server reads Codex's bundled catalog through the same binary.
-    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX": binary})
+    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX_BIN": binary})
     try:
         main, _ = choose_models(served_models(options.url), options)
         codex_home = launcher_home("codex")
