@@ -99,13 +99,15 @@ def load_codex_profile(name: str, models_file: str | None) -> dict[str, Any]:
 
 def run_codex_catalog(args: argparse.Namespace) -> int:
     from .apis.catalogs import codex_catalog
+    from .apis.models import ModelCard
 
-    catalog = codex_catalog(
-        args.served_model_name,
-        load_codex_profile(args.codex_profile, args.codex_models),
-        context_window=args.context_window,
-        reasoning=not args.no_reasoning,
-    )
+    window = args.context_window
+    thinking = not args.no_reasoning
+    cards = [
+        ModelCard(i, 0, window, window, thinking=thinking, thinking_switch=False, effort=thinking and args.effort)
+        for i in args.served_model_name
+    ]
+    catalog = codex_catalog(cards, load_codex_profile(args.codex_profile, args.codex_models))
     text = json.dumps(catalog, indent=2, ensure_ascii=False) + "\n"
     if args.output == "-":
         sys.stdout.write(text)
@@ -690,6 +692,9 @@ def build_parser() -> argparse.ArgumentParser:
     catalog.add_argument("--codex-profile", default="gpt-5.5", metavar="SLUG", help="profile to inherit (gpt-5.5)")
     catalog.add_argument("--codex-models", metavar="FILE", help="catalog to take it from (default: codex's bundled)")
     catalog.add_argument("--no-reasoning", action="store_true", help="the model does not reason")
+    catalog.add_argument(
+        "--effort", action="store_true", help="the chat template reads reasoning_effort (offer low/medium/high)"
+    )
     catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
     catalog.set_defaults(run=run_codex_catalog)
 
