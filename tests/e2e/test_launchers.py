@@ -57,12 +57,13 @@ def test_tokenyard_claude(tmp_path):
 
 
 def test_tokenyard_claude_with_a_small_fast_model(tmp_path):
-    """A server with a second model (Llama 3.1's tokenizer and template): the launcher
-    hands it to Claude Code as ANTHROPIC_SMALL_FAST_MODEL; the tool loop runs on the
-    main model, and every request names one of the two."""
+    """A server with a second, smaller model (Llama 3.1's tokenizer and template): the
+    launcher hands it to Claude Code as ANTHROPIC_SMALL_FAST_MODEL and the smaller
+    window as the one window; the tool loop runs on the main model, and every request
+    names one of the two."""
     claude_binary()
     log = tmp_path / "prompts.jsonl"
-    fast = f"fast={model_dir('llama-3.1')},alias=claude-haiku-4-5"
+    fast = f"fast={model_dir('llama-3.1')},alias=claude-haiku-4-5,max_model_len=32768"
     result = launch(
         tmp_path,
         "claude",
@@ -70,9 +71,11 @@ def test_tokenyard_claude_with_a_small_fast_model(tmp_path):
         PROMPT,
         "--allowedTools",
         "Bash",
-        serve_args=("--serve-model", fast, "--prompt-log", str(log)),
+        serve_args=("--max-model-len", "65536", "--serve-model", fast, "--prompt-log", str(log)),
     )
     assert result.returncode == 0, result.report()
+    # One window for both (Claude Code reads one): the small model's, so what it is sent fits.
+    assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS=32768" in result.stderr, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
     assert "ANTHROPIC_SMALL_FAST_MODEL=fast" in result.stderr and f"ANTHROPIC_MODEL={MODEL}" in result.stderr
     records = [json.loads(line) for line in log.read_text().splitlines()]
