@@ -51,7 +51,8 @@ def client(url: str, **kwargs) -> anthropic.Anthropic:
 def ask(c: anthropic.Anthropic, messages, *, tools=(BASH,), thinking=None, **kwargs):
     if thinking is None:
         thinking = {"type": "adaptive"}
-    params = {"model": "test/model", "max_tokens": 1024, "system": SYSTEM, "messages": messages, **kwargs}
+    params = {"model": "test/model", "max_tokens": 1024, "system": SYSTEM, "messages": messages}
+    params.update(kwargs)
     if tools:
         params["tools"] = list(tools)
     if thinking:
@@ -611,19 +612,29 @@ def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
     assert records[3]["prefix_stable"] is True
 
 
-def test_cache_creation_reports_what_the_engine_newly_cached(tmp_path):
-    """The simulated engine caches full KV blocks: the first request writes them
-    (cache_creation_input_tokens), the next reads them; message_start and the final
-    usage agree, and the three parts add up to the prompt."""
+@pytest.mark.parametrize("breakpoint", [True, False], ids=["cache_control", "no-cache_control"])
+def test_prompt_usage_follows_anthropic_s_cache_accounting(breakpoint, tmp_path):
+    """The simulated engine caches full KV blocks: the first request stores them, the
+    next reads them; message_start and the final usage agree, and the three parts add
+    up to the prompt. Anthropic counts a cache write only up to a `cache_control`
+    breakpoint: with one the stored tokens are cache_creation_input_tokens; without,
+    they are input_tokens (which never drops to 0 because the engine also cached them)."""
+    block = {"type": "text", "text": "List the files in the repository, please."}
+    system, tool = SYSTEM, BASH
+    if breakpoint:
+        block["cache_control"] = {"type": "ephemeral"}
+    else:
+        system = [{k: v for k, v in b.items() if k != "cache_control"} for b in SYSTEM]
+        tool = {k: v for k, v in BASH.items() if k != "cache_control"}
+    messages = [{"role": "user", "content": [block]}]
     with running_server("qwen3", engine="simulated", tmp_path=tmp_path) as (url, _):
         c = client(url)
-        messages = [{"role": "user", "content": "List the files in the repository, please."}]
         usages = []
         for _ in range(2):
-            final, events = ask(c, messages, thinking={"type": "disabled"}, max_tokens=30)
+            final, events = ask(c, messages, tools=[tool], system=system, thinking={"type": "disabled"}, max_tokens=30)
             start = next(e for e in events if e.type == "message_start").message.usage
             counted = c.messages.count_tokens(
-                model="test/model", system=SYSTEM, messages=messages, tools=[BASH], thinking={"type": "disabled"}
+                model="test/model", system=system, messages=messages, tools=[tool], thinking={"type": "disabled"}
             ).input_tokens
             for usage in (start, final.usage):
                 total = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
@@ -631,6 +642,11 @@ def test_cache_creation_reports_what_the_engine_newly_cached(tmp_path):
             assert start.cache_creation_input_tokens == final.usage.cache_creation_input_tokens
             usages.append(final.usage)
     first, second = usages
-    assert first.cache_read_input_tokens == 0 and first.cache_creation_input_tokens > 0
-    assert second.cache_read_input_tokens >= first.cache_creation_input_tokens
+    assert first.cache_read_input_tokens == 0 and second.cache_read_input_tokens > 0
     assert second.cache_creation_input_tokens == 0
+    if breakpoint:
+        assert first.cache_creation_input_tokens > 0
+        assert second.cache_read_input_tokens >= first.cache_creation_input_tokens
+    else:
+        assert first.cache_creation_input_tokens == 0 and first.input_tokens == counted
+        assert second.input_tokens == counted - second.cache_read_input_tokens > 0

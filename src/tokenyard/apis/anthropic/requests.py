@@ -168,6 +168,16 @@ def to_conversation(
     )
 
 
+def marks_cache_breakpoint(request: MessagesRequest) -> bool:
+    """Whether the request asks for prompt caching: `cache_control` on a tool, a
+    system or message block, or at the top level (automatic caching). Only then does
+    Anthropic report cache creation (see MessageStream._set_prompt_usage)."""
+    if request.cache_control is not None or any(t.cache_control is not None for t in request.tools or []):
+        return True
+    lists = [request.system] + [m.content for m in request.messages]
+    return any(isinstance(blocks, list) and any(b.get("cache_control") is not None for b in blocks) for blocks in lists)
+
+
 def _arguments(block: ToolUseBlock, replay: ReplayState | None) -> str:
     """The call's arguments as the model wrote them, when the client sent back the
     same input; else a canonical serialisation."""
