@@ -590,7 +590,12 @@ def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
         def send(text, headers=session, extra=()):
             messages = [{"role": "user", "content": f"{text} {marker}"}, *extra]
             c.messages.create(
-                model="test/model", max_tokens=20, system=SYSTEM, messages=messages, extra_headers=headers
+                model="test/model",
+                max_tokens=20,
+                system=SYSTEM,
+                messages=messages,
+                tools=[BASH],  # agent turns carry tools; a request without is a side query
+                extra_headers=headers,
             )
 
         send("first question")
@@ -610,6 +615,49 @@ def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
     assert [r["stream_kind"] for r in records] == ["turn", "turn", "turn", "compaction"]
     assert records[2]["stream"] == "sess-1/a1/test/model" and records[2]["parent_agent_id"] == "main"
     assert records[3]["prefix_stable"] is True
+
+
+def test_expected_divergences_have_their_own_cause_stream_and_log_level(tmp_path, caplog):
+    """Qwen3's real template drops the earlier turn's reasoning at a new user turn, and
+    a side query (no tools) in the same session is no turn of it: neither is a WARNING,
+    each is counted under its own cause, and the side query has its own stream."""
+    from tokenyard.prompting import prefix_watch as pw
+    from tokenyard.server import metrics
+
+    def diverged(cause):
+        return (
+            metrics.REGISTRY.get_sample_value(
+                "tokenyard_prefix_divergences_total", {"api": "anthropic", "model": "test/model", "cause": cause}
+            )
+            or 0
+        )
+
+    session = {"x-claude-code-session-id": "sess-2"}
+    caplog.set_level(logging.DEBUG, logger="tokenyard")
+    before = {cause: diverged(cause) for cause in (pw.CAUSE_TEMPLATE_DROPPED_REASONING, pw.CAUSE_SIDE_QUERY)}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    turn1 = [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "I will run ls.", "signature": ""}, call]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}]},
+    ]
+    turn2 = [*turn1, {"role": "assistant", "content": "There is a.py."}, {"role": "user", "content": "and now?"}]
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        for messages, tools in ((turn1, [BASH]), (turn2, [BASH]), (turn2[:1], []), (turn2[-1:], [])):
+            c.messages.create(
+                model="test/model", max_tokens=20, system=SYSTEM, messages=messages, tools=tools, extra_headers=session
+            )
+        records = prompt_log(state)
+    assert "<think>" in records[0]["prompt_text"] and "I will run ls." not in records[1]["prompt_text"], "the template"
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "tokenyard.pipeline"]
+    assert not [line for level, line in lines if level >= logging.WARNING], lines
+    assert any(pw.CAUSE_TEMPLATE_DROPPED_REASONING in line for _, line in lines)
+    assert any(pw.CAUSE_SIDE_QUERY in line for _, line in lines)
+    assert [r["stream_kind"] for r in records] == ["turn", "turn", "side query", "side query"]
+    assert records[2]["stream"] == records[3]["stream"] != records[1]["stream"]
+    assert diverged(pw.CAUSE_TEMPLATE_DROPPED_REASONING) == before[pw.CAUSE_TEMPLATE_DROPPED_REASONING] + 1
+    assert diverged(pw.CAUSE_SIDE_QUERY) == before[pw.CAUSE_SIDE_QUERY] + 1
 
 
 @pytest.mark.parametrize("breakpoint", [True, False], ids=["cache_control", "no-cache_control"])

@@ -109,6 +109,9 @@ class PromptRenderer:
             tool_names=tuple(t.model_name for t in declared_tools(original_tools)),
             system_digest=hashlib.blake2b(system.encode(), digest_size=8).hexdigest(),
             reasoning_markers=markers or ("<think>", "</think>"),
+            user_turns=sum(
+                m.role == "user" and not any(isinstance(p, ToolResult) for p in m.parts) for m in conversation.messages
+            ),
         )
         extra = prefill(opened, prepared.thinking_enabled) if prefill is not None and add_generation_prompt else ""
         # The prefill is template structure (a call opener): its special tokens are real.
