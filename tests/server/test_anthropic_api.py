@@ -698,3 +698,63 @@ def test_prompt_usage_follows_anthropic_s_cache_accounting(breakpoint, tmp_path)
     else:
         assert first.cache_creation_input_tokens == 0 and first.input_tokens == counted
         assert second.input_tokens == counted - second.cache_read_input_tokens > 0
+
+
+def test_context_management_edits_change_what_the_model_sees(tmp_path):
+    """Claude Code's `context_management.edits`, as Anthropic applies them before the
+    prompt reaches the model (the client keeps sending its full history): thinking
+    kept only in the last N assistant turns ("all": every turn), old tool results
+    (and inputs, if asked) replaced by a note once the prompt is over the trigger."""
+    from tokenyard.prompting.replay import CLEARED_TOOL_RESULT
+
+    def use(n):
+        return {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {"command": f"echo call-{n}"}}
+
+    def result(n):
+        return {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"out-{n}"}],
+        }
+
+    history = [
+        {"role": "user", "content": "run two commands"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "first-thought", "signature": ""}, use(1)]},
+        result(1),
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "second-thought", "signature": ""}, use(2)]},
+        result(2),
+    ]
+    thinking_turns = {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}
+    tool_uses = {
+        "type": "clear_tool_uses_20250919",
+        "trigger": {"type": "input_tokens", "value": 10},
+        "keep": {"type": "tool_uses", "value": 1},
+        "clear_tool_inputs": True,
+    }
+    cases = [
+        None,
+        [{"type": "clear_thinking_20251015", "keep": "all"}],
+        [thinking_turns],
+        [{**tool_uses, "trigger": {"type": "input_tokens", "value": 1_000_000}}],
+        [tool_uses],
+    ]
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        counted = []
+        for edits in cases:
+            extra = {} if edits is None else {"context_management": {"edits": edits}}
+            c.messages.create(
+                model="test/model", max_tokens=20, system=SYSTEM, messages=history, tools=[BASH], extra_body=extra
+            )
+            counted.append(
+                c.messages.count_tokens(
+                    model="test/model", system=SYSTEM, messages=history, tools=[BASH], extra_body=extra
+                )
+            )
+        prompts = [r["prompt_text"] for r in prompt_log(state)]
+    untouched, keep_all, last_turn, not_triggered, cleared = prompts
+    assert untouched == keep_all == not_triggered
+    assert "first-thought" in untouched and "second-thought" in untouched and "out-1" in untouched
+    assert "first-thought" not in last_turn and "second-thought" in last_turn
+    assert "out-1" not in cleared and CLEARED_TOOL_RESULT in cleared and "echo call-1" not in cleared
+    assert "out-2" in cleared and "echo call-2" in cleared, "the last tool use is kept"
+    assert [r.input_tokens for r in counted][4] < counted[0].input_tokens, "count_tokens counts what is rendered"

@@ -136,3 +136,4 @@ class CountTokensRequest(_Wire):
     tools: list[ToolParam] | None = None
     tool_choice: ToolChoiceParam | None = None
     thinking: ThinkingParam | None = None
+    context_management: dict[str, Any] | None = None
