@@ -52,6 +52,7 @@ def test_tokenyard_claude(tmp_path):
     assert result.returncode == 0, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
     assert f"ANTHROPIC_MODEL={MODEL}" in result.stderr, "the launcher says what it set"
+    assert "[claude-code:unrecognized_model]" not in result.stderr, result.report()
     assert (tmp_path / "cache" / "launchers" / "claude" / ".claude.json").exists()
     assert_untouched_home(tmp_path, ".claude.json", ".claude")
 

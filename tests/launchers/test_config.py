@@ -141,3 +141,15 @@ def test_openclaw_assumes_a_small_window_only_when_the_server_states_none():
     entry = config["models"]["providers"]["tokenyard"]["models"][0]
     assert (entry["contextWindow"], entry["maxTokens"]) == (openclaw.ASSUMED_WINDOW, openclaw.ASSUMED_MAX_TOKENS)
     assert "allow" not in config["tools"], "the launcher offers OpenClaw's own tool set"
+
+
+def test_run_client_relays_stderr_less_the_dropped_lines(capfd):
+    import sys
+
+    from tokenyard.launchers.common import RunningServer, run_client
+
+    script = "import sys; sys.stderr.write('[drop] me\\nkept line\\n[drop]x\\n'); print('out')"
+    code = run_client([sys.executable, "-c", script], {}, RunningServer("http://x"), drop_stderr=b"[drop] ")
+    out, err = capfd.readouterr()
+    assert code == 0 and out == "out\n"
+    assert err == "kept line\n[drop]x\n"

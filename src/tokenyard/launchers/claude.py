@@ -42,6 +42,14 @@ QUIET = {
 }
 
 
+# Claude Code 2.1.330 prints this line to stderr on every `-p` run for a model id it
+# does not know. Every way to make it know an id (a `claude-*` alias, `modelOverrides`,
+# `modelPicker.options[].behavesAs`) also makes it take that Claude model's window
+# and prompt profile instead of CLAUDE_CODE_MAX_CONTEXT_TOKENS (`/context`: 17.6k /
+# 200k instead of 9.7k / 65.5k), so the launcher drops the line from what it relays.
+UNRECOGNIZED_MODEL_SIGNAL = b"[claude-code:unrecognized_model] "
+PRINT_FLAGS = ("-p", "--print")
+
 # The share of the window Claude Code may ask for per request (see window_settings).
 OUTPUT_SHARE = 12
 
@@ -125,4 +133,7 @@ def launch(argv: Sequence[str]) -> int:
             f"{main.context_window}): Claude Code sends both the same history; `--small-model {main.id}` keeps the larger",
             file=sys.stderr,
         )
-    return run_client([binary, *options.client_args], client_environment(settings), server)
+    # Interactive sessions log the signal instead of printing it; their stderr stays the terminal's.
+    printing = any(a in PRINT_FLAGS for a in options.client_args)
+    drop = UNRECOGNIZED_MODEL_SIGNAL if printing else None
+    return run_client([binary, *options.client_args], client_environment(settings), server, drop_stderr=drop)
