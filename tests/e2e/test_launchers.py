@@ -30,11 +30,13 @@ def launch(
     timeout: float = 180,
     extra_env: dict[str, str] | None = None,
     serve_args: tuple[str, ...] = (),
+    wrapper: list[str] | None = None,
 ) -> Completed:
     home = tmp_path / "home"
     serve = ["--model", str(model_dir("qwen3-coder")), "--engine", "scripted", "--served-model-name", MODEL]
     serve += ["--tool-call-parser", "qwen3_coder", "--reasoning-parser", "qwen3", *serve_args]
     argv = [sys.executable, "-m", "tokenyard.cli", client, *(f"--serve-arg={a}" for a in serve), *client_args]
+    argv = [*(wrapper or []), *argv]
     env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir()), **(extra_env or {})}
     if "PYTHONPATH" in os.environ:  # a source checkout under test rather than the installed package
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
@@ -96,6 +98,20 @@ def test_tokenyard_codex(tmp_path):
     assert "Model metadata for" not in result.stderr, "Codex fell back to guessed metadata: no catalog"
     assert (tmp_path / "cache" / "launchers" / "codex" / "config.toml").exists()
     assert_untouched_home(tmp_path, ".codex")
+
+
+def test_tokenyard_codex_tui_leaves_nothing_running(tmp_path):
+    """The interactive TUI runs a tool turn and is quit with Ctrl-C: nothing it
+    started (Codex's managed `codex app-server` daemon and its updater loop run in
+    sessions of their own) outlives `tokenyard codex`."""
+    codex_binary()
+    cache = tmp_path / "cache"
+    driver = [sys.executable, str(Path(__file__).with_name("tui_session.py")), str(cache), TOOL_OUTPUT, PROMPT, "--"]
+    result = launch(tmp_path, "codex", timeout=300, extra_env={"TERM": "xterm-256color"}, wrapper=driver)
+    assert result.returncode == 0, result.report()
+    session = json.loads(result.stdout.strip().splitlines()[-1])
+    assert session["ready"] and session["answered"], session["screen"]
+    assert session["left"] == [], session["left"]
 
 
 def test_tokenyard_openclaw(tmp_path):

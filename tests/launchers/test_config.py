@@ -103,6 +103,7 @@ def test_codex_config_is_valid_toml_with_a_tokenyard_provider():
         "stream_idle_timeout_ms": codex.STREAM_IDLE_TIMEOUT_MS,
     }
     assert codex.STREAM_IDLE_TIMEOUT_MS > 5 * 60 * 1000
+    assert config["features"]["daemon_auto_start"] is False, "no app-server daemon outliving the launcher"
     assert CLIENT_KEY_ENV != "TOKENYARD_API_KEY", "the client key must not switch on the server's own key check"
 
 

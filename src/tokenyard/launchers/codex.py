@@ -80,7 +80,11 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
     ]
     if catalog:
         lines.append(f"model_catalog_url = {_toml_string(base + '/models')}")
-    lines += ["", "[analytics]", "enabled = false", ""]
+    lines += ["", "[analytics]", "enabled = false"]
+    # The TUI otherwise starts a managed `codex app-server` daemon (and its updater
+    # loop) in sessions of their own, which outlive `tokenyard codex`; without it the
+    # TUI runs the app server in-process and leaves nothing behind when it exits.
+    lines += ["", "[features]", "daemon_auto_start = false", ""]
     return "\n".join(lines)
 
 
