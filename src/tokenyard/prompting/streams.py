@@ -18,6 +18,7 @@ Code writes into them:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import Enum
 
@@ -26,6 +27,9 @@ from ..conversation import Conversation, Message, Text
 MAIN_AGENT = "main"
 # Claude Code 2.1.330's compaction instruction (appended to the last user message).
 COMPACTION_MARKERS = ("CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.",)
+# OpenClaw 2026.9.6 names no session (no header, no metadata, no prompt_cache_key);
+# its system prompt (Anthropic `system`, Responses' first developer message) starts so.
+OPENCLAW_SYSTEM_MARKER = "<!-- openclaw:"
 # The first user message of the conversation that replaces a compacted one.
 CONTINUATION_MARKERS = ("This session is being continued from a previous conversation",)
 
@@ -43,6 +47,21 @@ class PromptStream:
     kind: StreamKind
     agent: str
     parent: str | None  # the agent that started this one, when the client says
+
+
+def inferred_session(conversation: Conversation) -> str | None:
+    """A session for a client that names none but says who it is: OpenClaw. Every
+    request of one OpenClaw session repeats its system prompt and its first user
+    message (stamped with the minute it was typed: `[Sat 2026-11-28 10:05 UTC] …`),
+    and no other session has both, so the two name it. None for anyone else."""
+    system = "".join(t.text for t in conversation.system)
+    if not system and conversation.messages and conversation.messages[0].role in ("system", "developer"):
+        system = conversation.messages[0].text()
+    if not system.lstrip().startswith(OPENCLAW_SYSTEM_MARKER):
+        return None
+    user = next((m.text() for m in conversation.messages if m.role == "user"), "")
+    digest = hashlib.blake2b(f"{system}\0{user}".encode(), digest_size=8).hexdigest()
+    return f"openclaw-{digest}"
 
 
 def is_side_query(conversation: Conversation) -> bool:
