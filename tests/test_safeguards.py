@@ -187,12 +187,11 @@ def test_results_have_the_shape_claude_code_reads():
     assert safeguard_results({})[0]["status"] == {"type": "available", "tool_uses": {}}
 
 
-def test_claude_codes_own_classifier_requests_are_recognised_and_never_background():
+def test_claude_codes_own_classifier_requests_are_recognised():
     """With CLAUDE_CODE_AUTO_MODE_SERVER=0 Claude Code sends its own classifier
-    prompt (stage 1 stops at `</block>`); the user's action waits on it."""
+    prompt (stage 1 stops at `</block>`; stage 2 opens with the same instruction)."""
     from tokenyard.apis.anthropic.requests import to_conversation
     from tokenyard.apis.anthropic.schema import MessagesRequest
-    from tokenyard.server.pipeline import is_background
 
     def request(**fields) -> Conversation:
         body = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "<transcript>…"}], **fields}
@@ -202,5 +201,4 @@ def test_claude_codes_own_classifier_requests_are_recognised_and_never_backgroun
     stage_two = request(system=[{"type": "text", "text": CLIENT_CLASSIFIER_MARKER + ".\n\n## Context"}])
     title = request(system="Write a title for this conversation.")
     assert stage_one.request_kind == stage_two.request_kind == REQUEST_KIND
-    assert not is_background(stage_one) and not is_background(stage_two)
-    assert title.request_kind is None and is_background(title)
+    assert title.request_kind is None

@@ -67,7 +67,7 @@ PREFIX_REUSE = Histogram(
     ["api", "model"], buckets=_RATIO, registry=REGISTRY,
 )  # fmt: skip
 DIVERGENCES = Counter(
-    "tokenyard_prefix_divergences", "Session prompts that broke the previous prompt's prefix, by cause",
+    "tokenyard_prefix_divergences", "Session prompts that broke the previous prompt's prefix, by cause (expected ones: see prefix_watch.EXPECTED_CAUSES)",
     ["api", "model", "cause"], registry=REGISTRY,
 )  # fmt: skip
 DISPATCH_LEAD = Histogram(

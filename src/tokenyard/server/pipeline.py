@@ -77,11 +77,10 @@ from ..parsing.tools.base import CallIds
 from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
-from ..prompting.streams import prompt_stream
+from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
-from ..safeguards import REQUEST_KIND as SAFEGUARD_KIND
 from .offload import Offload
 
 log = logging.getLogger("tokenyard.pipeline")
@@ -90,18 +89,6 @@ DEFAULT_MAX_TOKENS = 4096
 # What follows an injected reasoning end marker (the templates' own separator).
 REASONING_END_SEPARATOR = "\n\n"
 SHUTTING_DOWN = "tokenyard is shutting down; the generation was stopped"
-
-
-def is_background(conversation: Conversation) -> bool:
-    """A request the user is not waiting on: an agent client (one that names its
-    session) sending no tools. Its turns always carry tools, compaction requests
-    included; what it sends without them is a title, a summary or a topic check
-    (Claude Code sends those to its small/fast model)."""
-    if conversation.request_kind == "compaction":  # a summary the next turn waits for
-        return False
-    if conversation.request_kind == SAFEGUARD_KIND:  # a safety verdict the user's action waits for
-        return False
-    return conversation.session_key is not None and not conversation.tools
 
 
 @dataclass
@@ -494,7 +481,7 @@ class _Turn:
             prompt_text=generation.prompt.text,
             conversation=generation.conversation,
             constraints=self.constraints,
-            background=is_background(generation.conversation),
+            background=is_side_query(generation.conversation),
         )
 
     async def _chunks(self, stream: AsyncGenerator[EngineChunk, None]) -> AsyncGenerator[EngineChunk, None]:

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import validate
 from ..spoke import ParsedRequest, RequestContext
 from .errors import ERRORS
-from .requests import to_conversation
+from .requests import marks_cache_breakpoint, to_conversation
 from .safeguards import requested_context
 from .schema import CountTokensRequest, MessagesRequest
 from .stream import MessageStream
@@ -48,6 +48,7 @@ class AnthropicMessages:
             replay=context.replay,
             dispatch=context.dispatch and request.stream,
             show_thinking=not (wire.thinking and wire.thinking.display == "omitted"),
+            cache_breakpoint=marks_cache_breakpoint(wire),
         )
 
 

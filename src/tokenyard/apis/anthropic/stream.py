@@ -49,12 +49,14 @@ class MessageStream:
         replay: ReplayState | None = None,
         dispatch: bool = False,
         show_thinking: bool = True,
+        cache_breakpoint: bool = False,
     ):
         self.message_id = message_id
         self.model = model
         self._replay = replay
         self._dispatch = dispatch
         self._show_thinking = show_thinking
+        self._cache_breakpoint = cache_breakpoint
         self._hold = CallHold()
         self._index = -1
         self._open: str | None = None  # "thinking" | "text" | "tool_use"
@@ -242,9 +244,13 @@ class MessageStream:
         self._usage["output_tokens"] = usage.completion_tokens
 
     def _set_prompt_usage(self, prompt: int, read: int, written: int) -> None:
-        """Anthropic splits the prompt in three: read from the cache, newly written to
-        it (what the engine stored for reuse), and the rest."""
-        written = max(0, min(written, prompt - read))
+        """Anthropic splits the prompt in three that add up to it: read from the cache,
+        written to it (cache_creation: only up to a `cache_control` breakpoint the
+        request marked), and `input_tokens`, the rest. An engine caches every prompt by
+        itself, but a request that marks no breakpoint creates no cache entry on
+        Anthropic's accounting: all it did not read is `input_tokens` (never 0 because
+        the engine also stored those tokens)."""
+        written = max(0, min(written, prompt - read)) if self._cache_breakpoint else 0
         self._usage["input_tokens"] = prompt - read - written
         self._usage["cache_read_input_tokens"] = read
         self._usage["cache_creation_input_tokens"] = written
