@@ -22,6 +22,7 @@ from ..conversation import InvalidToolChoice
 from ..engines.base import EngineError, EngineTimeout, PromptTooLong
 from ..events import StreamError, ToolChoiceViolation
 from ..prompting.template import TemplateError
+from ..wire_json import JsonTooDeep
 
 log = logging.getLogger("tokenyard.apis")
 
@@ -123,6 +124,8 @@ def fault_of(error: BaseException) -> ApiError:
         return error
     if isinstance(error, ValidationError):
         return invalid_request(validation_message(error), validation_param(error))
+    if isinstance(error, JsonTooDeep):
+        return invalid_request(str(error), error.where)
     if isinstance(error, InvalidToolChoice):
         return invalid_request(str(error), error.param)
     if isinstance(error, json.JSONDecodeError):

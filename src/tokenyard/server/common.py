@@ -18,9 +18,9 @@ from ..apis.errors import ApiError, Fault, invalid_request, not_found
 from ..apis.replay_state import ReplayState
 from ..conversation import AgentHints
 from ..sealing import ReasoningSeal
+from ..wire_json import JsonTooDeep, loads
 from . import metrics
 from .admission import PriorityGate
-from .limits import MAX_JSON_DEPTH, check_json_depth
 from .offload import Offload
 from .pipeline import Generation, Pipeline
 
@@ -115,15 +115,13 @@ async def read_json(request: Request, limit: int, offload: Offload | None = None
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
     try:
-        value = await offload.run_if_large(len(body), json.loads, body) if offload is not None else json.loads(body)
-    except RecursionError:
-        raise invalid_request(f"request body is nested more than {MAX_JSON_DEPTH} levels deep") from None
+        return await offload.run_if_large(len(body), loads, body) if offload is not None else loads(body)
+    except JsonTooDeep as error:
+        raise invalid_request(f"request body is nested more than {error.limit} levels deep") from None
     except ValueError as error:
         raise ApiError(
             400, "invalid_request_error", f"request body is not valid JSON: {error}", fault=Fault.INVALID_JSON
         ) from error
-    check_json_depth(value, MAX_JSON_DEPTH)
-    return value
 
 
 class Slot:

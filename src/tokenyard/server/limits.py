@@ -98,25 +98,6 @@ def _load_libc() -> Any:
 
 _libc = _load_libc()
 
-# Deeper JSON than any API body needs; bounds every recursive walk downstream.
-MAX_JSON_DEPTH = 64
-
-
-def check_json_depth(value: Any, limit: int) -> None:
-    """Refuse a parsed body nested deeper than `limit` (iteratively: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Iterable[Any] = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > limit:
-            raise ApiError(400, "invalid_request_error", f"request body is nested more than {limit} levels deep")
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-
 
 def is_loopback_host(host: str) -> bool:
     """`host` is a Host header value (name or address, optional port)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ... import wire_json
 from ...conversation import (
     Conversation,
     Image,
@@ -179,7 +180,7 @@ def _session_from_user_id(user_id: str) -> str | None:
     """Claude Code's metadata.user_id is a JSON string holding session_id (older
     versions: `user_…_account_…_session_<uuid>`)."""
     try:
-        data = json.loads(user_id)
+        data = wire_json.loads(user_id, where="metadata.user_id")
     except ValueError:
         data = None
     session = data.get("session_id") if isinstance(data, dict) else None

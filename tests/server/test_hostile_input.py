@@ -1,0 +1,152 @@
+"""Input a careless or hostile client sends, through the real app on 127.0.0.1: never a
+5xx, an API-shaped refusal where one is due, and the same rule on every API."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from .serving import prompt_log, running_server
+
+JSON = {"content-type": "application/json"}
+# Half an emoji: what a JavaScript client writes after cutting "😀" ("\ud83d\ude00") in two.
+CUT = "cut \ud83d here"
+TOOL = {"type": "object", "properties": {"command": {"type": "string"}}}
+USER_HI = [{"role": "user", "content": "hi"}]
+
+
+def anthropic(**fields):
+    return "/v1/messages", {"model": "test/model", "max_tokens": 8, "messages": USER_HI, **fields}
+
+
+def chat_call(arguments: str):
+    messages = [
+        *USER_HI,
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "B", "arguments": arguments}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ]
+    return "/v1/chat/completions", {"model": "test/model", "messages": messages}
+
+
+# The places a lone surrogate answered 500 (issue 22).
+SURROGATE_PLACES = {
+    "prompt": anthropic(messages=[{"role": "user", "content": CUT}]),
+    "system": anthropic(system=CUT),
+    "tool name": anthropic(tools=[{"name": "B\ud800", "input_schema": TOOL}]),
+    "property key": anthropic(
+        tools=[{"name": "B", "input_schema": {"type": "object", "properties": {"c\ud800": {"type": "string"}}}}]
+    ),
+    "tool_use.input key": anthropic(
+        messages=[
+            *USER_HI,
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "B", "input": {"c\udc00": "x"}}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": CUT}]},
+        ]
+    ),
+    # The arguments string holds the escape `\ud83d` itself (JSON.stringify's output).
+    "chat arguments (escaped)": chat_call(json.dumps({"command": CUT})),
+    "chat arguments (raw)": chat_call('{"command": "' + CUT + '"}'),
+    "responses instructions": ("/v1/responses", {"model": "test/model", "instructions": CUT, "input": "hi"}),
+    "responses input": ("/v1/responses", {"model": "test/model", "input": CUT}),
+    "responses function_call": (
+        "/v1/responses",
+        {
+            "model": "test/model",
+            "input": [
+                {"type": "function_call", "call_id": "c1", "name": "B", "arguments": json.dumps({"command": CUT})},
+                {"type": "function_call_output", "call_id": "c1", "output": CUT},
+            ],
+        },
+    ),
+    "tokenize (prompt)": ("/v1/tokenize", {"model": "test/model", "prompt": CUT}),
+    "tokenize (chat)": ("/v1/tokenize", {"model": "test/model", "messages": [{"role": "user", "content": CUT}]}),
+    "count_tokens": (
+        "/v1/messages/count_tokens",
+        {"model": "test/model", "messages": [{"role": "user", "content": CUT}]},
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with running_server("qwen3", tmp_path=tmp_path_factory.mktemp("served")) as (url, state):
+        yield url, state
+
+
+@pytest.mark.parametrize("place", list(SURROGATE_PLACES))
+def test_a_lone_surrogate_is_u_fffd_everywhere(served, place):
+    url, state = served
+    path, body = SURROGATE_PLACES[place]
+    logged = len(prompt_log(state))
+    # json.dumps writes a lone surrogate as its `\ud83d` escape, as JSON.stringify does.
+    response = httpx.post(url + path, content=json.dumps(body), headers=JSON, timeout=60)
+    assert response.status_code == 200, response.text
+    if path == "/v1/tokenize":
+        ids = response.json()["tokens"]
+        detokenized = httpx.post(url + "/v1/detokenize", json={"tokens": ids}, timeout=60).json()["prompt"]
+        assert "\ufffd" in detokenized
+    elif path != "/v1/messages/count_tokens":
+        prompt = prompt_log(state)[logged:][-1]["prompt_text"]
+        prompt.encode("utf-8")  # no surrogate left
+        # Escaped arguments stay the client's exact (ASCII) text; decoded text gets U+FFFD.
+        assert ("\\ud83d" if place == "chat arguments (escaped)" else "\ufffd") in prompt
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_lone_surrogate_streams_on_every_api(served, stream):
+    url, _ = served
+    for path, body in (
+        SURROGATE_PLACES["prompt"],
+        SURROGATE_PLACES["chat arguments (raw)"],
+        SURROGATE_PLACES["responses input"],
+    ):
+        response = httpx.post(url + path, content=json.dumps({**body, "stream": stream}), headers=JSON, timeout=60)
+        assert response.status_code == 200, response.text
+        assert "api_error" not in response.text and "server_error" not in response.text
+
+
+def test_a_surrogate_in_raw_utf8_bytes_is_u_fffd(served):
+    """CESU-style bytes (ED A0 BD) that Python's JSON decoder lets through as a surrogate."""
+    url, state = served
+    path, body = anthropic(messages=[{"role": "user", "content": "SURROGATE"}])
+    raw = json.dumps(body).encode().replace(b"SURROGATE", b"cut \xed\xa0\xbd here")
+    response = httpx.post(url + path, content=raw, headers=JSON, timeout=60)
+    assert response.status_code == 200, response.text
+    assert "cut \ufffd here" in prompt_log(state)[-1]["prompt_text"]
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "where,path,body",
+    [
+        ("metadata.user_id", *anthropic(metadata={"user_id": DEEP})),
+        (
+            "arguments",
+            "/v1/responses",
+            {
+                "model": "test/model",
+                "input": [
+                    {"type": "function_call", "call_id": "c1", "name": "B", "arguments": DEEP},
+                    {"type": "function_call_output", "call_id": "c1", "output": "x"},
+                ],
+            },
+        ),
+    ],
+)
+@pytest.mark.parametrize("stream", [False, True])
+def test_json_nested_deeply_inside_a_string_field_is_a_400(served, where, path, body, stream):
+    url, _ = served
+    response = httpx.post(url + path, content=json.dumps({**body, "stream": stream}), headers=JSON, timeout=60)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request_error" and where in error["message"]
