@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import httpx
 import pytest
+
+from tokenyard.server.limits import HttpLimits, server_options
 
 from .serving import prompt_log, running_server
 
@@ -150,3 +153,49 @@ def test_json_nested_deeply_inside_a_string_field_is_a_400(served, where, path, 
     assert response.status_code == 400, response.text
     error = response.json()["error"]
     assert error["type"] == "invalid_request_error" and where in error["message"]
+
+
+def _exchange(sock: socket.socket, request: bytes) -> bytes:
+    """Send one request; read until its response is complete (Content-Length) or EOF."""
+    sock.sendall(request)
+    data = b""
+    while b"\r\n\r\n" not in data or len(data) < data.index(b"\r\n\r\n") + 4 + _length(data):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _length(data: bytes) -> int:
+    for line in data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
+
+
+def _chunked_request(content_length: bool) -> bytes:
+    body = json.dumps({"model": "test/model", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    head = "POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n"
+    if content_length:
+        head += "content-length: 4\r\n"  # disagrees with the chunked framing
+    head += "transfer-encoding: chunked\r\n\r\n"
+    return head.encode() + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+
+
+def test_content_length_with_transfer_encoding_closes_the_connection():
+    """RFC 9112 §6.1: served by its chunked framing, then the connection is closed
+    (never reused: the request may be a smuggling attempt). A chunked request alone
+    keeps its connection."""
+    with running_server(
+        "qwen3", uvicorn_options=server_options(HttpLimits(keep_alive_timeout=300, header_timeout=300))
+    ) as (url, _):
+        address = ("127.0.0.1", int(url.rsplit(":", 1)[1]))
+        with socket.create_connection(address, timeout=60) as sock:
+            first = _exchange(sock, _chunked_request(content_length=True))
+            assert first.startswith(b"HTTP/1.1 200")
+            assert sock.recv(1) == b""  # closed by the server
+        with socket.create_connection(address, timeout=60) as sock:
+            assert _exchange(sock, _chunked_request(content_length=False)).startswith(b"HTTP/1.1 200")
+            assert _exchange(sock, _chunked_request(content_length=False)).startswith(b"HTTP/1.1 200")

@@ -292,6 +292,15 @@ class BoundedH11Protocol(H11Protocol):
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:
             self._cancel_head_deadline()
+        cycle = self.cycle
+        if cycle is not None and cycle.keep_alive and cycle is not getattr(self, "_framing_checked", None):
+            self._framing_checked = cycle
+            names = {name for name, _ in cycle.scope["headers"]}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                # RFC 9112 §6.1: served by Transfer-Encoding (as h11 reads it), then the
+                # connection MUST close: the framing may be a request-smuggling attempt.
+                log.info("a request framed by both Content-Length and Transfer-Encoding; closing after its response")
+                cycle.keep_alive = False
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
