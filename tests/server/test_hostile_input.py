@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
+import time
 
 import httpx
 import pytest
@@ -199,3 +201,22 @@ def test_content_length_with_transfer_encoding_closes_the_connection():
         with socket.create_connection(address, timeout=60) as sock:
             assert _exchange(sock, _chunked_request(content_length=False)).startswith(b"HTTP/1.1 200")
             assert _exchange(sock, _chunked_request(content_length=False)).startswith(b"HTTP/1.1 200")
+
+
+def test_a_client_that_leaves_while_sending_its_body_is_an_info_line(caplog):
+    caplog.set_level(logging.INFO)
+    paths = ["/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/messages/count_tokens", "/v1/tokenize"]
+    with running_server("qwen3", uvicorn_options=server_options(HttpLimits())) as (url, _):
+        address = ("127.0.0.1", int(url.rsplit(":", 1)[1]))
+        for path in paths:
+            with socket.create_connection(address) as sock:
+                head = f"POST {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n"
+                sock.sendall(f"{head}content-length: 1000\r\n\r\n".encode() + b'{"model": ')
+        deadline = time.monotonic() + 60
+        while sum("went away while sending" in r.getMessage() for r in caplog.records) < len(paths):
+            assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records]
+            time.sleep(0.01)
+        assert httpx.get(f"{url}/health").status_code == 200
+    gone = [r for r in caplog.records if "went away" in r.getMessage()]
+    assert all(r.levelno == logging.INFO for r in gone)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]

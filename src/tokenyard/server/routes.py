@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -46,6 +46,9 @@ def guarded(errors: ErrorTable, handler: Handler) -> Callable[[Request], Awaitab
         try:
             check_auth(request, state)
             return await handler(request, state)
+        except ClientDisconnect:  # an ordinary event, not a server fault
+            log.info("the client went away while sending its request")
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
         except Exception as error:
             return error_response(errors, error)
 
