@@ -220,3 +220,36 @@ def test_a_client_that_leaves_while_sending_its_body_is_an_info_line(caplog):
     gone = [r for r in caplog.records if "went away" in r.getMessage()]
     assert all(r.levelno == logging.INFO for r in gone)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+def test_tokenize_and_detokenize_are_bounded_by_the_window():
+    """Bodies over 16 bytes a token of the window are refused unread (413); more ids
+    than the window are a 400; both in OpenAI's envelope."""
+    with running_server("qwen3", max_model_len=2048) as (url, _):
+        limit = 16 * 2048 + 64 * 1024
+        huge = {"model": "test/model", "tokens": [785] * (limit // 3)}
+        response = httpx.post(f"{url}/v1/detokenize", json=huge, timeout=60)
+        assert response.status_code == 413 and f"exceeds {limit} bytes" in response.json()["error"]["message"]
+        response = httpx.post(f"{url}/v1/tokenize", json={"prompt": "word " * (limit // 4)}, timeout=60)
+        assert response.status_code == 413, response.text
+        over = httpx.post(f"{url}/v1/detokenize", json={"tokens": [785] * 2049}, timeout=60)
+        assert over.status_code == 400 and over.json()["error"]["param"] == "tokens", over.text
+        assert "window of 2,048 tokens" in over.json()["error"]["message"]
+        assert httpx.post(f"{url}/v1/detokenize", json={"tokens": [785] * 2048}, timeout=60).status_code == 200
+
+
+def test_more_tools_than_any_request_needs_is_a_400_before_validation(served):
+    url, _ = served
+    tool = {"name": "t", "input_schema": TOOL}
+    function = {"type": "function", "function": {"name": "t", "parameters": TOOL}}
+    bodies = {
+        "/v1/messages": {**anthropic()[1], "tools": [tool] * 10_001},
+        "/v1/messages/count_tokens": {"model": "test/model", "messages": USER_HI, "tools": [tool] * 10_001},
+        "/v1/chat/completions": {"model": "test/model", "messages": USER_HI, "tools": [function] * 10_001},
+        "/v1/responses": {"model": "test/model", "input": "hi", "tools": [{"type": "function", "name": "t"}] * 10_001},
+        "/v1/tokenize": {"model": "test/model", "messages": USER_HI, "tools": [function] * 10_001},
+    }
+    for path, body in bodies.items():
+        response = httpx.post(url + path, json=body, timeout=60)
+        assert response.status_code == 400, (path, response.text)
+        assert "at most 10,000" in response.text

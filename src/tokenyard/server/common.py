@@ -103,9 +103,21 @@ def check_auth(request: Request, state: ServerState) -> None:
         raise ApiError(401, "authentication_error", "invalid x-api-key or bearer token")
 
 
-async def read_json(request: Request, limit: int, offload: Offload | None = None) -> Any:
-    """The request's JSON body, at most `limit` bytes; a large body is parsed off the
-    event loop when `offload` is given."""
+# More tools than one request may carry: Anthropic's tool search takes a catalog of at
+# most 10,000, and each tool costs validation and rendering time and memory.
+MAX_TOOLS = 10_000
+
+
+def check_tool_count(body: Any) -> None:
+    """Refuse a body with more than `MAX_TOOLS` tools before it is validated."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    if isinstance(tools, list) and len(tools) > MAX_TOOLS:
+        raise invalid_request(f"tools: {len(tools):,} tools; at most {MAX_TOOLS:,} are served in one request", "tools")
+
+
+async def read_json(request: Request, limit: int, offload: Offload | None = None) -> tuple[Any, int]:
+    """The request's JSON body, at most `limit` bytes, and its size; a large body is
+    parsed off the event loop when `offload` is given."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
@@ -115,7 +127,8 @@ async def read_json(request: Request, limit: int, offload: Offload | None = None
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
     try:
-        return await offload.run_if_large(len(body), loads, body) if offload is not None else loads(body)
+        value = await offload.run_if_large(len(body), loads, body) if offload is not None else loads(body)
+        return value, len(body)
     except JsonTooDeep as error:
         raise invalid_request(f"request body is nested more than {error.limit} levels deep") from None
     except ValueError as error:
