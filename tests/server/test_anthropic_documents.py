@@ -68,7 +68,9 @@ def test_a_pdf_is_named_not_dropped(served):
     prompt = ask(
         client, state, [{"type": "document", "source": pdf, "title": "r.pdf"}, {"type": "text", "text": "Sum up."}]
     )
-    assert '<document index="0">\n<source>r.pdf</source>\n[application/pdf document: not readable by this model]' in prompt
+    assert (
+        '<document index="0">\n<source>r.pdf</source>\n[application/pdf document: not readable by this model]' in prompt
+    )
 
 
 def test_search_results_in_a_tool_result_and_at_top_level(served):

@@ -344,5 +344,7 @@ def test_a_timeout_and_a_broken_tool_choice_end_a_stream_with_their_own_error(se
             assert json.loads(frames[-2][1])["error"]["type"] == openai_type
         else:
             failed = json.loads(frames[-1][1])
-            assert frames[-1][0] == "response.failed" and failed["response"]["error"]["code"] == (openai_code or "server_error")
+            assert frames[-1][0] == "response.failed" and failed["response"]["error"]["code"] == (
+                openai_code or "server_error"
+            )
         assert not any(n in ("message_stop", "response.completed") for n, _ in frames)
