@@ -26,3 +26,34 @@ def test_deep_json_is_refused_not_taken_for_text():
     assert wire_json.loads("[" * 64 + "]" * 64) is not None
     with pytest.raises(ValueError):
         wire_json.loads("not json")
+
+
+PIECEWISE_CASES = [
+    "{}",
+    ' {"a": [1, 2 , {"b":[3]}], "c" : "x", "d":[ ], "a":[true]} \n',
+    '{"k": "\\ud800", "tools": [{"name": "x"}, {"name": "y"}]}',
+    '{"a":1,}',
+    '{"a":[1,]}',
+    '{"a":1} x',
+    '{"a" 1}',
+    '{"a":[1 2]}',
+    '{"a":[',
+    "[1]",
+]
+
+
+@pytest.mark.parametrize("text", PIECEWISE_CASES)
+def test_a_body_decoded_in_pieces_is_what_json_loads_gives(monkeypatch, text):
+    try:
+        expected = wire_json.replace_lone_surrogates(json.loads(text))
+    except ValueError:
+        expected = ValueError
+    monkeypatch.setattr(wire_json, "PIECEWISE_BYTES", 0)
+    for data in (text, text.encode()):
+        if expected is ValueError:
+            with pytest.raises(ValueError):
+                wire_json.loads(data)
+        else:
+            assert wire_json.loads(data) == expected
+    with pytest.raises(wire_json.JsonTooDeep):
+        wire_json.loads('{"tools": [' + "[" * 100_000 + "]}")

@@ -8,6 +8,11 @@ and the JSON clients put inside string fields (tool-call arguments, Claude Code'
   fail on it, turn after turn of the session that carries it.
 - Nesting deeper than `MAX_DEPTH` is refused (`JsonTooDeep`): no API needs it, and
   it bounds every recursive walk downstream (pydantic, jinja, `json.dumps`).
+
+A large body is decoded a value at a time (`_loads_in_pieces`): `json.loads` holds
+the GIL for its whole run, so decoding 12 MB of tools on a worker thread froze the
+event loop for seconds; decoded piece by piece, the loop gets the GIL between
+pieces and the longest hold is the largest single element.
 """
 
 from __future__ import annotations
@@ -17,8 +22,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from .parsing.patterns import always_match
+
 # Deeper JSON than any API body needs.
 MAX_DEPTH = 64
+# Bodies at least this large are decoded a value at a time.
+PIECEWISE_BYTES = 1 << 20
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # What may decode to a lone surrogate: a `\uD800`-`\uDFFF` escape, or (bytes that
@@ -41,7 +50,7 @@ def loads(data: str | bytes | bytearray, *, where: str | None = None, max_depth:
     """`json.loads(data)` by the rule above. Raises ValueError for text that is not
     JSON and `JsonTooDeep` (naming `where`) for JSON nested too deep."""
     try:
-        value = json.loads(data)
+        value = _loads_in_pieces(data) if len(data) >= PIECEWISE_BYTES else json.loads(data)
     except RecursionError:
         raise JsonTooDeep(max_depth, where) from None
     if not check_depth(value, max_depth):
@@ -59,6 +68,68 @@ def _may_hold_surrogate(data: str | bytes | bytearray) -> bool:
     if b"\\ud" in data or b"\\uD" in data or b"\xed" in data:
         return _MAY_HOLD_SURROGATE_BYTES.search(data) is not None
     return False
+
+
+_DECODER = json.JSONDecoder()
+_WHITESPACE = always_match(r"[ \t\n\r]*")
+
+
+def _loads_in_pieces(data: str | bytes | bytearray) -> Any:
+    """`json.loads(data)` for a top-level object, its members and the elements of its
+    arrays decoded one by one. Anything unexpected is left to `json.loads`, whose
+    error (or value) is then the answer."""
+    text = data if isinstance(data, str) else bytes(data).decode(json.detect_encoding(data), "surrogatepass")
+    try:
+        return _object_in_pieces(text)
+    except (ValueError, IndexError):
+        return json.loads(text)
+
+
+def _object_in_pieces(text: str) -> dict[str, Any]:
+    skip = _WHITESPACE
+    at = skip(text, 0).end()
+    if text[at] != "{":
+        raise ValueError("not an object")
+    out: dict[str, Any] = {}
+    at = skip(text, at + 1).end()
+    if text[at] == "}":
+        at += 1
+    while text[at - 1] != "}":
+        if text[at] != '"':
+            raise ValueError("no key")
+        key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]  # public, untyped
+        at = skip(text, at).end()
+        if text[at] != ":":
+            raise ValueError("no colon")
+        at = skip(text, at + 1).end()
+        if text[at] == "[":
+            out[key], at = _array_in_pieces(text, at)
+        else:
+            out[key], at = _DECODER.raw_decode(text, at)
+        at = skip(text, at).end()
+        if text[at] not in ",}":
+            raise ValueError("no comma")
+        at = skip(text, at + 1).end() if text[at] == "," else at + 1
+    if skip(text, at).end() != len(text):
+        raise ValueError("trailing data")
+    return out
+
+
+def _array_in_pieces(text: str, at: int) -> tuple[list[Any], int]:
+    skip = _WHITESPACE
+    items: list[Any] = []
+    at = skip(text, at + 1).end()
+    if text[at] == "]":
+        return items, at + 1
+    while True:
+        item, at = _DECODER.raw_decode(text, at)
+        items.append(item)
+        at = skip(text, at).end()
+        if text[at] == "]":
+            return items, at + 1
+        if text[at] != ",":
+            raise ValueError("no comma")
+        at = skip(text, at + 1).end()
 
 
 def check_depth(value: Any, limit: int) -> bool:
