@@ -9,7 +9,9 @@ included); POST bodies must be declared JSON (a page can send a cross-origin
 
 `BoundedH11Protocol` and `server_options`: uvicorn on h11 with a cap on the request
 head's size (a 128 MiB header is refused after the cap, not read), a deadline for a
-request head to arrive (slowloris: idle partial heads are closed), a keep-alive
+request head to arrive (slowloris: idle partial heads are closed), a deadline for
+a stalled response write (a client that stops reading), a closed connection after
+a request framed by both Content-Length and Transfer-Encoding, a keep-alive
 timeout and a connection limit; `raise_open_file_limit` lifts the soft fd limit to
 the hard one so that many idle connections can not exhaust the descriptors that
 real requests need.
