@@ -75,7 +75,7 @@ def argument_styles(text: str) -> list[str]:
     for text no style reproduces)."""
     try:
         value = wire_json.loads(text)
-    except ValueError:
+    except (ValueError, wire_json.JsonTooDeep):  # the model's own text: never an error
         return []
     return [code for code, style in STYLES.items() if style.dumps(value) == text]
 
@@ -146,7 +146,7 @@ class ReplayState:
             return fallback
         try:
             return text if wire_json.loads(text) == echoed else fallback
-        except ValueError:
+        except (ValueError, wire_json.JsonTooDeep):
             return fallback
 
     def _style_of(self, call_id: str) -> str | None:
