@@ -249,7 +249,11 @@ def test_more_tools_than_any_request_needs_is_a_400_before_validation(served):
         "/v1/responses": {"model": "test/model", "input": "hi", "tools": [{"type": "function", "name": "t"}] * 10_001},
         "/v1/tokenize": {"model": "test/model", "messages": USER_HI, "tools": [function] * 10_001},
     }
+    namespace = {"type": "namespace", "name": "mcp", "tools": [{"type": "function", "name": "t"}] * 5_001}
+    namespaced = {"model": "test/model", "input": "hi", "tools": [namespace, namespace]}
     for path, body in bodies.items():
         response = httpx.post(url + path, json=body, timeout=60)
         assert response.status_code == 400, (path, response.text)
         assert "at most 10,000" in response.text
+    response = httpx.post(url + "/v1/responses", json=namespaced, timeout=60)
+    assert response.status_code == 400 and "10,002 tools" in response.text, response.text

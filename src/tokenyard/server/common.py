@@ -111,8 +111,12 @@ MAX_TOOLS = 10_000
 def check_tool_count(body: Any) -> None:
     """Refuse a body with more than `MAX_TOOLS` tools before it is validated."""
     tools = body.get("tools") if isinstance(body, dict) else None
-    if isinstance(tools, list) and len(tools) > MAX_TOOLS:
-        raise invalid_request(f"tools: {len(tools):,} tools; at most {MAX_TOOLS:,} are served in one request", "tools")
+    if not isinstance(tools, list):
+        return
+    # A Responses namespace holds its functions in `tools`: each counts.
+    count = sum(len(t["tools"]) if isinstance(t, dict) and isinstance(t.get("tools"), list) else 1 for t in tools)
+    if count > MAX_TOOLS:
+        raise invalid_request(f"tools: {count:,} tools; at most {MAX_TOOLS:,} are served in one request", "tools")
 
 
 async def read_json(request: Request, limit: int, offload: Offload | None = None) -> tuple[Any, int]:
