@@ -328,6 +328,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         max_header_bytes=args.max_header_bytes,
         header_timeout=args.header_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
+        send_timeout=args.send_timeout,
         limit_concurrency=args.limit_concurrency,
     )
     started = serve(
@@ -663,6 +664,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=float(_env("keep_alive_timeout", 5.0)),
         metavar="SECONDS",
         help="idle time before a kept-alive connection is closed",
+    )
+    serve.add_argument(
+        "--send-timeout",
+        type=float,
+        default=float(_env("send_timeout", 30.0)),
+        metavar="SECONDS",
+        help="a client that reads nothing of its response for this long is disconnected "
+        "(its generation stops and frees its slot)",
     )
     serve.add_argument(
         "--limit-concurrency",

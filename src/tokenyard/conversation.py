@@ -8,10 +8,11 @@ exactly.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from . import wire_json
 
 
 class _Part(BaseModel):
@@ -52,7 +53,7 @@ class ToolCall(_Part):
 
     def input(self) -> Any:
         try:
-            return json.loads(self.arguments) if self.arguments.strip() else {}
+            return wire_json.loads(self.arguments, where="arguments") if self.arguments.strip() else {}
         except ValueError:
             return self.arguments
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from .. import wire_json
 from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolReference, ToolResult, ToolSpec
 from .deferred_tools import declared_tools, deferred_listing, functions_block
 from .profiles import ModelProfile
@@ -159,7 +160,7 @@ def _arguments(call: ToolCall, traits: TemplateTraits) -> Any:
     if traits.accepts_string_arguments or traits.arguments_as == "string":
         return call.arguments
     try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
+        value = wire_json.loads(call.arguments, where="arguments") if call.arguments.strip() else {}
     except ValueError:
         return call.arguments  # not JSON: the model's text as it was
     if isinstance(value, dict):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ... import wire_json
 from ...conversation import (
     ContextEdits,
     Conversation,
@@ -31,9 +34,11 @@ from ..tool_schemas import check_tool_schema
 from .schema import (
     BLOCK_TYPES,
     CountTokensRequest,
+    DocumentBlock,
     ImageBlock,
     MessagesRequest,
     RedactedThinkingBlock,
+    SearchResultBlock,
     TextBlock,
     ThinkingBlock,
     ToolReferenceBlock,
@@ -67,7 +72,61 @@ def _image(block: ImageBlock) -> Image:
     return Image(media_type=source.media_type, data=source.data, url=source.url)
 
 
-def _tool_result(block: ToolResultBlock, where: str) -> ToolResult:
+class _Sources:
+    """Documents and search results are numbered in the order they appear in the
+    request, from 0: the `document_index` and `search_result_index` by which
+    Anthropic's citations name them. The model sees each as text with its number,
+    title and source, in the tags of Anthropic's long-context prompting guide."""
+
+    def __init__(self) -> None:
+        self.documents = 0
+        self.search_results = 0
+
+    def text(self, block: DocumentBlock | SearchResultBlock, where: str) -> Text:
+        if isinstance(block, SearchResultBlock):
+            number, self.search_results = self.search_results, self.search_results + 1
+            lines = [f'<search_result index="{number}">', f"<source>{block.source}</source>"]
+            if block.title:
+                lines.append(f"<title>{block.title}</title>")
+            lines += ["<content>", _texts(block.content, f"{where}.content"), "</content>", "</search_result>"]
+            return Text(text="\n".join(lines))
+        number, self.documents = self.documents, self.documents + 1
+        lines = [f'<document index="{number}">']
+        if block.title:
+            lines.append(f"<source>{block.title}</source>")
+        if block.context:
+            lines.append(f"<context>{block.context}</context>")
+        body = _document_body(block, where)
+        if body is None:  # a PDF, or a file only Anthropic can fetch: said, not dropped
+            kind = block.source.media_type or block.source.type
+            lines.append(f"[{kind} document: not readable by this model]")
+        else:
+            lines += ["<document_content>", body, "</document_content>"]
+        lines.append("</document>")
+        return Text(text="\n".join(lines))
+
+
+def _document_body(block: DocumentBlock, where: str) -> str | None:
+    """A document's text, or None where it has none a text model can read."""
+    source = block.source
+    if source.type == "text":
+        return source.data or ""
+    if source.type == "content":
+        content = source.content or ""
+        return content if isinstance(content, str) else _texts(content, f"{where}.source.content")
+    if source.type == "base64" and (source.media_type or "").startswith("text/"):
+        try:
+            return base64.b64decode(source.data or "", validate=True).decode("utf-8", "replace")
+        except binascii.Error:
+            raise invalid_request(f"{where}.source.data: not valid base64", f"{where}.source.data") from None
+    return None
+
+
+def _texts(content: list[dict[str, Any]], where: str) -> str:
+    return "\n".join(b.text for b in _blocks(content, where) if isinstance(b, TextBlock))
+
+
+def _tool_result(block: ToolResultBlock, where: str, sources: _Sources) -> ToolResult:
     content: list[Text | Image | ToolReference] = []
     if isinstance(block.content, str):
         content.append(Text(text=block.content))
@@ -75,6 +134,8 @@ def _tool_result(block: ToolResultBlock, where: str) -> ToolResult:
         for inner in _blocks(block.content, where):
             if isinstance(inner, TextBlock):
                 content.append(Text(text=inner.text))
+            elif isinstance(inner, (DocumentBlock, SearchResultBlock)):
+                content.append(sources.text(inner, f"{where}.content"))
             elif isinstance(inner, ImageBlock):
                 content.append(_image(inner))
             elif isinstance(inner, ToolReferenceBlock):
@@ -98,6 +159,7 @@ def to_conversation(
     parent_agent_id: str | None = None,
 ) -> Conversation:
     messages: list[Message] = []
+    sources = _Sources()
     for n, param in enumerate(request.messages):
         where = f"messages.{n}"
         parts: list[Any] = []
@@ -107,7 +169,9 @@ def to_conversation(
             elif isinstance(block, ImageBlock):
                 parts.append(_image(block))
             elif isinstance(block, ToolResultBlock):
-                parts.append(_tool_result(block, where))
+                parts.append(_tool_result(block, where, sources))
+            elif isinstance(block, (DocumentBlock, SearchResultBlock)):
+                parts.append(sources.text(block, f"{where}.content"))
             elif param.role != "assistant":
                 continue  # thinking/tool_use only mean something in assistant turns
             elif isinstance(block, ThinkingBlock):
@@ -242,7 +306,7 @@ def _session_from_user_id(user_id: str) -> str | None:
     """Claude Code's metadata.user_id is a JSON string holding session_id (older
     versions: `user_…_account_…_session_<uuid>`)."""
     try:
-        data = json.loads(user_id)
+        data = wire_json.loads(user_id, where="metadata.user_id")
     except ValueError:
         data = None
     session = data.get("session_id") if isinstance(data, dict) else None

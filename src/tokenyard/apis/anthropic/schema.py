@@ -1,6 +1,6 @@
 """Anthropic Messages wire models (requests). Unknown fields are ignored, as the
 API's clients expect; content blocks are parsed by type so that block types we do
-not model (documents, server tools…) are kept out of the way rather than failing."""
+not model (server tools…) are kept out of the way rather than failing."""
 
 from __future__ import annotations
 
@@ -62,6 +62,32 @@ class RedactedThinkingBlock(_Wire):
     data: str
 
 
+class DocumentSource(_Wire):
+    """`text` (plain text in `data`), `base64` (`data` encoded, of `media_type`),
+    `content` (text blocks in `content`), `url` or `file` (fetched by Anthropic)."""
+
+    type: str
+    media_type: str | None = None
+    data: str | None = None
+    content: str | list[dict[str, Any]] | None = None
+    url: str | None = None
+    file_id: str | None = None
+
+
+class DocumentBlock(_Wire):
+    type: Literal["document"]
+    source: DocumentSource
+    title: str | None = None
+    context: str | None = None
+
+
+class SearchResultBlock(_Wire):
+    type: Literal["search_result"]
+    source: str
+    title: str = ""
+    content: list[dict[str, Any]] = Field(default_factory=list)
+
+
 BLOCK_TYPES: dict[str, type[_Wire]] = {
     "text": TextBlock,
     "image": ImageBlock,
@@ -70,6 +96,8 @@ BLOCK_TYPES: dict[str, type[_Wire]] = {
     "thinking": ThinkingBlock,
     "redacted_thinking": RedactedThinkingBlock,
     "tool_reference": ToolReferenceBlock,
+    "document": DocumentBlock,
+    "search_result": SearchResultBlock,
 }
 
 
