@@ -77,6 +77,7 @@ from .base import (
     ReasoningBudgetTracker,
 )
 from .gbnf import calls_grammar
+from .session_headers import DEFAULT_FORWARDING, SessionForwarding, session_headers
 
 # The wire a server speaks: OpenAI's `/v1/completions` with vLLM's extensions (vLLM,
 # SGLang) or llama.cpp's native `/completion`.
@@ -105,7 +106,8 @@ class RemoteEngine:
     is guided there rather than prefilled (llama.cpp: a forced call is a GBNF grammar
     of the tools' calls, engines/gbnf.py). `server`: which wire it speaks (see
     `ServerKind`); None: read from `/v1/models` (at start, or before the first
-    request when `max_model_len` is given).
+    request when `max_model_len` is given). `session_forwarding`: the session headers
+    each request carries for the fleet's router (engines/session_headers.py).
     """
 
     def __init__(
@@ -121,6 +123,7 @@ class RemoteEngine:
         max_connections: int = 64,
         guided_decoding: bool = True,
         forward_priority: bool = False,
+        session_forwarding: SessionForwarding = DEFAULT_FORWARDING,
         server: ServerKind | None = None,
     ):
         self.base_url = _api_root(base_url)
@@ -135,6 +138,7 @@ class RemoteEngine:
         self._guided_decoding = guided_decoding
         # vLLM refuses priorities unless started with --scheduling-policy priority.
         self._forward_priority = forward_priority
+        self._session_forwarding = session_forwarding
         self._session: aiohttp.ClientSession | None = None
 
     def info(self) -> EngineInfo:
@@ -255,6 +259,10 @@ class RemoteEngine:
             body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
         return body
 
+    def request_headers(self, request: EngineRequest) -> dict[str, str]:
+        """The request id, and the session for the fleet's router (engines/session_headers.py)."""
+        return {"X-Request-Id": request.request_id, **session_headers(request.conversation, self._session_forwarding)}
+
     def llama_cpp_body(self, request: EngineRequest) -> dict[str, Any]:
         """The native `/completion` request of llama.cpp for `request`."""
         body: dict[str, Any] = {
@@ -333,7 +341,7 @@ class RemoteEngine:
         reader: CompletionStreamReader | LlamaCppStreamReader
         if self.server is None:
             await self._detect_server()
-        headers = {"X-Request-Id": request.request_id}
+        headers = self.request_headers(request)
         if self.server == "llama.cpp":
             reader = LlamaCppStreamReader(set(request.stop_token_ids), self.base_url)
             url, body = f"{self.base_url}/completion", self.llama_cpp_body(request)

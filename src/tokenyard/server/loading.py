@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from ..engines.base import Engine
 from ..engines.remote import RemoteEngine
+from ..engines.session_headers import DEFAULT_SESSION_HEADERS, SessionForwarding
 from ..kv_blocks import KvEventSink
 from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL, builtin_gguf, builtin_of
 from ..models.cache import cache_root
@@ -25,6 +27,9 @@ from ..routing.kv_subscriber import KvEventSubscriber
 from ..routing.pool import EnginePool, Worker
 from ..routing.router import POLICIES, Router
 from .pipeline import ServedModel
+
+# An HTTP header name (RFC 9110 token).
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 @dataclass
@@ -57,6 +62,10 @@ class ModelSettings:
     workers: int = 1
     # Forward agent-hint priorities to the engines (vLLM needs --scheduling-policy priority).
     forward_priority: bool = False
+    # The headers (comma-separated; "none") carrying the session to the engine's router,
+    # and whether the harness's own session headers go along (engines/session_headers.py).
+    session_header: str = ",".join(DEFAULT_SESSION_HEADERS)
+    forward_harness_headers: bool = True
     engine_model: str | None = None
     engine_api_key: str | None = None
     # llama.cpp engine (an owned llama-server): requests at once, CPU threads (None: its choice)
@@ -141,6 +150,7 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
                 api_key=settings.engine_api_key,
                 max_model_len=settings.max_model_len,
                 forward_priority=settings.forward_priority,
+                session_forwarding=session_forwarding(settings),
             )
             for url in urls
         ]
@@ -171,6 +181,16 @@ def served_id(model: str) -> str:
         return model
     path = Path(model)
     return path.stem if path.suffix == ".gguf" else path.name
+
+
+def session_forwarding(settings: ModelSettings) -> SessionForwarding:
+    names = tuple(n.strip().lower() for n in settings.session_header.split(",") if n.strip())
+    if names == ("none",):
+        names = ()
+    bad = [n for n in names if not _TOKEN.fullmatch(n)]
+    if bad:
+        raise ValueError(f"--session-header: {', '.join(map(repr, bad))} is not an HTTP header name")
+    return SessionForwarding(names, settings.forward_harness_headers)
 
 
 def _router(settings: ModelSettings) -> Router:
