@@ -235,6 +235,16 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from .server.processes import port_is_free
+
+    # Before a model is loaded (a minute on a first start) and anything says it serves.
+    if not port_is_free(args.host, args.port):
+        print(
+            f"tokenyard serve: {args.host}:{args.port} is already in use (another server?); choose another --port",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     if args.processes <= 1:
         return serve_process(args)
     from .sealing import load_server_key
