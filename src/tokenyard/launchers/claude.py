@@ -17,13 +17,17 @@ from typing import Any
 
 from .common import (
     LaunchOptions,
+    Profile,
     RunningServer,
     ServedModel,
+    announce_profile,
     announce_settings,
     choose_models,
+    choose_profile,
     client_key,
     ensure_server,
     find_client,
+    launcher_help,
     launcher_home,
     parse_launch_args,
     run_client,
@@ -40,9 +44,18 @@ QUIET = {
     "DISABLE_AUTOUPDATER": "1",
 }
 
-
-# The share of the window Claude Code may ask for per request (see window_settings).
-OUTPUT_SHARE = 12
+# The lean profile's tools (`--tools`): the core of a coding turn. Claude Code's full
+# set (Agent, Workflow, Skill, ToolSearch…) is ~32K characters of schemas, two thirds
+# of its first prompt; a CPU prefills that for a minute and more before any answer.
+LEAN_TOOLS = "Bash,Read,Edit,Write"
+# The lean profile's quiet: no model call for the terminal title (a background request
+# that would queue behind the user's turn on a CPU).
+LEAN_QUIET = {"CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1"}
+# Claude Code's subcommands (`claude --help`), which take no session flags.
+SUBCOMMANDS = frozenset(
+    {"agents", "attach", "auth", "auto-mode", "doctor", "gateway", "import", "install", "logs", "mcp"}
+    | {"plugin", "plugins", "purge", "respawn", "rm", "setup-token", "update"}
+)
 
 
 def prepare_config_dir(folder: Path) -> Path:
@@ -65,21 +78,35 @@ def window_settings(model: ServedModel) -> dict[str, str]:
     """What tells Claude Code 2.1.330 the served model's real window (it does not read
     it from the server: tests/e2e/CLAUDE_CODE_NOTES.md). CLAUDE_CODE_MAX_CONTEXT_TOKENS
     is the window it compacts against. It keeps its per-request output budget plus
-    ~13K tokens free below that window, so the budget is held to about a twelfth of
-    the window (at its default 32000 a 32K window would compact on every turn).
-    CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is clamped to at least 100K."""
-    if model.context_window is None:
-        return {}
-    budget = model.context_window // OUTPUT_SHARE
-    if model.max_output_tokens is not None:
-        budget = min(budget, model.max_output_tokens)
+    ~13K tokens free below that window, so the budget is the model's output budget, a
+    twelfth of the window (at its default 32000 a 32K window would compact on every turn).
+    CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is clamped to at least 100K.
+    A model the server says does not reason gets no thinking requests."""
+    settings = {"CLAUDE_CODE_DISABLE_THINKING": "1"} if model.thinking is False else {}
+    if model.context_window is None or model.output_budget is None:
+        return settings
     return {
+        **settings,
         "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(model.context_window),
-        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max(1, budget)),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(model.output_budget),
     }
 
 
-def claude_settings(url: str, main: ServedModel, small: ServedModel, config_dir: Path) -> dict[str, str]:
+def profile_arguments(args: Sequence[str], profile: Profile) -> list[str]:
+    """The client's arguments, with the lean tool set appended unless the user chose
+    tools or runs a subcommand (appended: `--tools` takes several values, so before a
+    prompt it would swallow it)."""
+    out = list(args)
+    if not profile.lean or (out and out[0] in SUBCOMMANDS):
+        return out
+    if any(a == "--tools" or a.startswith("--tools=") for a in out):
+        return out
+    return [*out, "--tools", LEAN_TOOLS]
+
+
+def claude_settings(
+    url: str, main: ServedModel, small: ServedModel, config_dir: Path, *, lean: bool = False
+) -> dict[str, str]:
     return {
         "ANTHROPIC_BASE_URL": url,
         "ANTHROPIC_AUTH_TOKEN": client_key(),
@@ -89,6 +116,7 @@ def claude_settings(url: str, main: ServedModel, small: ServedModel, config_dir:
         "CLAUDE_CONFIG_DIR": str(config_dir),
         **window_settings(main),
         **QUIET,
+        **(LEAN_QUIET if lean else {}),
     }
 
 
@@ -100,14 +128,24 @@ def client_environment(settings: Mapping[str, str]) -> dict[str, str]:
 
 def launch(argv: Sequence[str]) -> int:
     options: LaunchOptions = parse_launch_args(argv)
+    if options.show_help:
+        print(launcher_help("claude", "Claude Code"), end="")
+        return 0
     binary = find_client("claude")
     server: RunningServer = ensure_server(options)
     try:
         main, small = choose_models(served_models(options.url), options)
         config_dir = prepare_config_dir(launcher_home("claude"))
-        settings = claude_settings(options.url, main, small, config_dir)
+        profile = choose_profile(options, main, server.process is not None)
+        settings = claude_settings(options.url, main, small, config_dir, lean=profile.lean)
     except BaseException:
         server.stop()
         raise
     announce_settings("claude", settings)
-    return run_client([binary, *options.client_args], client_environment(settings), server)
+    args = profile_arguments(options.client_args, profile)
+    if args != options.client_args:
+        chosen = f"--tools {LEAN_TOOLS}, no terminal-title requests"
+    else:
+        chosen = "the tools you named" if profile.lean else "Claude Code's own tool set"
+    announce_profile("claude", profile, chosen)
+    return run_client([binary, *args], client_environment(settings), server)

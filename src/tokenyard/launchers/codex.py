@@ -20,12 +20,15 @@ from .common import (
     CLIENT_KEY_ENV,
     RunningServer,
     ServedModel,
+    announce_profile,
     announce_settings,
     choose_models,
+    choose_profile,
     client_key,
     ensure_server,
     find_client,
     get_json,
+    launcher_help,
     launcher_home,
     parse_launch_args,
     run_client,
@@ -56,7 +59,19 @@ def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
+# The lean profile: what Codex 0.169 lets a config drop from its first prompt (the
+# catalog's base instructions and core tools stay). The instructions on permissions,
+# apps and collaboration modes, and the goal tools, the multi-agent namespace (with
+# tool_search) and the image, plugin and tool-suggestion surfaces.
+LEAN_INSTRUCTIONS = (
+    "include_permissions_instructions",
+    "include_apps_instructions",
+    "include_collaboration_mode_instructions",
+)
+LEAN_FEATURES_OFF = ("goals", "multi_agent", "image_generation", "plugins", "tool_suggest")
+
+
+def codex_config(url: str, model: ServedModel, *, catalog: bool, lean: bool = False) -> str:
     base = url.rstrip("/") + "/v1"
     lines = [
         f"model = {_toml_string(model.id)}",
@@ -66,6 +81,8 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
     ]
     if not catalog and model.context_window is not None:
         lines.append(f"model_context_window = {model.context_window}")
+    if lean:
+        lines += [f"{name} = false" for name in LEAN_INSTRUCTIONS]
     lines += [
         "",
         f"[model_providers.{PROVIDER}]",
@@ -80,6 +97,8 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
     ]
     if catalog:
         lines.append(f"model_catalog_url = {_toml_string(base + '/models')}")
+    if lean:
+        lines += ["", "[features]", *(f"{name} = false" for name in LEAN_FEATURES_OFF)]
     lines += ["", "[analytics]", "enabled = false", ""]
     return "\n".join(lines)
 
@@ -108,6 +127,9 @@ def serve_arguments(serve_args: Sequence[str]) -> list[str]:
 
 def launch(argv: Sequence[str]) -> int:
     options = parse_launch_args(argv)
+    if options.show_help:
+        print(launcher_help("codex", "Codex"), end="")
+        return 0
     binary = find_client("codex")
     options.serve_args = serve_arguments(options.serve_args)
     # The server reads Codex's bundled catalog through the same binary.
@@ -116,7 +138,9 @@ def launch(argv: Sequence[str]) -> int:
         main, _ = choose_models(served_models(options.url), options)
         codex_home = launcher_home("codex")
         catalog = offers_catalog(options.url)
-        (codex_home / "config.toml").write_text(codex_config(options.url, main, catalog=catalog), encoding="utf-8")
+        profile = choose_profile(options, main, server.process is not None)
+        config = codex_config(options.url, main, catalog=catalog, lean=profile.lean)
+        (codex_home / "config.toml").write_text(config, encoding="utf-8")
     except BaseException:
         server.stop()
         raise
@@ -128,5 +152,7 @@ def launch(argv: Sequence[str]) -> int:
         )
     settings = {"CODEX_HOME": str(codex_home), CLIENT_KEY_ENV: client_key()}
     announce_settings("codex", {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"})
+    off = ", ".join((*LEAN_INSTRUCTIONS, *(f"features.{name}" for name in LEAN_FEATURES_OFF)))
+    announce_profile("codex", profile, f"{off} off" if profile.lean else "Codex's own tool surface")
     env = {**os.environ, **settings}
     return run_client([binary, *client_arguments(options.client_args, Path.cwd())], env, server)
