@@ -730,6 +730,9 @@ def run_launcher(client: str, argv: Sequence[str]) -> int:
     except LaunchError as error:
         print(f"tokenyard {client}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C before the client ran (a server still loading: stopped)
+        print(f"tokenyard {client}: interrupted", file=sys.stderr)
+        return 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -744,6 +747,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UnknownParserError, ValueError, OSError) as error:
         print(f"tokenyard {args.command}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C before uvicorn takes the signals over (a model still loading)
+        print(f"tokenyard {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

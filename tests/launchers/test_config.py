@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from tokenyard.launchers import claude, codex, openclaw
+from tokenyard.launchers import claude, codex, common, openclaw
 from tokenyard.launchers.common import (
     CLIENT_KEY_ENV,
     LEAN_WINDOW,
@@ -71,10 +71,12 @@ def test_the_lean_profile_is_chosen_for_a_small_window_or_an_embedded_server():
 
 
 def test_the_output_budget_is_a_share_of_the_window_never_all_of_it():
-    assert SMOLLM2.output_budget == 32_768 // 12
-    assert ServedModel("m", context_window=1_000_000, max_output_tokens=4096).output_budget == 4096
-    assert ServedModel("m", max_output_tokens=4096).output_budget == 4096
-    assert ServedModel("m").output_budget is None
+    assert SMOLLM2.output_budget() == 32_768 // 12
+    assert SMOLLM2.output_budget(lean=True) == common.LEAN_MAX_OUTPUT
+    assert ServedModel("m", context_window=1_000_000, max_output_tokens=4096).output_budget() == 4096
+    assert ServedModel("m", max_output_tokens=4096).output_budget() == 4096
+    assert ServedModel("m", context_window=8192).output_budget(lean=True) == 8192 // 12
+    assert ServedModel("m").output_budget() is None
 
 
 def test_models_are_chosen_from_what_the_server_serves():
@@ -124,6 +126,7 @@ def test_claude_lean_profile_offers_core_tools_and_no_thinking_for_a_model_that_
     assert claude.profile_arguments([*prompt, "--tools", "Bash"], LEAN) == [*prompt, "--tools", "Bash"]
     assert claude.profile_arguments(["mcp", "list"], LEAN) == ["mcp", "list"]
     settings = claude.claude_settings("http://127.0.0.1:8000", SMOLLM2, SMOLLM2, tmp_path, lean=True)
+    assert settings["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == str(common.LEAN_MAX_OUTPUT)
     assert settings["CLAUDE_CODE_DISABLE_THINKING"] == "1"
     assert settings["CLAUDE_CODE_DISABLE_TERMINAL_TITLE"] == "1", "no background title request on a CPU"
     full = claude.claude_settings("http://127.0.0.1:8000", BIG, BIG, tmp_path)
@@ -207,7 +210,7 @@ def test_openclaw_profiles_pick_its_tools_and_reasoning_only_for_a_model_that_re
     assert lean["tools"] == {"allow": ["exec", "read", "write", "edit"], "toolSearch": False}
     entry = lean["models"]["providers"]["tokenyard"]["models"][0]
     assert entry["reasoning"] is False, "no thinking budget for a model that does not reason"
-    assert entry["maxTokens"] < entry["contextWindow"], "an output cap that leaves room for the prompt"
+    assert entry["maxTokens"] == common.LEAN_MAX_OUTPUT, "an output cap a CPU decodes in about a minute"
 
 
 def test_launcher_help_is_the_launchers_own_and_starts_nothing(capsys, monkeypatch):

@@ -74,7 +74,7 @@ def prepare_config_dir(folder: Path) -> Path:
     return folder
 
 
-def window_settings(model: ServedModel) -> dict[str, str]:
+def window_settings(model: ServedModel, *, lean: bool = False) -> dict[str, str]:
     """What tells Claude Code 2.1.330 the served model's real window (it does not read
     it from the server: tests/e2e/CLAUDE_CODE_NOTES.md). CLAUDE_CODE_MAX_CONTEXT_TOKENS
     is the window it compacts against. It keeps its per-request output budget plus
@@ -83,12 +83,13 @@ def window_settings(model: ServedModel) -> dict[str, str]:
     CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is clamped to at least 100K.
     A model the server says does not reason gets no thinking requests."""
     settings = {"CLAUDE_CODE_DISABLE_THINKING": "1"} if model.thinking is False else {}
-    if model.context_window is None or model.output_budget is None:
+    budget = model.output_budget(lean=lean)
+    if model.context_window is None or budget is None:
         return settings
     return {
         **settings,
         "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(model.context_window),
-        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(model.output_budget),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget),
     }
 
 
@@ -114,7 +115,7 @@ def claude_settings(
         "ANTHROPIC_SMALL_FAST_MODEL": small.id,
         "ANTHROPIC_DEFAULT_HAIKU_MODEL": small.id,
         "CLAUDE_CONFIG_DIR": str(config_dir),
-        **window_settings(main),
+        **window_settings(main, lean=lean),
         **QUIET,
         **(LEAN_QUIET if lean else {}),
     }

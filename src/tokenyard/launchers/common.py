@@ -33,6 +33,7 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 CLIENT_KEY_ENV = "TOKENYARD_CLIENT_KEY"
 # A fresh `tokenyard serve` may first fetch and convert its model (a minute or two).
 SERVER_START_TIMEOUT = 600.0
+SERVER_STOP_TIMEOUT = 60.0
 # A window this small (the CPU built-ins serve 32K) cannot hold a harness's whole tool
 # surface and still leave room for work, and a CPU prefills ~100 tokens/s: every
 # schema it is sent costs the first turn seconds. Such a model gets the lean profile.
@@ -40,6 +41,9 @@ LEAN_WINDOW = 32_768
 # The share of the window a client may ask for as output per request: Claude Code keeps
 # that plus ~13K free below the window, OpenClaw reserves it too; never the whole window.
 OUTPUT_SHARE = 12
+# The lean profile's output cap: a CPU decodes 1-30 tokens/s, so a small model that
+# rambles (SmolLM2 loops) is held to a minute or so, not the window's twelfth.
+LEAN_MAX_OUTPUT = 1024
 
 
 class LaunchError(Exception):
@@ -62,13 +66,16 @@ class ServedModel:
     def same_model(self) -> str:
         return self.model or self.id
 
-    @property
-    def output_budget(self) -> int | None:
-        """What a client may ask for per request: a share of the window, at most the cap."""
-        if self.context_window is None:
-            return self.max_output_tokens
-        budget = max(1, self.context_window // OUTPUT_SHARE)
-        return budget if self.max_output_tokens is None else min(budget, self.max_output_tokens)
+    def output_budget(self, *, lean: bool = False) -> int | None:
+        """What a client may ask for per request: a share of the window, at most the
+        model's cap, and at most LEAN_MAX_OUTPUT in the lean profile."""
+        budget = self.max_output_tokens
+        if self.context_window is not None:
+            share = max(1, self.context_window // OUTPUT_SHARE)
+            budget = share if budget is None else min(budget, share)
+        if lean:
+            budget = LEAN_MAX_OUTPUT if budget is None else min(budget, LEAN_MAX_OUTPUT)
+        return budget
 
 
 @dataclass
@@ -94,8 +101,8 @@ launcher options (before the client's own arguments; `--` ends them):
                      model the server serves, else --model)
   --serve-arg ARG    passed to `tokenyard serve` when the launcher starts a server (repeatable)
   --no-start         fail instead of starting a server when none answers at --url
-  --lean             the client's lean profile: a few core tools, a small output cap, no background
-                     requests (the default for a model with a window of at most 32,768 tokens or on
+  --lean             the client's lean profile: a few core tools, output capped at 1,024 tokens, no
+                     background requests (the default for a model with a window of at most 32,768 tokens or on
                      the embedded CPU engine, where a first turn must stay small to be feasible)
   --full             the client's full tool surface, whatever the model
   -h, --help         this help; the client's own: `tokenyard CLIENT -- --help`
@@ -305,11 +312,14 @@ class RunningServer:
     log_path: Path | None = None
 
     def stop(self) -> None:
+        """One SIGINT: the graceful path (running streams end, engine work is aborted
+        at its next step, which on a busy CPU can take a while); a second would skip
+        the engine's shutdown."""
         if self.process is None or self.process.poll() is not None:
             return
-        self.process.send_signal(signal.SIGINT)  # graceful: running streams end, engine work is aborted
+        self.process.send_signal(signal.SIGINT)
         try:
-            self.process.wait(timeout=15)
+            self.process.wait(timeout=SERVER_STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
@@ -351,32 +361,43 @@ def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None =
     )
     with log_path.open("ab") as log:
         start = log.tell()  # the log keeps earlier runs: this start's lines begin here
+        # A session of its own: the terminal's Ctrl-C reaches the client and the
+        # launcher, which then stops the server once (run_client), gracefully.
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(server_env or {})},
+            start_new_session=True,
         )
     server = RunningServer(options.url, process, log_path)
+    try:
+        _await_start(server, log_path, start)
+    except BaseException:  # a failed start, or Ctrl-C while it loads: no server is left behind
+        server.stop()
+        raise
+    return server
+
+
+def _await_start(server: RunningServer, log_path: Path, start: int) -> None:
+    assert server.process is not None
     shown = start
     deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while not server_is_up(options.url):
+    while not server_is_up(server.url):
         shown = _show_progress(log_path, shown)
-        if process.poll() is not None:
+        if server.process.poll() is not None:
             with log_path.open("rb") as log:
                 log.seek(start)
                 own = log.read().decode(errors="replace").splitlines()
             raise LaunchError(
-                f"`tokenyard serve` exited ({process.returncode}) before it listened; its log (of {log_path}):\n"
-                + "\n".join(own[-30:])
+                f"`tokenyard serve` exited ({server.process.returncode}) before it listened; "
+                f"its log (of {log_path}):\n" + "\n".join(own[-30:])
             )
         if time.monotonic() > deadline:
-            server.stop()
             raise LaunchError(f"`tokenyard serve` did not answer within {SERVER_START_TIMEOUT:.0f} s (log: {log_path})")
         time.sleep(0.5)
     _show_progress(log_path, shown)
-    return server
 
 
 def _show_progress(log_path: Path, offset: int) -> int:
@@ -402,15 +423,28 @@ def announce_settings(client: str, settings: Mapping[str, str]) -> None:
     sys.stderr.flush()
 
 
+INTERRUPTED = 130  # the shell's status for a command ended by Ctrl-C
+
+
 def run_client(argv: Sequence[str], env: Mapping[str, str], server: RunningServer) -> int:
     """Run the client in the foreground (it owns the terminal); Ctrl-C goes to it,
-    and a server the launcher started is stopped when it exits."""
+    and a server the launcher started is stopped when it exits, or when the launcher
+    is told to end (SIGTERM, SIGHUP: a closed terminal). A Ctrl-C'd run does not
+    report success even where the client does (Claude Code exits 0)."""
+
+    def end(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, end)
     process = subprocess.Popen(list(argv), env=dict(env))
+    interrupted = False
     try:
         while True:
             try:
-                return process.wait()
+                code = process.wait()
+                return INTERRUPTED if interrupted and code == 0 else code
             except KeyboardInterrupt:
-                continue  # the terminal sent SIGINT to the client too; wait for it to finish
+                interrupted = True  # the terminal sent SIGINT to the client too; wait for it to finish
     finally:
         server.stop()

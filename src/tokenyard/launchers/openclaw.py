@@ -45,7 +45,7 @@ FULL_TOOLS: dict[str, Any] = {"profile": "coding", "toolSearch": False}
 LEAN_TOOLS: dict[str, Any] = {"allow": ["exec", "read", "write", "edit"], "toolSearch": False}
 
 
-def _model_entry(model: ServedModel) -> dict[str, Any]:
+def _model_entry(model: ServedModel, lean: bool) -> dict[str, Any]:
     """`maxTokens` is what OpenClaw asks for per request and keeps free below the
     window: the model's output budget, never the whole window. `reasoning` makes it
     send a thinking budget on top: only for a model that reasons."""
@@ -56,7 +56,7 @@ def _model_entry(model: ServedModel) -> dict[str, Any]:
         "input": ["text"],
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
         "contextWindow": model.context_window or ASSUMED_WINDOW,
-        "maxTokens": model.output_budget or ASSUMED_MAX_TOKENS,
+        "maxTokens": model.output_budget(lean=lean) or ASSUMED_MAX_TOKENS,
     }
 
 
@@ -74,7 +74,7 @@ def openclaw_config(
                     "baseUrl": url.rstrip("/"),
                     "apiKey": client_key(),
                     "api": "anthropic-messages",
-                    "models": [_model_entry(m) for m in models],
+                    "models": [_model_entry(m, lean) for m in models],
                 }
             },
         },
