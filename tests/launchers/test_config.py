@@ -164,12 +164,16 @@ def test_codex_config_points_at_the_catalog_when_the_server_offers_one():
     assert "model_context_window" not in config, "the catalog states the window"
 
 
-def test_codex_lean_config_drops_what_codex_lets_a_config_drop():
-    lean = tomllib.loads(codex.codex_config("http://127.0.0.1:8000", SMOLLM2, catalog=True, lean=True))
-    assert all(lean[name] is False for name in codex.LEAN_INSTRUCTIONS)
+def test_codex_lean_config_drops_what_codex_lets_a_config_drop(tmp_path):
+    instructions = tmp_path / "lean-instructions.md"
+    config = codex.codex_config("http://127.0.0.1:8000", SMOLLM2, catalog=True, instructions=instructions)
+    lean = tomllib.loads(config)
+    assert lean["model_instructions_file"] == str(instructions)
+    assert all(lean[name] is False for name in codex.LEAN_SECTIONS_OFF)
     assert lean["features"] == dict.fromkeys(codex.LEAN_FEATURES_OFF, False)
     full = tomllib.loads(codex.codex_config("http://127.0.0.1:8000", SMOLLM2, catalog=True))
-    assert "features" not in full and not any(name in full for name in codex.LEAN_INSTRUCTIONS)
+    assert "features" not in full and "model_instructions_file" not in full
+    assert not any(name in full for name in codex.LEAN_SECTIONS_OFF)
 
 
 def test_codex_exec_outside_a_git_repository_may_run(tmp_path):

@@ -59,11 +59,19 @@ def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-# The lean profile: what Codex 0.169 lets a config drop from its first prompt (the
-# catalog's base instructions and core tools stay). The instructions on permissions,
-# apps and collaboration modes, and the goal tools, the multi-agent namespace (with
-# tool_search) and the image, plugin and tool-suggestion surfaces.
-LEAN_INSTRUCTIONS = (
+# The lean profile: what Codex 0.169 lets a config drop from its first prompt. Its
+# catalog's base instructions (gpt-5.5's: ~21K characters, two thirds of the prompt)
+# give way to a few lines (`model_instructions_file`); the instructions on
+# permissions, apps and collaboration modes go, and so do the goal tools, the
+# multi-agent namespace (with tool_search) and the image, plugin and tool-suggestion
+# surfaces. Its core tools (exec_command, apply_patch…) stay.
+LEAN_BASE_INSTRUCTIONS = """\
+You are a coding agent in the user's terminal, working in their current directory.
+Run shell commands with exec_command and edit files with apply_patch; read a file
+before you change it. When the task is done, say briefly what you did and what the
+commands printed.
+"""
+LEAN_SECTIONS_OFF = (
     "include_permissions_instructions",
     "include_apps_instructions",
     "include_collaboration_mode_instructions",
@@ -71,7 +79,9 @@ LEAN_INSTRUCTIONS = (
 LEAN_FEATURES_OFF = ("goals", "multi_agent", "image_generation", "plugins", "tool_suggest")
 
 
-def codex_config(url: str, model: ServedModel, *, catalog: bool, lean: bool = False) -> str:
+def codex_config(url: str, model: ServedModel, *, catalog: bool, instructions: Path | None = None) -> str:
+    """`instructions`: the lean profile's base-instructions file (None: the full profile)."""
+    lean = instructions is not None
     base = url.rstrip("/") + "/v1"
     lines = [
         f"model = {_toml_string(model.id)}",
@@ -81,8 +91,9 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool, lean: bool = Fa
     ]
     if not catalog and model.context_window is not None:
         lines.append(f"model_context_window = {model.context_window}")
-    if lean:
-        lines += [f"{name} = false" for name in LEAN_INSTRUCTIONS]
+    if instructions is not None:
+        lines.append(f"model_instructions_file = {_toml_string(str(instructions))}")
+        lines += [f"{name} = false" for name in LEAN_SECTIONS_OFF]
     lines += [
         "",
         f"[model_providers.{PROVIDER}]",
@@ -139,7 +150,10 @@ def launch(argv: Sequence[str]) -> int:
         codex_home = launcher_home("codex")
         catalog = offers_catalog(options.url)
         profile = choose_profile(options, main, server.process is not None)
-        config = codex_config(options.url, main, catalog=catalog, lean=profile.lean)
+        instructions = codex_home / "lean-instructions.md" if profile.lean else None
+        if instructions is not None:
+            instructions.write_text(LEAN_BASE_INSTRUCTIONS, encoding="utf-8")
+        config = codex_config(options.url, main, catalog=catalog, instructions=instructions)
         (codex_home / "config.toml").write_text(config, encoding="utf-8")
     except BaseException:
         server.stop()
@@ -152,7 +166,8 @@ def launch(argv: Sequence[str]) -> int:
         )
     settings = {"CODEX_HOME": str(codex_home), CLIENT_KEY_ENV: client_key()}
     announce_settings("codex", {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"})
-    off = ", ".join((*LEAN_INSTRUCTIONS, *(f"features.{name}" for name in LEAN_FEATURES_OFF)))
-    announce_profile("codex", profile, f"{off} off" if profile.lean else "Codex's own tool surface")
+    off = ", ".join((*LEAN_SECTIONS_OFF, *(f"features.{name}" for name in LEAN_FEATURES_OFF)))
+    lean = f"model_instructions_file={instructions}; {off} off"
+    announce_profile("codex", profile, lean if profile.lean else "Codex's own instructions and tool surface")
     env = {**os.environ, **settings}
     return run_client([binary, *client_arguments(options.client_args, Path.cwd())], env, server)
