@@ -124,7 +124,8 @@ def measure(client: str, argv: list[str], *, full: bool, timeout: float, work: P
     request = first.get("request", {})
     return {
         "launcher": client,
-        "profile": "full" if full else "lean",
+        # What the launcher said it chose (a launcher without profiles says neither).
+        "profile": next((k for k in ("lean", "full") if f"{k} profile" in err.decode(errors="replace")), None),
         "exit": None if timed_out else run.returncode,
         "wall_s": round(wall, 1),
         "requests": len(records),

@@ -101,9 +101,9 @@ launcher options (before the client's own arguments; `--` ends them):
                      model the server serves, else --model)
   --serve-arg ARG    passed to `tokenyard serve` when the launcher starts a server (repeatable)
   --no-start         fail instead of starting a server when none answers at --url
-  --lean             the client's lean profile: a few core tools, output capped at 1,024 tokens, no
-                     background requests (the default for a model with a window of at most 32,768 tokens or on
-                     the embedded CPU engine, where a first turn must stay small to be feasible)
+  --lean             the client's lean profile: a few core tools, output capped at 1,024 tokens,
+                     no background requests (the default for a model with a window of at most
+                     32,768 tokens or on the embedded CPU engine: a first turn must stay small)
   --full             the client's full tool surface, whatever the model
   -h, --help         this help; the client's own: `tokenyard CLIENT -- --help`
 """
