@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .conversation import ToolSpec
-from .engines.base import DEFAULT_ENGINE_TIMEOUT
+from .engines.base import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from .events import ParseEvent, event_to_dict, merge_adjacent
 from .models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
 from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
@@ -284,6 +284,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
                 model,
                 engine,
                 prefix_watch=PrefixWatch(),
+                default_max_tokens=args.default_max_tokens,
                 engine_timeout=args.engine_timeout or None,
                 offload=offload,
                 log_prompt_excerpts=args.log_prompt_excerpts,
@@ -496,6 +497,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=_env_flag("no_offload"),
         help="render and tokenize on the event loop (for measuring; slows every other request)",
+    )
+    serve.add_argument(
+        "--default-max-tokens",
+        type=int,
+        default=int(_env("default_max_tokens", DEFAULT_MAX_TOKENS)),
+        metavar="N",
+        help=f"the output cap of a request that states none (Codex sends none; default {DEFAULT_MAX_TOKENS})",
     )
     serve.add_argument(
         "--max-model-len",

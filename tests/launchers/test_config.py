@@ -195,9 +195,16 @@ def test_openclaw_config_carries_the_real_window_and_output_cap():
     assert config["agents"]["defaults"]["model"]["primary"] == f"tokenyard/{MAIN.id}"
 
 
-def test_a_server_the_codex_launcher_starts_offers_the_catalog():
-    assert codex.serve_arguments(["--engine", "scripted"]) == ["--engine", "scripted", "--codex-profile", "gpt-5.5"]
-    assert codex.serve_arguments(["--codex-profile=gpt-5.4"]) == ["--codex-profile=gpt-5.4"]
+def test_a_server_the_codex_launcher_starts_offers_the_catalog_and_on_a_cpu_caps_output():
+    scripted = LaunchOptions(serve_args=["--engine", "scripted"])
+    assert codex.serve_arguments(scripted) == ["--engine", "scripted", "--codex-profile", "gpt-5.5"]
+    full = LaunchOptions(serve_args=["--codex-profile=gpt-5.4"], profile="full")
+    assert codex.serve_arguments(full) == ["--codex-profile=gpt-5.4"]
+    # The embedded engine (the default): Codex states no output cap, so the server holds it.
+    cap = ["--default-max-tokens", str(common.LEAN_MAX_OUTPUT)]
+    assert codex.serve_arguments(LaunchOptions()) == ["--codex-profile", "gpt-5.5", *cap]
+    given = codex.serve_arguments(LaunchOptions(serve_args=["--default-max-tokens=99"]))
+    assert given == ["--default-max-tokens=99", "--codex-profile", "gpt-5.5"]
 
 
 def test_openclaw_assumes_a_small_window_only_when_the_server_states_none():

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from .common import (
     CLIENT_KEY_ENV,
+    LEAN_MAX_OUTPUT,
+    LaunchOptions,
     RunningServer,
     ServedModel,
     announce_profile,
@@ -33,6 +35,7 @@ from .common import (
     parse_launch_args,
     run_client,
     served_models,
+    serves_embedded,
 )
 
 PROVIDER = "tokenyard"
@@ -129,11 +132,21 @@ def client_arguments(args: Sequence[str], cwd: Path) -> list[str]:
     return out
 
 
-def serve_arguments(serve_args: Sequence[str]) -> list[str]:
-    """A server the launcher starts offers Codex its catalog, unless told otherwise."""
-    if any(a == "--codex-profile" or a.startswith("--codex-profile=") for a in serve_args):
-        return list(serve_args)
-    return [*serve_args, "--codex-profile", CODEX_PROFILE]
+def _given(serve_args: Sequence[str], flag: str) -> bool:
+    return any(a == flag or a.startswith(flag + "=") for a in serve_args)
+
+
+def serve_arguments(options: LaunchOptions) -> list[str]:
+    """A server the launcher starts offers Codex its catalog, unless told otherwise.
+    Codex states no output cap, so one on the embedded CPU engine (the lean profile,
+    unless --full) caps a request's output at the lean profile's LEAN_MAX_OUTPUT."""
+    args = list(options.serve_args)
+    if not _given(args, "--codex-profile"):
+        args += ["--codex-profile", CODEX_PROFILE]
+    lean = options.profile == "lean" or (options.profile is None and serves_embedded(args))
+    if lean and not _given(args, "--default-max-tokens"):
+        args += ["--default-max-tokens", str(LEAN_MAX_OUTPUT)]
+    return args
 
 
 def launch(argv: Sequence[str]) -> int:
@@ -142,7 +155,7 @@ def launch(argv: Sequence[str]) -> int:
         print(launcher_help("codex", "Codex"), end="")
         return 0
     binary = find_client("codex")
-    options.serve_args = serve_arguments(options.serve_args)
+    options.serve_args = serve_arguments(options)
     # The server reads Codex's bundled catalog through the same binary.
     server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX": binary})
     try:
