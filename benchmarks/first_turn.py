@@ -1,8 +1,9 @@
 """The README's first run, measured: each launcher line against the default model.
 
 For each launcher the README's `readme-launchers` line runs as a new user runs it
-(fresh HOME, a fresh launcher cache) against a fresh `tokenyard serve` (the default
-model on the embedded CPU engine, a cold prefix cache, `--prompt-log`). Printed per
+(fresh HOME, a fresh launcher cache but the converted default model, a free port):
+the launcher starts `tokenyard serve` itself (the default model on the embedded CPU
+engine, a cold prefix cache, `--prompt-log` added). Printed per
 launcher: the first request's prompt size (tokens, tool count, `max_tokens`), its
 time to first token (the server's own TTFT histogram, request arrival to first
 output), the whole run's wall time and exit status, and the load average, since on
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -63,62 +65,53 @@ def measure(client: str, argv: list[str], *, full: bool, timeout: float, work: P
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     prompts = work / f"{client}-prompts.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    server_argv = [sys.executable, "-m", "tokenyard.cli", "serve", "--port", str(port), "--prompt-log", str(prompts)]
-    if client == "codex":
-        server_argv += ["--codex-profile", "gpt-5.5"]
-    with (work / f"{client}-server.log").open("wb") as log:
-        server = subprocess.Popen(server_argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    try:
-        while not up(url):
-            if server.poll() is not None:
-                raise SystemExit(f"server exited: see {work / f'{client}-server.log'}")
-            time.sleep(0.5)
-        home = work / f"{client}-home"
-        (home / "project").mkdir(parents=True)
-        (home / "tmp").mkdir()
-        client_env = {
-            **env,
-            "HOME": str(home),
-            "TMPDIR": str(home / "tmp"),
-            "TOKENYARD_CACHE": str(home / ".cache" / "tokenyard"),
-            "TOKENYARD_CLIENTS": str(Path.home() / ".cache" / "tokenyard" / "clients"),
-            "OPENCLAW_OFFLINE": "1",
-        }
-        launcher = [sys.executable, "-m", "tokenyard.cli", client, "--url", url, "--no-start"]
-        launcher += ["--full"] if full else []
-        load_before = os.getloadavg()[0]
-        started = time.monotonic()
-        run = subprocess.Popen(
-            [*launcher, *argv[2:]],
-            cwd=home / "project",
-            env=client_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        ttft = None
-        while run.poll() is None and time.monotonic() - started < timeout:
-            if ttft is None:
-                total, count = ttft_totals(url)
-                if count:
-                    ttft = total / count
-            time.sleep(0.5)
-        timed_out = run.poll() is None
-        if timed_out:
-            os.killpg(run.pid, 9)
-        out, err = run.communicate()
-        wall = time.monotonic() - started
-        if ttft is None:
+    home = work / f"{client}-home"
+    (home / "project").mkdir(parents=True)
+    (home / "tmp").mkdir()
+    launcher_cache = home / ".cache" / "tokenyard"
+    (launcher_cache / "models").parent.mkdir(parents=True)
+    # The models a user's earlier run converted (no conversion measured here).
+    (launcher_cache / "models").symlink_to(Path(os.environ.get("TOKENYARD_CACHE") or default_cache()) / "models")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src"),
+        "HOME": str(home),
+        "TMPDIR": str(home / "tmp"),
+        "TOKENYARD_CACHE": str(launcher_cache),
+        "TOKENYARD_CLIENTS": str(default_cache() / "clients"),
+        "OPENCLAW_OFFLINE": "1",
+    }
+    # The launcher starts the server itself, as the README's line does.
+    launcher = [sys.executable, "-m", "tokenyard.cli", client, "--url", url, f"--serve-arg=--prompt-log={prompts}"]
+    launcher += ["--full"] if full else []
+    load_before = os.getloadavg()[0]
+    started = time.monotonic()
+    run = subprocess.Popen(
+        [*launcher, *argv[2:]],
+        cwd=home / "project",
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    ttft = None
+    while run.poll() is None and time.monotonic() - started < timeout:
+        if ttft is None and up(url):
             total, count = ttft_totals(url)
-            ttft = total / count if count else None
-    finally:
-        server.terminate()
+            if count:
+                ttft = total / count
+        time.sleep(0.5)
+    timed_out = run.poll() is None
+    if timed_out:
+        # The launcher stops its server on SIGTERM; then the client goes.
+        os.kill(run.pid, signal.SIGTERM)
         try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            run.wait(timeout=90)
+        finally:
+            os.killpg(run.pid, signal.SIGKILL)
+    out, err = run.communicate()
+    wall = time.monotonic() - started
     records = [json.loads(line) for line in prompts.read_text().splitlines()] if prompts.exists() else []
     first = records[0] if records else {}
     request = first.get("request", {})
@@ -137,6 +130,10 @@ def measure(client: str, argv: list[str], *, full: bool, timeout: float, work: P
         "answer": out.decode(errors="replace").strip()[-300:],
         "stderr_tail": err.decode(errors="replace").strip()[-300:],
     }
+
+
+def default_cache() -> Path:
+    return Path.home() / ".cache" / "tokenyard"
 
 
 def main() -> None:
