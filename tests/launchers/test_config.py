@@ -75,7 +75,7 @@ def test_the_output_budget_is_a_share_of_the_window_never_all_of_it():
     assert SMOLLM2.output_budget(lean=True) == common.LEAN_MAX_OUTPUT
     assert ServedModel("m", context_window=1_000_000, max_output_tokens=4096).output_budget() == 4096
     assert ServedModel("m", max_output_tokens=4096).output_budget() == 4096
-    assert ServedModel("m", context_window=8192).output_budget(lean=True) == 8192 // 12
+    assert ServedModel("m", context_window=4096).output_budget(lean=True) == 4096 // 12
     assert ServedModel("m").output_budget() is None
 
 

@@ -41,9 +41,10 @@ LEAN_WINDOW = 32_768
 # The share of the window a client may ask for as output per request: Claude Code keeps
 # that plus ~13K free below the window, OpenClaw reserves it too; never the whole window.
 OUTPUT_SHARE = 12
-# The lean profile's output cap: a CPU decodes 1-30 tokens/s, so a small model that
-# rambles (SmolLM2 loops) is held to a minute or so, not the window's twelfth.
-LEAN_MAX_OUTPUT = 1024
+# The lean profile's output cap: a CPU decodes 2-10 tokens/s, so a small model that
+# rambles (SmolLM2 loops until the cap) is held to a minute or two per request, not
+# the window's twelfth (2,730 tokens: 5-20 minutes).
+LEAN_MAX_OUTPUT = 512
 
 
 class LaunchError(Exception):
@@ -101,7 +102,7 @@ launcher options (before the client's own arguments; `--` ends them):
                      model the server serves, else --model)
   --serve-arg ARG    passed to `tokenyard serve` when the launcher starts a server (repeatable)
   --no-start         fail instead of starting a server when none answers at --url
-  --lean             the client's lean profile: a few core tools, output capped at 1,024 tokens,
+  --lean             the client's lean profile: a few core tools, output capped at 512 tokens,
                      no background requests (the default for a model with a window of at most
                      32,768 tokens or on the embedded CPU engine: a first turn must stay small)
   --full             the client's full tool surface, whatever the model
