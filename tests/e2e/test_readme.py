@@ -18,6 +18,7 @@ The lines come from the README block marked `readme-launchers`, and run twice:
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -91,8 +92,10 @@ def test_readme_launcher_line(server, tmp_path, index):
 
 
 # Seconds one README line may take on the default model, server start (and, for the
-# first, the model's conversion) included: what the README's first screen states.
-FIRST_RUN_BOUND = 240
+# first, the model's conversion) included: what the README's first screen states, for
+# CI's own 2-core machine (3 lines: at most 12 minutes). A machine shared with other
+# work decodes several times slower; TOKENYARD_FIRST_RUN_BOUND raises it there.
+FIRST_RUN_BOUND = float(os.environ.get("TOKENYARD_FIRST_RUN_BOUND") or 240)
 
 
 @pytest.fixture(scope="module")
