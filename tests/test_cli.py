@@ -92,3 +92,13 @@ def test_serve_without_the_embedded_extra_says_what_to_install(monkeypatch, caps
     assert cli.main(["serve"]) == 2
     hint = capsys.readouterr().err
     assert "needs torch" in hint and "download.pytorch.org/whl/cpu" in hint and "--engine remote" in hint
+
+
+def test_serve_default_max_tokens_comes_from_the_flag_or_the_environment(monkeypatch):
+    from tokenyard.cli import build_parser
+    from tokenyard.engines.base import DEFAULT_MAX_TOKENS
+
+    assert build_parser().parse_args(["serve"]).default_max_tokens == DEFAULT_MAX_TOKENS
+    assert build_parser().parse_args(["serve", "--default-max-tokens", "512"]).default_max_tokens == 512
+    monkeypatch.setenv("TOKENYARD_DEFAULT_MAX_TOKENS", "256")
+    assert build_parser().parse_args(["serve"]).default_max_tokens == 256
