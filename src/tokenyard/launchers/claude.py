@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,14 @@ QUIET = {
     "DISABLE_AUTOUPDATER": "1",
 }
 
+
+# Claude Code 2.1.330 prints this line to stderr on every `-p` run for a model id it
+# does not know. Every way to make it know an id (a `claude-*` alias, `modelOverrides`,
+# `modelPicker.options[].behavesAs`) also makes it take that Claude model's window
+# and prompt profile instead of CLAUDE_CODE_MAX_CONTEXT_TOKENS (`/context`: 17.6k /
+# 200k instead of 9.7k / 65.5k), so the launcher drops the line from what it relays.
+UNRECOGNIZED_MODEL_SIGNAL = b"[claude-code:unrecognized_model] "
+PRINT_FLAGS = ("-p", "--print")
 # The lean profile's tools (`--tools`): the core of a coding turn. Claude Code's full
 # set (Agent, Workflow, Skill, ToolSearch…) is ~32K characters of schemas, two thirds
 # of its first prompt; a CPU prefills that for a minute and more before any answer.
@@ -74,22 +83,27 @@ def prepare_config_dir(folder: Path) -> Path:
     return folder
 
 
-def window_settings(model: ServedModel, *, lean: bool = False) -> dict[str, str]:
-    """What tells Claude Code 2.1.330 the served model's real window (it does not read
+def window_settings(*models: ServedModel, lean: bool = False) -> dict[str, str]:
+    """What tells Claude Code 2.1.330 the served models' real window (it does not read
     it from the server: tests/e2e/CLAUDE_CODE_NOTES.md). CLAUDE_CODE_MAX_CONTEXT_TOKENS
-    is the window it compacts against. It keeps its per-request output budget plus
-    ~13K tokens free below that window, so the budget is the model's output budget, a
-    twelfth of the window (at its default 32000 a 32K window would compact on every turn).
-    CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is clamped to at least 100K.
-    A model the server says does not reason gets no thinking requests."""
-    settings = {"CLAUDE_CODE_DISABLE_THINKING": "1"} if model.thinking is False else {}
-    budget = model.output_budget(lean=lean)
-    if model.context_window is None or budget is None:
+    is the window it compacts against, one value for every model id it does not know:
+    it sends the main model's history to the small/fast model too (subagents, side
+    queries), so the window is the smallest of the models'. It keeps its per-request
+    output budget plus ~13K tokens free below that window, so the budget is every
+    model's output budget (about a twelfth of the window, at most its cap, and in the
+    lean profile at most LEAN_MAX_OUTPUT; at its default 32000 a 32K window would
+    compact on every turn). CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is
+    clamped to at least 100K. A main model the server says does not reason gets no
+    thinking requests."""
+    settings = {"CLAUDE_CODE_DISABLE_THINKING": "1"} if models and models[0].thinking is False else {}
+    windows = [m.context_window for m in models if m.context_window is not None]
+    if not windows:
         return settings
+    budgets = [b for m in models if (b := m.output_budget(lean=lean)) is not None]
     return {
         **settings,
-        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(model.context_window),
-        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(budget),
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(min(windows)),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(min(budgets)),
     }
 
 
@@ -114,8 +128,11 @@ def claude_settings(
         "ANTHROPIC_MODEL": main.id,
         "ANTHROPIC_SMALL_FAST_MODEL": small.id,
         "ANTHROPIC_DEFAULT_HAIKU_MODEL": small.id,
+        # Auto mode's own classifier, when Claude Code classifies locally
+        # (CLAUDE_CODE_AUTO_MODE_SERVER=0); else it asks for claude-sonnet-5 (a 404).
+        "CLAUDE_CODE_AUTO_MODE_MODEL": main.id,
         "CLAUDE_CONFIG_DIR": str(config_dir),
-        **window_settings(main, lean=lean),
+        **window_settings(main, small, lean=lean),
         **QUIET,
         **(LEAN_QUIET if lean else {}),
     }
@@ -143,10 +160,23 @@ def launch(argv: Sequence[str]) -> int:
         server.stop()
         raise
     announce_settings("claude", settings)
+    if (
+        small.context_window is not None
+        and main.context_window is not None
+        and small.context_window < main.context_window
+    ):
+        print(
+            f"tokenyard claude: the window is {small.id}'s ({small.context_window} tokens, smaller than {main.id}'s "
+            f"{main.context_window}): Claude Code sends both the same history; `--small-model {main.id}` keeps the larger",
+            file=sys.stderr,
+        )
     args = profile_arguments(options.client_args, profile)
     if args != options.client_args:
         chosen = f"--tools {LEAN_TOOLS}, no terminal-title requests"
     else:
         chosen = "the tools you named" if profile.lean else "Claude Code's own tool set"
     announce_profile("claude", profile, chosen)
-    return run_client([binary, *args], client_environment(settings), server)
+    # Interactive sessions log the signal instead of printing it; their stderr stays the terminal's.
+    printing = any(a in PRINT_FLAGS for a in args)
+    drop = UNRECOGNIZED_MODEL_SIGNAL if printing else None
+    return run_client([binary, *args], client_environment(settings), server, drop_stderr=drop)

@@ -111,9 +111,14 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool, instructions: P
     ]
     if catalog:
         lines.append(f"model_catalog_url = {_toml_string(base + '/models')}")
+    lines += ["", "[analytics]", "enabled = false"]
+    # The TUI otherwise starts a managed `codex app-server` daemon (and its updater
+    # loop) in sessions of their own, which outlive `tokenyard codex`; without it the
+    # TUI runs the app server in-process and leaves nothing behind when it exits.
+    features = ["daemon_auto_start = false"]
     if lean:
-        lines += ["", "[features]", *(f"{name} = false" for name in LEAN_FEATURES_OFF)]
-    lines += ["", "[analytics]", "enabled = false", ""]
+        features += [f"{name} = false" for name in LEAN_FEATURES_OFF]
+    lines += ["", "[features]", *features, ""]
     return "\n".join(lines)
 
 
@@ -157,7 +162,7 @@ def launch(argv: Sequence[str]) -> int:
     binary = find_client("codex")
     options.serve_args = serve_arguments(options)
     # The server reads Codex's bundled catalog through the same binary.
-    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX": binary})
+    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX_BIN": binary})
     try:
         main, _ = choose_models(served_models(options.url), options)
         codex_home = launcher_home("codex")

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from ..apis.errors import ApiError, Fault, invalid_request, not_found
 from ..apis.replay_state import ReplayState
 from ..conversation import AgentHints
+from ..safeguards import DEFAULT_SAFEGUARDS_TIMEOUT
 from ..sealing import ReasoningSeal
 from . import metrics
 from .admission import PriorityGate
@@ -43,6 +44,11 @@ class ServerConfig:
     allowed_origins: tuple[str, ...] = ()
     # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
     codex_profile: dict[str, Any] | None = None
+    # The served model that judges tool calls for clients that ask (Claude Code's auto
+    # mode); None: the model the request names.
+    safeguards_model: str | None = None
+    # Seconds one call's classification may take.
+    safeguards_timeout: float = DEFAULT_SAFEGUARDS_TIMEOUT
 
 
 @dataclass
@@ -67,6 +73,8 @@ class ServerState:
                 if model_id in self._by_id:
                     raise ValueError(f"model id {model_id!r} is served twice; each id names one model")
                 self._by_id[model_id] = pipeline
+        if self.config.safeguards_model and self.config.safeguards_model not in self._by_id:
+            raise ValueError(f"the safeguards model {self.config.safeguards_model!r} is not served here")
 
     @property
     def pipelines(self) -> tuple[Pipeline, ...]:
@@ -84,6 +92,11 @@ class ServerState:
         if found is None:
             raise not_found(f"model: {model!r} is not served here; available: {', '.join(self.model_ids())}")
         return found
+
+    def classifier_for(self, pipeline: Pipeline) -> Pipeline:
+        """The pipeline that judges the tool calls of `pipeline`'s turns."""
+        model = self.config.safeguards_model
+        return self.pipeline_for(model) if model else pipeline
 
     def drain(self) -> None:
         """Graceful shutdown: every model's running streams end now."""

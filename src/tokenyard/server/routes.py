@@ -16,11 +16,13 @@ from starlette.routing import Route
 from ..apis.anthropic.spoke import SPOKE as ANTHROPIC
 from ..apis.anthropic.spoke import parse_count_tokens
 from ..apis.errors import ErrorTable, fault_of
-from ..apis.hints import read_agent_hints
+from ..apis.hints import read_agent_hints, read_harness_headers
 from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import RequestContext, Spoke
+from ..prompting.streams import inferred_session
 from .common import ServerState, check_auth, log_prompt, read_json
+from .safeguards import CallReviewer
 from .sse import event_stream, run_to_end
 
 log = logging.getLogger("tokenyard.server")
@@ -67,10 +69,21 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         # The model's own view of the replay state: its calls' ids carry its JSON style.
         ctx = replace(ctx, replay=state.replay.for_model(pipeline.model.name))
         parsed.conversation.hints = read_agent_hints(body, request.headers)
+        parsed.conversation.harness_headers = read_harness_headers(request.headers)
+        if parsed.conversation.session_key is None and (session := inferred_session(parsed.conversation)):
+            # A client that names no session (OpenClaw): its prefix is watched and routed all the same.
+            parsed.conversation.session_key, parsed.conversation.agent = session, "openclaw"
         # Rendering and tokenizing run off the event loop.
         generation = await pipeline.prepare(
             parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
         )
+        if parsed.safeguards is not None:
+            generation.review = CallReviewer(
+                state.classifier_for(pipeline),
+                parsed.conversation,
+                parsed.safeguards,
+                timeout=state.config.safeguards_timeout,
+            )
         log_prompt(state, body, generation)
         if parsed.conversation.request_kind is not None:
             log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)

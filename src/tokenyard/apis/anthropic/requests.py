@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ...conversation import (
+    ContextEdits,
     Conversation,
     Image,
     Message,
@@ -20,7 +21,10 @@ from ...conversation import (
     ToolReference,
     ToolResult,
     ToolSpec,
+    ToolUseClearing,
 )
+from ...safeguards import REQUEST_KIND as SAFEGUARD_KIND
+from ...safeguards import is_classifier_query
 from ..errors import invalid_request, validation_message
 from ..replay_state import ReplayState
 from ..tool_schemas import check_tool_schema
@@ -140,6 +144,8 @@ def to_conversation(
     if request.thinking is not None:
         thinking = ThinkingControl(mode=request.thinking.type, budget_tokens=request.thinking.budget_tokens)
     sampling = SamplingParams()
+    user = None
+    edits = _context_edits(request.context_management)  # counted as they will be rendered
     if isinstance(request, MessagesRequest):
         if request.output_config and request.output_config.effort:
             thinking = thinking.model_copy(update={"effort": request.output_config.effort})
@@ -150,22 +156,79 @@ def to_conversation(
             top_k=request.top_k,
             stop=list(request.stop_sequences or []),
         )
-        if session_key is None and request.metadata and request.metadata.user_id:
-            session_key = _session_from_user_id(request.metadata.user_id)
+        if request.metadata and request.metadata.user_id:
+            # Claude Code's user_id holds its session; any other names the end user.
+            from_user_id = _session_from_user_id(request.metadata.user_id)
+            session_key = session_key or from_user_id
+            if from_user_id is None:
+                user = request.metadata.user_id
+    system = _system(request.system)
     return Conversation(
         model=request.model,
-        system=_system(request.system),
+        system=system,
         messages=messages,
         tools=tools,
         tool_choice=choice,
         parallel_tool_calls=not (request.tool_choice and request.tool_choice.disable_parallel_tool_use),
         sampling=sampling,
         thinking=thinking,
+        context_edits=edits,
         session_key=session_key,
         agent=agent,
         agent_id=agent_id,
         parent_agent_id=parent_agent_id,
+        user=user,
+        request_kind=SAFEGUARD_KIND if is_classifier_query(system, sampling.stop) else None,
     )
+
+
+def marks_cache_breakpoint(request: MessagesRequest) -> bool:
+    """Whether the request asks for prompt caching: `cache_control` on a tool, a
+    system or message block, or at the top level (automatic caching). Only then does
+    Anthropic report cache creation (see MessageStream._set_prompt_usage)."""
+    if request.cache_control is not None or any(t.cache_control is not None for t in request.tools or []):
+        return True
+    lists = [request.system] + [m.content for m in request.messages]
+    return any(isinstance(blocks, list) and any(b.get("cache_control") is not None for b in blocks) for blocks in lists)
+
+
+def _amount(value: Any, kind: str, default: int) -> int:
+    """`{"type": kind, "value": N}` (Anthropic's thresholds), else the default."""
+    amount = value.get("value") if isinstance(value, dict) and value.get("type") == kind else None
+    return max(0, amount) if isinstance(amount, int) else default
+
+
+def _context_edits(management: dict[str, Any] | None) -> ContextEdits:
+    """`context_management.edits` (beta context-management-2025-06-27), with the API's
+    defaults: `clear_thinking_*` keeps the last assistant turn's thinking unless `keep`
+    says otherwise ("all": everything); `clear_tool_uses_*` triggers at 100,000 input
+    tokens and keeps the last 3 tool uses. Other edit types change nothing here."""
+    edits = ContextEdits()
+    for n, edit in enumerate((management or {}).get("edits") or []):
+        kind = edit.get("type", "") if isinstance(edit, dict) else ""
+        if kind.startswith("clear_thinking_"):
+            keep = edit.get("keep")
+            turns = None if keep == "all" else _amount(keep, "thinking_turns", 1)
+            edits = edits.model_copy(update={"keep_thinking_turns": turns})
+        elif kind.startswith("clear_tool_uses_"):
+            inputs = edit.get("clear_tool_inputs", False)
+            if not isinstance(inputs, bool) and not (
+                isinstance(inputs, list) and all(isinstance(i, str) for i in inputs)
+            ):
+                raise invalid_request(
+                    f"context_management.edits.{n}.clear_tool_inputs: a boolean or a list of tool names",
+                    f"context_management.edits.{n}.clear_tool_inputs",
+                )
+            excluded = edit.get("exclude_tools") or []
+            clearing = ToolUseClearing(
+                trigger_tokens=_amount(edit.get("trigger"), "input_tokens", 100_000),
+                keep_tool_uses=_amount(edit.get("keep"), "tool_uses", 3),
+                clear_at_least_tokens=_amount(edit.get("clear_at_least"), "input_tokens", 0),
+                exclude_tools=[t for t in excluded if isinstance(t, str)] if isinstance(excluded, list) else [],
+                clear_inputs=inputs,
+            )
+            edits = edits.model_copy(update={"clear_tool_uses": clearing})
+    return edits
 
 
 def _arguments(block: ToolUseBlock, replay: ReplayState | None) -> str:

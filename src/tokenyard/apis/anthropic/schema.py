@@ -86,6 +86,7 @@ class ToolParam(_Wire):
     type: str | None = None
     # Tool search: the definition is loaded only when a search references it.
     defer_loading: bool = False
+    cache_control: dict[str, Any] | None = None
 
 
 class ThinkingParam(_Wire):
@@ -124,6 +125,11 @@ class MessagesRequest(_Wire):
     metadata: Metadata | None = None
     output_config: OutputConfig | None = None
     context_management: dict[str, Any] | None = None
+    # Automatic prompt caching: a breakpoint on the last cacheable block.
+    cache_control: dict[str, Any] | None = None
+    # Server-side checks asked of the response (Claude Code's auto mode asks for
+    # `dangerous_tool_use`); kept as sent, read by apis/anthropic/safeguards.py.
+    safeguards: list[dict[str, Any]] | None = None
 
 
 class CountTokensRequest(_Wire):
@@ -133,3 +139,4 @@ class CountTokensRequest(_Wire):
     tools: list[ToolParam] | None = None
     tool_choice: ToolChoiceParam | None = None
     thinking: ThinkingParam | None = None
+    context_management: dict[str, Any] | None = None

@@ -10,7 +10,9 @@ Mapping decisions where the API leaves room:
   answers so templates that print the tool's name (gpt-oss) can;
 - the session key is the `x-session-id` header, else `prompt_cache_key` (OpenAI's
   own "these requests share a prefix" key), else `metadata.session_id`; `user`
-  names a person, not a conversation, and is not used;
+  names a person, not a conversation: it is no session key (the prefix watch would
+  compare unrelated conversations), only what engine routers keep together when
+  there is no session;
 - `chat_template_kwargs` go to the template as given; `enable_thinking: false`
   (or DeepSeek's `thinking: false`) also marks thinking disabled;
 - `response_format` is validated and accepted but not enforced: the engines here
@@ -100,6 +102,7 @@ def to_conversation(request: ChatCompletionRequest, *, session_key: str | None =
         thinking=thinking,
         template_kwargs=dict(request.chat_template_kwargs or {}),
         session_key=session_key,
+        user=request.user,
     )
 
 

@@ -182,6 +182,7 @@ def to_conversation(
         thinking=ThinkingControl(effort=reasoning.effort if reasoning else None),
         session_key=session,
         agent=agent,
+        user=request.user,
         request_kind=request_kind,
     )
 
