@@ -168,7 +168,7 @@ def _env_optional_flag(name: str) -> bool | None:
 EMBEDDED_INSTALL_HINT = """\
 tokenyard: the embedded CPU engine needs {missing}, which are not installed. Either
   install it, CPU-only (no CUDA download):
-    pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
+    pip install --retries 1 --timeout 15 torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
     pip install 'tokenyard[embedded]'
   or serve from a GPU engine (vLLM, SGLang) instead:
     tokenyard serve --engine remote --engine-url http://127.0.0.1:8001 --model <the engine's model folder>"""
