@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -318,3 +319,40 @@ def test_claude_auto_modes_own_classifier_asks_the_served_model(tmp_path):
     model CLAUDE_CODE_AUTO_MODE_MODEL names (else claude-sonnet-5: not served)."""
     settings = claude.claude_settings("http://127.0.0.1:8000", MAIN, SMALL, tmp_path)
     assert settings["CLAUDE_CODE_AUTO_MODE_MODEL"] == MAIN.id
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_launcher_takes_its_server_with_it(tmp_path):
+    """The server a launcher starts has a session of its own (a terminal's Ctrl-C
+    reaches only the client and the launcher), so a launcher killed outright must still
+    stop it: the server is told when its parent dies."""
+    import os
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = (
+        "import time\n"
+        "from tokenyard.launchers.common import LaunchOptions, ensure_server\n"
+        f"server = ensure_server(LaunchOptions(url='http://127.0.0.1:{port}', serve_args=['--engine', 'scripted']))\n"
+        "print(server.process.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    env = {**os.environ, "TOKENYARD_CACHE": str(tmp_path)}
+    launcher = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        server_pid = int(launcher.stdout.readline())
+    finally:
+        launcher.kill()
+        launcher.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.kill(server_pid, 9)
+    pytest.fail("the server outlived the launcher that started it")

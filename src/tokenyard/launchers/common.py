@@ -364,7 +364,8 @@ def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None =
     with log_path.open("ab") as log:
         start = log.tell()  # the log keeps earlier runs: this start's lines begin here
         # A session of its own: the terminal's Ctrl-C reaches the client and the
-        # launcher, which then stops the server once (run_client), gracefully.
+        # launcher, which then stops the server once (run_client), gracefully; and
+        # should the launcher itself be killed, the server is told to stop too.
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -372,6 +373,7 @@ def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None =
             stderr=subprocess.STDOUT,
             env={**os.environ, **(server_env or {})},
             start_new_session=True,
+            preexec_fn=_stop_with_parent,
         )
     server = RunningServer(options.url, process, log_path)
     try:
@@ -380,6 +382,18 @@ def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None =
         server.stop()
         raise
     return server
+
+
+def _stop_with_parent() -> None:
+    """In the server's process before it runs: SIGINT it when the launcher dies (Linux's
+    PR_SET_PDEATHSIG; elsewhere a killed launcher leaves its server running)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def _await_start(server: RunningServer, log_path: Path, start: int) -> None:
