@@ -114,8 +114,21 @@ def new_user_cache(tmp_path_factory):
     return cache
 
 
+# Codex ends `codex exec` with exit 1 ("Incomplete response returned, reason:
+# max_output_tokens") when the answer reaches the output cap (CODEX_NOTES.md), and
+# SmolLM2 under greedy decoding rambles until it does: uncapped, it rambles for the
+# 4,096-token default (over ten minutes of CPU decode). Seen on 2026-11-28; kept
+# running so a run where it does finish shows up as XPASS.
+CODEX_RAMBLES = pytest.mark.xfail(
+    reason="SmolLM2 rambles to the output cap and Codex exits 1 on an incomplete response", strict=False
+)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("index", range(3), ids=["claude", "codex", "openclaw"])
+@pytest.mark.parametrize(
+    "index",
+    [pytest.param(0, id="claude"), pytest.param(1, id="codex", marks=CODEX_RAMBLES), pytest.param(2, id="openclaw")],
+)
 def test_readme_launcher_line_on_the_default_model(new_user_cache, tmp_path, index):
     line = readme_launcher_lines()[index]
     argv = shlex.split(line)
