@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .conversation import ToolSpec
-from .engines.base import DEFAULT_ENGINE_TIMEOUT
+from .engines.base import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from .events import ParseEvent, event_to_dict, merge_adjacent
 from .models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
 from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
@@ -168,7 +168,7 @@ def _env_optional_flag(name: str) -> bool | None:
 EMBEDDED_INSTALL_HINT = """\
 tokenyard: the embedded CPU engine needs {missing}, which are not installed. Either
   install it, CPU-only (no CUDA download):
-    pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
+    pip install --retries 1 --timeout 15 torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
     pip install 'tokenyard[embedded]'
   or serve from a GPU engine (vLLM, SGLang) instead:
     tokenyard serve --engine remote --engine-url http://127.0.0.1:8001 --model <the engine's model folder>"""
@@ -243,6 +243,16 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from .server.processes import port_is_free
+
+    # Before a model is loaded (a minute on a first start) and anything says it serves.
+    if not port_is_free(args.host, args.port):
+        print(
+            f"tokenyard serve: {args.host}:{args.port} is already in use (another server?); choose another --port",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     if args.processes <= 1:
         return serve_process(args)
     from .sealing import load_server_key
@@ -282,6 +292,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
                 model,
                 engine,
                 prefix_watch=PrefixWatch(),
+                default_max_tokens=args.default_max_tokens,
                 engine_timeout=args.engine_timeout or None,
                 offload=offload,
                 log_prompt_excerpts=args.log_prompt_excerpts,
@@ -513,6 +524,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=_env_flag("no_offload"),
         help="render and tokenize on the event loop (for measuring; slows every other request)",
+    )
+    serve.add_argument(
+        "--default-max-tokens",
+        type=int,
+        default=int(_env("default_max_tokens", DEFAULT_MAX_TOKENS)),
+        metavar="N",
+        help=f"the output cap of a request that states none (Codex sends none; default {DEFAULT_MAX_TOKENS})",
     )
     serve.add_argument(
         "--max-model-len",
@@ -787,6 +805,9 @@ def run_launcher(client: str, argv: Sequence[str]) -> int:
     except LaunchError as error:
         print(f"tokenyard {client}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C before the client ran (a server still loading: stopped)
+        print(f"tokenyard {client}: interrupted", file=sys.stderr)
+        return 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -801,6 +822,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UnknownParserError, ValueError, OSError) as error:
         print(f"tokenyard {args.command}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C before uvicorn takes the signals over (a model still loading)
+        print(f"tokenyard {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

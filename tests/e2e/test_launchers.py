@@ -128,3 +128,55 @@ def test_tokenyard_openclaw(tmp_path):
     assert result.returncode == 0, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
     assert_untouched_home(tmp_path, ".openclaw")
+
+
+def test_ctrl_c_on_a_launcher_stops_its_server_cleanly(tmp_path):
+    """Ctrl-C (SIGINT to the launcher's process group, as a terminal sends it) while
+    the scripted model streams slowly: the client ends, the launcher stops the server
+    it started once, gracefully (the server has a session of its own, so the terminal's
+    signal does not reach it twice), the server log holds no traceback, and the run
+    does not report success."""
+    import signal
+    import subprocess
+    import time
+
+    from tests.e2e import harness
+
+    claude_binary()
+    harness.require_loopback_namespace()
+    home = tmp_path / "home"
+    serve = ["--model", str(model_dir("qwen3-coder")), "--engine", "scripted", "--served-model-name", MODEL]
+    serve += ["--tool-call-parser", "qwen3_coder", "--token-delay", "0.5"]
+    argv = [sys.executable, "-m", "tokenyard.cli", "claude", *(f"--serve-arg={a}" for a in serve)]
+    argv += ["-p", PROMPT, "--allowedTools", "Bash"]
+    env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir())}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    log = tmp_path / "cache" / "launchers" / "server" / "server.log"
+    (home / "project").mkdir(parents=True)
+    process = subprocess.Popen(
+        harness._namespaced(argv),
+        env=harness.minimal_env(home, env),
+        cwd=home / "project",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (log.exists() and "new stream" in log.read_text(errors="replace")):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.2)
+        time.sleep(1)  # the scripted model is mid-answer
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=90)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    server_log = log.read_text(errors="replace")
+    report = f"exit {process.returncode}\nstderr:\n{stderr}\nserver log:\n{server_log[-3000:]}"
+    assert process.returncode == 130, report
+    assert "Application shutdown complete" in server_log, report
+    assert "Traceback" not in server_log and "Traceback" not in stderr, report

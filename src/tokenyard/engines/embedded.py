@@ -389,9 +389,8 @@ class EmbeddedEngine:
     def _forward(self, token_ids: list[int], cache: DynamicCache) -> torch.Tensor:
         import torch
 
-        output = self._model(
-            input_ids=torch.tensor([token_ids]), past_key_values=cache, use_cache=True, logits_to_keep=1
-        )
+        # `cache=`: transformers 5.24 renamed `past_key_values`, which 5.40 removes.
+        output = self._model(input_ids=torch.tensor([token_ids]), cache=cache, use_cache=True, logits_to_keep=1)
         logits: torch.Tensor = output.logits[0, -1].float()
         return logits
 

@@ -18,13 +18,17 @@ from typing import Any
 
 from .common import (
     LaunchOptions,
+    Profile,
     RunningServer,
     ServedModel,
+    announce_profile,
     announce_settings,
     choose_models,
+    choose_profile,
     client_key,
     ensure_server,
     find_client,
+    launcher_help,
     launcher_home,
     parse_launch_args,
     run_client,
@@ -49,9 +53,18 @@ QUIET = {
 # 200k instead of 9.7k / 65.5k), so the launcher drops the line from what it relays.
 UNRECOGNIZED_MODEL_SIGNAL = b"[claude-code:unrecognized_model] "
 PRINT_FLAGS = ("-p", "--print")
-
-# The share of the window Claude Code may ask for per request (see window_settings).
-OUTPUT_SHARE = 12
+# The lean profile's tools (`--tools`): the core of a coding turn. Claude Code's full
+# set (Agent, Workflow, Skill, ToolSearch…) is ~32K characters of schemas, two thirds
+# of its first prompt; a CPU prefills that for a minute and more before any answer.
+LEAN_TOOLS = "Bash,Read,Edit,Write"
+# The lean profile's quiet: no model call for the terminal title (a background request
+# that would queue behind the user's turn on a CPU).
+LEAN_QUIET = {"CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1"}
+# Claude Code's subcommands (`claude --help`), which take no session flags.
+SUBCOMMANDS = frozenset(
+    {"agents", "attach", "auth", "auto-mode", "doctor", "gateway", "import", "install", "logs", "mcp"}
+    | {"plugin", "plugins", "purge", "respawn", "rm", "setup-token", "update"}
+)
 
 
 def prepare_config_dir(folder: Path) -> Path:
@@ -70,29 +83,45 @@ def prepare_config_dir(folder: Path) -> Path:
     return folder
 
 
-def window_settings(*models: ServedModel) -> dict[str, str]:
+def window_settings(*models: ServedModel, lean: bool = False) -> dict[str, str]:
     """What tells Claude Code 2.1.330 the served models' real window (it does not read
     it from the server: tests/e2e/CLAUDE_CODE_NOTES.md). CLAUDE_CODE_MAX_CONTEXT_TOKENS
     is the window it compacts against, one value for every model id it does not know:
     it sends the main model's history to the small/fast model too (subagents, side
     queries), so the window is the smallest of the models'. It keeps its per-request
-    output budget plus ~13K tokens free below that window, so the budget is held to
-    about a twelfth of the window (at its default 32000 a 32K window would compact on
-    every turn) and to every model's output cap. CLAUDE_CODE_AUTO_COMPACT_WINDOW is no
-    substitute: it is clamped to at least 100K."""
+    output budget plus ~13K tokens free below that window, so the budget is every
+    model's output budget (about a twelfth of the window, at most its cap, and in the
+    lean profile at most LEAN_MAX_OUTPUT; at its default 32000 a 32K window would
+    compact on every turn). CLAUDE_CODE_AUTO_COMPACT_WINDOW is no substitute: it is
+    clamped to at least 100K. A main model the server says does not reason gets no
+    thinking requests."""
+    settings = {"CLAUDE_CODE_DISABLE_THINKING": "1"} if models and models[0].thinking is False else {}
     windows = [m.context_window for m in models if m.context_window is not None]
     if not windows:
-        return {}
-    window = min(windows)
-    caps = [m.max_output_tokens for m in models if m.max_output_tokens is not None]
-    budget = min([window // OUTPUT_SHARE, *caps])
+        return settings
+    budgets = [b for m in models if (b := m.output_budget(lean=lean)) is not None]
     return {
-        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(window),
-        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max(1, budget)),
+        **settings,
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(min(windows)),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(min(budgets)),
     }
 
 
-def claude_settings(url: str, main: ServedModel, small: ServedModel, config_dir: Path) -> dict[str, str]:
+def profile_arguments(args: Sequence[str], profile: Profile) -> list[str]:
+    """The client's arguments, with the lean tool set appended unless the user chose
+    tools or runs a subcommand (appended: `--tools` takes several values, so before a
+    prompt it would swallow it)."""
+    out = list(args)
+    if not profile.lean or (out and out[0] in SUBCOMMANDS):
+        return out
+    if any(a == "--tools" or a.startswith("--tools=") for a in out):
+        return out
+    return [*out, "--tools", LEAN_TOOLS]
+
+
+def claude_settings(
+    url: str, main: ServedModel, small: ServedModel, config_dir: Path, *, lean: bool = False
+) -> dict[str, str]:
     return {
         "ANTHROPIC_BASE_URL": url,
         "ANTHROPIC_AUTH_TOKEN": client_key(),
@@ -103,8 +132,9 @@ def claude_settings(url: str, main: ServedModel, small: ServedModel, config_dir:
         # (CLAUDE_CODE_AUTO_MODE_SERVER=0); else it asks for claude-sonnet-5 (a 404).
         "CLAUDE_CODE_AUTO_MODE_MODEL": main.id,
         "CLAUDE_CONFIG_DIR": str(config_dir),
-        **window_settings(main, small),
+        **window_settings(main, small, lean=lean),
         **QUIET,
+        **(LEAN_QUIET if lean else {}),
     }
 
 
@@ -116,12 +146,16 @@ def client_environment(settings: Mapping[str, str]) -> dict[str, str]:
 
 def launch(argv: Sequence[str]) -> int:
     options: LaunchOptions = parse_launch_args(argv)
+    if options.show_help:
+        print(launcher_help("claude", "Claude Code"), end="")
+        return 0
     binary = find_client("claude")
     server: RunningServer = ensure_server(options)
     try:
         main, small = choose_models(served_models(options.url), options)
         config_dir = prepare_config_dir(launcher_home("claude"))
-        settings = claude_settings(options.url, main, small, config_dir)
+        profile = choose_profile(options, main, server.process is not None)
+        settings = claude_settings(options.url, main, small, config_dir, lean=profile.lean)
     except BaseException:
         server.stop()
         raise
@@ -136,7 +170,13 @@ def launch(argv: Sequence[str]) -> int:
             f"{main.context_window}): Claude Code sends both the same history; `--small-model {main.id}` keeps the larger",
             file=sys.stderr,
         )
+    args = profile_arguments(options.client_args, profile)
+    if args != options.client_args:
+        chosen = f"--tools {LEAN_TOOLS}, no terminal-title requests"
+    else:
+        chosen = "the tools you named" if profile.lean else "Claude Code's own tool set"
+    announce_profile("claude", profile, chosen)
     # Interactive sessions log the signal instead of printing it; their stderr stays the terminal's.
-    printing = any(a in PRINT_FLAGS for a in options.client_args)
+    printing = any(a in PRINT_FLAGS for a in args)
     drop = UNRECOGNIZED_MODEL_SIGNAL if printing else None
-    return run_client([binary, *options.client_args], client_environment(settings), server, drop_stderr=drop)
+    return run_client([binary, *args], client_environment(settings), server, drop_stderr=drop)

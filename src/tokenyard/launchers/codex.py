@@ -18,18 +18,24 @@ from pathlib import Path
 
 from .common import (
     CLIENT_KEY_ENV,
+    LEAN_MAX_OUTPUT,
+    LaunchOptions,
     RunningServer,
     ServedModel,
+    announce_profile,
     announce_settings,
     choose_models,
+    choose_profile,
     client_key,
     ensure_server,
     find_client,
     get_json,
+    launcher_help,
     launcher_home,
     parse_launch_args,
     run_client,
     served_models,
+    serves_embedded,
 )
 
 PROVIDER = "tokenyard"
@@ -56,7 +62,29 @@ def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
+# The lean profile: what Codex 0.169 lets a config drop from its first prompt. Its
+# catalog's base instructions (gpt-5.5's: ~21K characters, two thirds of the prompt)
+# give way to a few lines (`model_instructions_file`); the instructions on
+# permissions, apps and collaboration modes go, and so do the goal tools, the
+# multi-agent namespace (with tool_search) and the image, plugin and tool-suggestion
+# surfaces. Its core tools (exec_command, apply_patch…) stay.
+LEAN_BASE_INSTRUCTIONS = """\
+You are a coding agent in the user's terminal, working in their current directory.
+Run shell commands with exec_command and edit files with apply_patch; read a file
+before you change it. When the task is done, say briefly what you did and what the
+commands printed.
+"""
+LEAN_SECTIONS_OFF = (
+    "include_permissions_instructions",
+    "include_apps_instructions",
+    "include_collaboration_mode_instructions",
+)
+LEAN_FEATURES_OFF = ("goals", "multi_agent", "image_generation", "plugins", "tool_suggest")
+
+
+def codex_config(url: str, model: ServedModel, *, catalog: bool, instructions: Path | None = None) -> str:
+    """`instructions`: the lean profile's base-instructions file (None: the full profile)."""
+    lean = instructions is not None
     base = url.rstrip("/") + "/v1"
     lines = [
         f"model = {_toml_string(model.id)}",
@@ -66,6 +94,9 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
     ]
     if not catalog and model.context_window is not None:
         lines.append(f"model_context_window = {model.context_window}")
+    if instructions is not None:
+        lines.append(f"model_instructions_file = {_toml_string(str(instructions))}")
+        lines += [f"{name} = false" for name in LEAN_SECTIONS_OFF]
     lines += [
         "",
         f"[model_providers.{PROVIDER}]",
@@ -84,7 +115,10 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
     # The TUI otherwise starts a managed `codex app-server` daemon (and its updater
     # loop) in sessions of their own, which outlive `tokenyard codex`; without it the
     # TUI runs the app server in-process and leaves nothing behind when it exits.
-    lines += ["", "[features]", "daemon_auto_start = false", ""]
+    features = ["daemon_auto_start = false"]
+    if lean:
+        features += [f"{name} = false" for name in LEAN_FEATURES_OFF]
+    lines += ["", "[features]", *features, ""]
     return "\n".join(lines)
 
 
@@ -103,24 +137,42 @@ def client_arguments(args: Sequence[str], cwd: Path) -> list[str]:
     return out
 
 
-def serve_arguments(serve_args: Sequence[str]) -> list[str]:
-    """A server the launcher starts offers Codex its catalog, unless told otherwise."""
-    if any(a == "--codex-profile" or a.startswith("--codex-profile=") for a in serve_args):
-        return list(serve_args)
-    return [*serve_args, "--codex-profile", CODEX_PROFILE]
+def _given(serve_args: Sequence[str], flag: str) -> bool:
+    return any(a == flag or a.startswith(flag + "=") for a in serve_args)
+
+
+def serve_arguments(options: LaunchOptions) -> list[str]:
+    """A server the launcher starts offers Codex its catalog, unless told otherwise.
+    Codex states no output cap, so one on the embedded CPU engine (the lean profile,
+    unless --full) caps a request's output at the lean profile's LEAN_MAX_OUTPUT."""
+    args = list(options.serve_args)
+    if not _given(args, "--codex-profile"):
+        args += ["--codex-profile", CODEX_PROFILE]
+    lean = options.profile == "lean" or (options.profile is None and serves_embedded(args))
+    if lean and not _given(args, "--default-max-tokens"):
+        args += ["--default-max-tokens", str(LEAN_MAX_OUTPUT)]
+    return args
 
 
 def launch(argv: Sequence[str]) -> int:
     options = parse_launch_args(argv)
+    if options.show_help:
+        print(launcher_help("codex", "Codex"), end="")
+        return 0
     binary = find_client("codex")
-    options.serve_args = serve_arguments(options.serve_args)
+    options.serve_args = serve_arguments(options)
     # The server reads Codex's bundled catalog through the same binary.
     server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX_BIN": binary})
     try:
         main, _ = choose_models(served_models(options.url), options)
         codex_home = launcher_home("codex")
         catalog = offers_catalog(options.url)
-        (codex_home / "config.toml").write_text(codex_config(options.url, main, catalog=catalog), encoding="utf-8")
+        profile = choose_profile(options, main, server.process is not None)
+        instructions = codex_home / "lean-instructions.md" if profile.lean else None
+        if instructions is not None:
+            instructions.write_text(LEAN_BASE_INSTRUCTIONS, encoding="utf-8")
+        config = codex_config(options.url, main, catalog=catalog, instructions=instructions)
+        (codex_home / "config.toml").write_text(config, encoding="utf-8")
     except BaseException:
         server.stop()
         raise
@@ -132,5 +184,8 @@ def launch(argv: Sequence[str]) -> int:
         )
     settings = {"CODEX_HOME": str(codex_home), CLIENT_KEY_ENV: client_key()}
     announce_settings("codex", {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"})
+    off = ", ".join((*LEAN_SECTIONS_OFF, *(f"features.{name}" for name in LEAN_FEATURES_OFF)))
+    lean = f"model_instructions_file={instructions}; {off} off"
+    announce_profile("codex", profile, lean if profile.lean else "Codex's own instructions and tool surface")
     env = {**os.environ, **settings}
     return run_client([binary, *client_arguments(options.client_args, Path.cwd())], env, server)

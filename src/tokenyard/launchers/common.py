@@ -34,6 +34,18 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 CLIENT_KEY_ENV = "TOKENYARD_CLIENT_KEY"
 # A fresh `tokenyard serve` may first fetch and convert its model (a minute or two).
 SERVER_START_TIMEOUT = 600.0
+SERVER_STOP_TIMEOUT = 60.0
+# A window this small (the CPU built-ins serve 32K) cannot hold a harness's whole tool
+# surface and still leave room for work, and a CPU prefills ~100 tokens/s: every
+# schema it is sent costs the first turn seconds. Such a model gets the lean profile.
+LEAN_WINDOW = 32_768
+# The share of the window a client may ask for as output per request: Claude Code keeps
+# that plus ~13K free below the window, OpenClaw reserves it too; never the whole window.
+OUTPUT_SHARE = 12
+# The lean profile's output cap: a CPU decodes 2-10 tokens/s, so a small model that
+# rambles (SmolLM2 loops until the cap) is held to a minute or two per request, not
+# the window's twelfth (2,730 tokens: 5-20 minutes).
+LEAN_MAX_OUTPUT = 512
 
 
 class LaunchError(Exception):
@@ -49,10 +61,23 @@ class ServedModel:
     # The model this id names (tokenyard reports it as `display_name`: an alias shares
     # it with its model's own id); None: the id itself.
     model: str | None = None
+    # Whether it reasons (`capabilities.thinking.supported`); None when the server does not say.
+    thinking: bool | None = None
 
     @property
     def same_model(self) -> str:
         return self.model or self.id
+
+    def output_budget(self, *, lean: bool = False) -> int | None:
+        """What a client may ask for per request: a share of the window, at most the
+        model's cap, and at most LEAN_MAX_OUTPUT in the lean profile."""
+        budget = self.max_output_tokens
+        if self.context_window is not None:
+            share = max(1, self.context_window // OUTPUT_SHARE)
+            budget = share if budget is None else min(budget, share)
+        if lean:
+            budget = LEAN_MAX_OUTPUT if budget is None else min(budget, LEAN_MAX_OUTPUT)
+        return budget
 
 
 @dataclass
@@ -64,6 +89,9 @@ class LaunchOptions:
     small_model: str | None = None
     serve_args: list[str] = field(default_factory=list)
     start_server: bool = True
+    # "lean" or "full" when asked for (--lean/--full); None: chosen from the served model.
+    profile: str | None = None
+    show_help: bool = False
     client_args: list[str] = field(default_factory=list)
 
 
@@ -75,15 +103,33 @@ launcher options (before the client's own arguments; `--` ends them):
                      model the server serves, else --model)
   --serve-arg ARG    passed to `tokenyard serve` when the launcher starts a server (repeatable)
   --no-start         fail instead of starting a server when none answers at --url
+  --lean             the client's lean profile: a few core tools, output capped at 512 tokens,
+                     no background requests (the default for a model with a window of at most
+                     32,768 tokens or on the embedded CPU engine: a first turn must stay small)
+  --full             the client's full tool surface, whatever the model
+  -h, --help         this help; the client's own: `tokenyard CLIENT -- --help`
 """
+VALUED_FLAGS = {"--url": "url", "--model": "model", "--small-model": "small_model", "--serve-arg": "serve_args"}
+SWITCHES = ("--no-start", "--lean", "--full", "--help", "-h")
+
+
+def _misspelt_flag(arg: str) -> str | None:
+    """The launcher flag `arg` looks like a typo of, if any: a client flag never is one
+    (the clients' own flags are not this close to the launcher's)."""
+    from difflib import get_close_matches
+
+    if not arg.startswith("--"):
+        return None
+    close = get_close_matches(arg.partition("=")[0], [*VALUED_FLAGS, *SWITCHES], n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def parse_launch_args(argv: Sequence[str]) -> LaunchOptions:
     """Launcher flags come first; the first argument that is not one of them (or a
-    `--`) starts the client's arguments, passed on untouched."""
+    `--`) starts the client's arguments, passed on untouched. A first client argument
+    that looks like a mistyped launcher flag is refused before anything starts."""
     options = LaunchOptions(url=os.environ.get("TOKENYARD_URL") or DEFAULT_URL)
     args = list(argv)
-    valued = {"--url": "url", "--model": "model", "--small-model": "small_model"}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -91,7 +137,15 @@ def parse_launch_args(argv: Sequence[str]) -> LaunchOptions:
         if arg == "--":
             i += 1
             break
-        if name in valued or name == "--serve-arg":
+        if arg in ("--help", "-h"):
+            options.show_help = True
+            i += 1
+            continue
+        if arg in ("--lean", "--full"):
+            options.profile = arg[2:]
+            i += 1
+            continue
+        if name in VALUED_FLAGS:
             if inline or "=" in arg:
                 value, i = inline, i + 1
             elif i + 1 < len(args):
@@ -101,14 +155,65 @@ def parse_launch_args(argv: Sequence[str]) -> LaunchOptions:
             if name == "--serve-arg":
                 options.serve_args.append(value)
             else:
-                setattr(options, valued[name], value)
+                setattr(options, VALUED_FLAGS[name], value)
         elif arg == "--no-start":
             options.start_server = False
             i += 1
         else:
+            if (typo := _misspelt_flag(arg)) is not None:
+                raise LaunchError(
+                    f"unknown launcher option {arg} (did you mean {typo}?); the client's own arguments go after `--`"
+                )
             break
     options.client_args = args[i:]
     return options
+
+
+def launcher_help(client: str, what: str) -> str:
+    return (
+        f"usage: tokenyard {client} [launcher options] [{client} arguments…]\n\n"
+        f"Runs {what} against a tokenyard server (starting `tokenyard serve` when none answers),\n"
+        "with everything set, and says what it set.\n\n"
+        f"{LAUNCHER_FLAGS_HELP}\n{what}'s own options: tokenyard {client} -- --help\n"
+    )
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Which surface the launcher gives the client, and why (said out loud)."""
+
+    lean: bool
+    reason: str
+
+
+def serves_embedded(serve_args: Sequence[str]) -> bool:
+    """Whether `tokenyard serve` with these arguments runs the embedded CPU engine."""
+    engine = os.environ.get("TOKENYARD_ENGINE") or "embedded"
+    for index, arg in enumerate(serve_args):
+        if arg == "--engine" and index + 1 < len(serve_args):
+            engine = serve_args[index + 1]
+        elif arg.startswith("--engine="):
+            engine = arg.partition("=")[2]
+    return engine == "embedded"
+
+
+def choose_profile(options: LaunchOptions, model: ServedModel, started_here: bool) -> Profile:
+    if options.profile is not None:
+        return Profile(options.profile == "lean", f"--{options.profile}")
+    if model.context_window is not None and model.context_window <= LEAN_WINDOW:
+        return Profile(True, f"{model.id} has a {model.context_window:,}-token window")
+    if started_here and serves_embedded(options.serve_args):
+        return Profile(True, f"{model.id} runs on this CPU (the embedded engine)")
+    return Profile(False, f"{model.id} has a {model.context_window or 0:,}-token window")
+
+
+def announce_profile(client: str, profile: Profile, chosen: str) -> None:
+    """Say which surface the client gets, and how to get the other."""
+    if profile.lean:
+        other = "`--full` gives the full surface"
+        print(f"tokenyard {client}: lean profile ({profile.reason}): {chosen}; {other}", file=sys.stderr)
+    else:
+        print(f"tokenyard {client}: full profile ({profile.reason}): {chosen}; `--lean` trims it", file=sys.stderr)
 
 
 def launcher_home(client: str) -> Path:
@@ -171,12 +276,15 @@ def served_models(url: str) -> list[ServedModel]:
         if isinstance(item, dict) and isinstance(item.get("id"), str):
             window, cap = item.get("max_input_tokens"), item.get("max_tokens")
             name = item.get("display_name")
+            thinking = (item.get("capabilities") or {}).get("thinking") or {}
+            supported = thinking.get("supported") if isinstance(thinking, dict) else None
             models.append(
                 ServedModel(
                     item["id"],
                     window if isinstance(window, int) else None,
                     cap if isinstance(cap, int) else None,
                     name if isinstance(name, str) and name else None,
+                    supported if isinstance(supported, bool) else None,
                 )
             )
     if not models:
@@ -206,24 +314,44 @@ class RunningServer:
     log_path: Path | None = None
 
     def stop(self) -> None:
+        """One SIGINT: the graceful path (running streams end, engine work is aborted
+        at its next step, which on a busy CPU can take a while); a second would skip
+        the engine's shutdown."""
         if self.process is None or self.process.poll() is not None:
             return
-        self.process.send_signal(signal.SIGINT)  # graceful: running streams end, engine work is aborted
+        self.process.send_signal(signal.SIGINT)
         try:
-            self.process.wait(timeout=15)
+            self.process.wait(timeout=SERVER_STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
 
 
+def serve_command(url: str) -> str:
+    """The `tokenyard serve` line that would answer at `url`."""
+    parts = urlsplit(url)
+    command = "tokenyard serve"
+    if parts.hostname and parts.hostname not in ("127.0.0.1", "localhost"):
+        command += f" --host {parts.hostname}"
+    return command + f" --port {parts.port or 80}"
+
+
+# Lines of a starting server worth showing on screen: its own progress (a first start
+# downloads and converts the model) and what it serves; not uvicorn's or the logs'.
+PROGRESS_PREFIX = b"tokenyard: "
+
+
 def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None = None) -> RunningServer:
     """The server at options.url, started here when none answers and the URL is on
-    this machine (with server_env added to its environment)."""
+    this machine (with server_env added to its environment). While it starts, its
+    progress lines are shown; if it fails, this start's own log lines say why."""
     if server_is_up(options.url):
         return RunningServer(options.url)
     parts = urlsplit(options.url)
     if not options.start_server or parts.hostname not in ("127.0.0.1", "localhost", "::1"):
-        raise LaunchError(f"no tokenyard server answers at {options.url}; start one with `tokenyard serve`")
+        raise LaunchError(
+            f"no tokenyard server answers at {options.url}; start one with `{serve_command(options.url)}`"
+        )
     port = parts.port or 80
     log_path = launcher_home("server") / "server.log"
     argv = [sys.executable, "-m", "tokenyard.cli", "serve", "--host", parts.hostname or "127.0.0.1"]
@@ -234,24 +362,73 @@ def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None =
         flush=True,
     )
     with log_path.open("ab") as log:
+        start = log.tell()  # the log keeps earlier runs: this start's lines begin here
+        # A session of its own: the terminal's Ctrl-C reaches the client and the
+        # launcher, which then stops the server once (run_client), gracefully; and
+        # should the launcher itself be killed, the server is told to stop too.
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(server_env or {})},
+            start_new_session=True,
+            preexec_fn=_stop_with_parent,
         )
     server = RunningServer(options.url, process, log_path)
+    try:
+        _await_start(server, log_path, start)
+    except BaseException:  # a failed start, or Ctrl-C while it loads: no server is left behind
+        server.stop()
+        raise
+    return server
+
+
+def _stop_with_parent() -> None:
+    """In the server's process before it runs: SIGINT it when the launcher dies (Linux's
+    PR_SET_PDEATHSIG; elsewhere a killed launcher leaves its server running)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def _await_start(server: RunningServer, log_path: Path, start: int) -> None:
+    assert server.process is not None
+    shown = start
     deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while not server_is_up(options.url):
-        if process.poll() is not None:
-            tail = log_path.read_text(errors="replace")[-2000:]
-            raise LaunchError(f"`tokenyard serve` exited ({process.returncode}) before it listened:\n{tail}")
+    while not server_is_up(server.url):
+        shown = _show_progress(log_path, shown)
+        if server.process.poll() is not None:
+            with log_path.open("rb") as log:
+                log.seek(start)
+                own = log.read().decode(errors="replace").splitlines()
+            raise LaunchError(
+                f"`tokenyard serve` exited ({server.process.returncode}) before it listened; "
+                f"its log (of {log_path}):\n" + "\n".join(own[-30:])
+            )
         if time.monotonic() > deadline:
-            server.stop()
             raise LaunchError(f"`tokenyard serve` did not answer within {SERVER_START_TIMEOUT:.0f} s (log: {log_path})")
         time.sleep(0.5)
-    return server
+    _show_progress(log_path, shown)
+
+
+def _show_progress(log_path: Path, offset: int) -> int:
+    """Echo the server's complete progress lines written since `offset`; the new offset."""
+    with log_path.open("rb") as log:
+        log.seek(offset)
+        chunk = log.read()
+    end = chunk.rfind(b"\n") + 1
+    for line in chunk[:end].splitlines():
+        # tqdm redraws its bars with carriage returns: only the last state of a line counts.
+        line = line.rsplit(b"\r", 1)[-1]
+        if line.startswith(PROGRESS_PREFIX):
+            sys.stderr.write("  " + line.decode(errors="replace") + "\n")
+    sys.stderr.flush()
+    return offset + end
 
 
 def announce_settings(client: str, settings: Mapping[str, str]) -> None:
@@ -262,28 +439,42 @@ def announce_settings(client: str, settings: Mapping[str, str]) -> None:
     sys.stderr.flush()
 
 
+INTERRUPTED = 130  # the shell's status for a command ended by Ctrl-C
+
+
 def run_client(
     argv: Sequence[str], env: Mapping[str, str], server: RunningServer, *, drop_stderr: bytes | None = None
 ) -> int:
     """Run the client in the foreground (it owns the terminal); Ctrl-C goes to it,
-    and a server the launcher started is stopped when it exits. With `drop_stderr`,
-    the client's stderr passes through the launcher, less the lines that start with it."""
+    and a server the launcher started is stopped when it exits, or when the launcher
+    is told to end (SIGTERM, SIGHUP: a closed terminal). A Ctrl-C'd run does not
+    report success even where the client does (Claude Code exits 0). With
+    `drop_stderr`, the client's stderr passes through the launcher, less the lines
+    that start with it."""
+
+    def end(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {signum: signal.signal(signum, end) for signum in (signal.SIGTERM, signal.SIGHUP)}
     process = subprocess.Popen(list(argv), env=dict(env), stderr=subprocess.PIPE if drop_stderr else None)
     relay = None
     if drop_stderr is not None and process.stderr is not None:
         relay = threading.Thread(target=_relay_stderr, args=(process.stderr, drop_stderr), daemon=True)
         relay.start()
+    interrupted = False
     try:
         while True:
             try:
                 code = process.wait()
                 if relay is not None:
                     relay.join()
-                return code
+                return INTERRUPTED if interrupted and code == 0 else code
             except KeyboardInterrupt:
-                continue  # the terminal sent SIGINT to the client too; wait for it to finish
+                interrupted = True  # the terminal sent SIGINT to the client too; wait for it to finish
     finally:
         server.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _relay_stderr(source: IO[bytes], drop: bytes) -> None:

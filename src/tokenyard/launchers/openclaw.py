@@ -18,11 +18,14 @@ from typing import Any
 from .common import (
     RunningServer,
     ServedModel,
+    announce_profile,
     announce_settings,
     choose_models,
+    choose_profile,
     client_key,
     ensure_server,
     find_client,
+    launcher_help,
     launcher_home,
     parse_launch_args,
     run_client,
@@ -34,26 +37,35 @@ PROVIDER = "tokenyard"
 # enough for any model tokenyard serves, said out loud when used.
 ASSUMED_WINDOW = 32_768
 ASSUMED_MAX_TOKENS = 4096
+# OpenClaw's tool surfaces. Full: its `coding` profile (files, shell, web, sessions,
+# memory…). Lean: the four a coding turn needs (`allow: ["write"]` also brings
+# apply_patch where the model suits it). Either way with direct schemas: open models
+# call a tool they can see far more reliably than one found through tool search.
+FULL_TOOLS: dict[str, Any] = {"profile": "coding", "toolSearch": False}
+LEAN_TOOLS: dict[str, Any] = {"allow": ["exec", "read", "write", "edit"], "toolSearch": False}
 
 
-def _model_entry(model: ServedModel) -> dict[str, Any]:
+def _model_entry(model: ServedModel, lean: bool) -> dict[str, Any]:
+    """`maxTokens` is what OpenClaw asks for per request and keeps free below the
+    window: the model's output budget, never the whole window. `reasoning` makes it
+    send a thinking budget on top: only for a model that reasons."""
     return {
         "id": model.id,
         "name": model.id,
-        "reasoning": True,
+        "reasoning": model.thinking is not False,
         "input": ["text"],
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
         "contextWindow": model.context_window or ASSUMED_WINDOW,
-        "maxTokens": model.max_output_tokens or ASSUMED_MAX_TOKENS,
+        "maxTokens": model.output_budget(lean=lean) or ASSUMED_MAX_TOKENS,
     }
 
 
-def openclaw_config(url: str, main: ServedModel, models: Sequence[ServedModel]) -> dict[str, Any]:
+def openclaw_config(
+    url: str, main: ServedModel, models: Sequence[ServedModel], *, lean: bool = False
+) -> dict[str, Any]:
     return {
         "agents": {"defaults": {"model": {"primary": f"{PROVIDER}/{main.id}"}}},
-        # Direct tool schemas: open models call a tool they can see far more reliably
-        # than one found through OpenClaw's tool-search indirection.
-        "tools": {"toolSearch": False},
+        "tools": dict(LEAN_TOOLS if lean else FULL_TOOLS),
         "plugins": {"enabled": False},
         "models": {
             "mode": "merge",
@@ -62,7 +74,7 @@ def openclaw_config(url: str, main: ServedModel, models: Sequence[ServedModel]) 
                     "baseUrl": url.rstrip("/"),
                     "apiKey": client_key(),
                     "api": "anthropic-messages",
-                    "models": [_model_entry(m) for m in models],
+                    "models": [_model_entry(m, lean) for m in models],
                 }
             },
         },
@@ -71,13 +83,18 @@ def openclaw_config(url: str, main: ServedModel, models: Sequence[ServedModel]) 
 
 def launch(argv: Sequence[str]) -> int:
     options = parse_launch_args(argv)
+    if options.show_help:
+        print(launcher_help("openclaw", "OpenClaw"), end="")
+        return 0
     binary = find_client("openclaw")
     server: RunningServer = ensure_server(options)
     try:
         models = served_models(options.url)
         main, _ = choose_models(models, options)
+        profile = choose_profile(options, main, server.process is not None)
+        config = openclaw_config(options.url, main, models, lean=profile.lean)
         path = launcher_home("openclaw") / "openclaw.json"
-        path.write_text(json.dumps(openclaw_config(options.url, main, models), indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     except BaseException:
         server.stop()
         raise
@@ -94,4 +111,11 @@ def launch(argv: Sequence[str]) -> int:
         "OPENCLAW_NO_AUTO_UPDATE": "1",  # no self-update checks against a local model
     }
     announce_settings("openclaw", {**settings, "model": f"{PROVIDER}/{main.id}"})
+    entry = config["models"]["providers"][PROVIDER]["models"][models.index(main)]
+    tools = ", ".join(LEAN_TOOLS["allow"]) if profile.lean else "its coding profile"
+    announce_profile(
+        "openclaw",
+        profile,
+        f"tools {tools}; maxTokens {entry['maxTokens']}; reasoning {str(entry['reasoning']).lower()}",
+    )
     return run_client([binary, *options.client_args], {**os.environ, **settings}, server)

@@ -42,6 +42,7 @@ from ..apis.errors import ENGINE_FAILED_MESSAGE
 from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
 from ..engines.base import (
     DEFAULT_ENGINE_TIMEOUT,
+    DEFAULT_MAX_TOKENS,
     CallGuide,
     CallTag,
     Constraints,
@@ -85,7 +86,6 @@ from .offload import Offload
 
 log = logging.getLogger("tokenyard.pipeline")
 
-DEFAULT_MAX_TOKENS = 4096
 # What follows an injected reasoning end marker (the templates' own separator).
 REASONING_END_SEPARATOR = "\n\n"
 SHUTTING_DOWN = "tokenyard is shutting down; the generation was stopped"

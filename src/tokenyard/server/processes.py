@@ -47,10 +47,8 @@ def port_is_free(host: str, port: int) -> bool:
 
 def serve_processes(count: int, host: str, port: int, serve_one: Callable[[list[socket.socket]], int]) -> int:
     """Fork `count` children that each run `serve_one` on their own socket bound to
-    the port; wait for them all. The exit status is the worst of theirs."""
-    if not port_is_free(host, port):
-        print(f"tokenyard serve: {host}:{port} is already in use", file=sys.stderr, flush=True)
-        return 1
+    the port (run_serve checked it is free); wait for them all. The exit status is the
+    worst of theirs."""
     children: list[int] = []
     for _ in range(count):
         pid = os.fork()
