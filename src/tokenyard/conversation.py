@@ -171,6 +171,17 @@ class SamplingParams(BaseModel):
     seed: int | None = None
 
 
+class OutputFormat(BaseModel):
+    """The shape the answer's text must have: a JSON object (`json_object`), or JSON
+    matching `json_schema` (`json_schema`; Chat `response_format`, Responses
+    `text.format`, Anthropic `output_config.format`). Engines that can guide their
+    decoding are held to it; the pipeline validates the answer on every engine."""
+
+    type: Literal["json_object", "json_schema"]
+    json_schema: dict[str, Any] | bool | None = None
+    name: str | None = None
+
+
 class AgentHints(BaseModel):
     """Serving hints a harness may send (Dynamo's `nvext.agent_hints`, or headers).
     `priority`: higher is served sooner (tokenyard's queue; forwarded to engines that
@@ -194,6 +205,7 @@ class Conversation(BaseModel):
     parallel_tool_calls: bool = True
     sampling: SamplingParams = Field(default_factory=SamplingParams)
     thinking: ThinkingControl = Field(default_factory=ThinkingControl)
+    output_format: OutputFormat | None = None
     # Extra chat-template variables the client asked for (chat_template_kwargs).
     template_kwargs: dict[str, Any] = Field(default_factory=dict)
     # Identifies the agent session for prefix-stability tracking.

@@ -20,8 +20,9 @@ from pydantic import BaseModel, ValidationError
 
 from ..conversation import InvalidToolChoice
 from ..engines.base import EngineError, EngineTimeout, PromptTooLong
-from ..events import StreamError, ToolChoiceViolation
+from ..events import OutputFormatViolation, StreamError, ToolChoiceViolation
 from ..prompting.template import TemplateError
+from ..structured_output import InvalidOutputFormat
 
 log = logging.getLogger("tokenyard.apis")
 
@@ -43,6 +44,7 @@ class Fault(enum.StrEnum):
     ENGINE_FAILED = "engine_failed"  # the engine broke (before or after the first token)
     ENGINE_TIMEOUT = "engine_timeout"  # the engine went silent for --engine-timeout seconds
     TOOL_CHOICE_VIOLATION = "tool_choice_violation"  # the model did not follow a forced tool_choice
+    OUTPUT_FORMAT_VIOLATION = "output_format_violation"  # the answer broke the requested JSON format
     INTERNAL = "internal"  # a bug of ours
 
 
@@ -123,7 +125,7 @@ def fault_of(error: BaseException) -> ApiError:
         return error
     if isinstance(error, ValidationError):
         return invalid_request(validation_message(error), validation_param(error))
-    if isinstance(error, InvalidToolChoice):
+    if isinstance(error, (InvalidToolChoice, InvalidOutputFormat)):
         return invalid_request(str(error), error.param)
     if isinstance(error, json.JSONDecodeError):
         return ApiError(
@@ -140,6 +142,8 @@ def fault_of(error: BaseException) -> ApiError:
         return ApiError(504, "timeout_error", str(error), fault=Fault.ENGINE_TIMEOUT)
     if isinstance(error, ToolChoiceViolation):
         return ApiError(500, "api_error", str(error), fault=Fault.TOOL_CHOICE_VIOLATION)
+    if isinstance(error, OutputFormatViolation):
+        return ApiError(500, "api_error", str(error), fault=Fault.OUTPUT_FORMAT_VIOLATION)
     if isinstance(error, EngineError):
         log.warning("engine failed: %s", error)
         return engine_failed(ENGINE_FAILED_MESSAGE)
@@ -157,10 +161,11 @@ def engine_failed(message: str) -> ApiError:
 
 
 def stream_failure(error: StreamError) -> ApiError:
-    """A generation that failed after it started, as its fault: a timeout and a
-    tool_choice the model broke have rows of their own; any other engine failure
-    keeps the message the pipeline chose (never the engine's internals)."""
-    if isinstance(error.cause, (EngineTimeout, ToolChoiceViolation)):
+    """A generation that failed after it started, as its fault: a timeout, a
+    tool_choice and an output format the model broke have rows of their own; any
+    other engine failure keeps the message the pipeline chose (never the engine's
+    internals)."""
+    if isinstance(error.cause, (EngineTimeout, ToolChoiceViolation, OutputFormatViolation)):
         return fault_of(error.cause)
     return engine_failed(error.message)
 
@@ -242,5 +247,7 @@ def openai_rows(conversation_param: str) -> dict[Fault, WireFault]:
         # is the code Responses clients know for them (Codex retries it).
         Fault.ENGINE_TIMEOUT: WireFault(504, "server_error"),
         Fault.TOOL_CHOICE_VIOLATION: WireFault(500, "server_error"),
+        # The model's answer, not the request, was at fault: a retry may conform.
+        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(500, "server_error", "invalid_output"),
         Fault.INTERNAL: WireFault(500, "server_error"),
     }

@@ -21,7 +21,11 @@ What the request demands of the output is enforced here, whatever the engine:
   a turn that ends without a call ends with a `ToolChoiceViolation` error;
 - `parallel_tool_calls: false`: the turn ends after the first complete call;
 - `thinking.budget_tokens`: a `ReasoningBudget` for the engine, which ends the
-  reasoning block with the family's end marker when the budget is spent.
+  reasoning block with the family's end marker when the budget is spent;
+- an output format (`json_object`, `json_schema`): a turn that may not call tools
+  gets an `OutputGuide` (engines with guided decoding hold the answer to it); on
+  every engine, an answer without calls is validated at the end, and one that
+  breaks the format ends with an `OutputFormatViolation` error, never a finish.
 An engine that stays silent for `engine_timeout` seconds is aborted (`EngineTimeout`).
 """
 
@@ -46,6 +50,7 @@ from ..engines.base import (
     EngineFinish,
     EngineRequest,
     EngineTimeout,
+    OutputGuide,
     PromptTooLong,
     ReasoningBudget,
 )
@@ -53,6 +58,7 @@ from ..events import (
     Event,
     Finish,
     FinishReason,
+    OutputFormatViolation,
     ParseEvent,
     PromptProcessed,
     ReasoningDelta,
@@ -75,6 +81,7 @@ from ..prompting.streams import prompt_stream
 from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
+from ..structured_output import output_violation
 from .offload import Offload
 
 log = logging.getLogger("tokenyard.pipeline")
@@ -315,6 +322,28 @@ class Pipeline:
             prefill=prompt.prefill,
             guide=guide,
             reasoning_budget=self._reasoning_budget(conversation, prompt),
+            output=self._output_guide(conversation, prompt),
+        )
+
+    def _output_guide(self, conversation: Conversation, prompt: RenderedPrompt) -> OutputGuide | None:
+        """The JSON answer to guide, for a turn that can not call a tool (a guide
+        would rule the calls out; such a turn is only validated)."""
+        form = conversation.output_format
+        if form is None or prompt.prefill or (conversation.tools and conversation.tool_choice.mode != "none"):
+            return None
+        schema = form.json_schema if form.type == "json_schema" else None
+        markers = self.model.profile.reasoning_markers
+        reasoning = (self.model.profile.reasoning_parser or "").lower()
+        if not (prompt.thinking_enabled and markers and reasoning) or reasoning in HARMONY_REASONING_NAMES:
+            return OutputGuide(schema if isinstance(schema, dict) else None)
+        encode = self.model.tokenizer.encode
+        return OutputGuide(
+            schema if isinstance(schema, dict) else None,
+            reasoning_start=markers[0],
+            reasoning_end=markers[1],
+            reasoning_start_ids=tuple(encode(markers[0])),
+            reasoning_end_ids=tuple(encode(markers[1])),
+            inside=prompt.opened_reasoning or self._reasoning_forced,
         )
 
     def _reasoning_budget(self, conversation: Conversation, prompt: RenderedPrompt) -> ReasoningBudget | None:
@@ -439,6 +468,10 @@ class _Turn:
         if self.violation is not None:
             yield StreamError(str(self.violation), "api_error", self.violation)
             return
+        broken = self._broken_format()
+        if broken is not None:
+            yield StreamError(str(broken), "api_error", broken)
+            return
         reason = self._finish_reason()
         if reason == "tool_calls" and self.generation.conversation.hints.speculative_prefill:
             self.pipeline.prefill_next_turn(self.generation, self.turn.message())
@@ -553,6 +586,17 @@ class _Turn:
             return None
         wanted = "a tool call" if self.constraints.tool_name is None else f"a call to {self.constraints.tool_name!r}"
         return ToolChoiceViolation(f"tool_choice requires {wanted}, but the model ended its turn without one")
+
+    def _broken_format(self) -> OutputFormatViolation | None:
+        """An answer without calls that breaks the requested output format. (One cut
+        at max_tokens is a `length` finish: its JSON is unfinished, as the client
+        is told.)"""
+        form = self.generation.conversation.output_format
+        if form is None or self.calls or self.engine_finish == "length" or self.stop_sequence is not None:
+            return None
+        text = "".join(p.text for p in self.turn.message().parts if isinstance(p, Text))
+        problem = output_violation(form, text)
+        return OutputFormatViolation(problem) if problem is not None else None
 
     def _usage(self) -> Usage:
         completion = self.completion_tokens

@@ -32,6 +32,7 @@ ERRORS = ErrorTable(
         # Anthropic's own answer to a request that timed out (the SDK's 504 class).
         Fault.ENGINE_TIMEOUT: WireFault(504, "timeout_error"),
         Fault.TOOL_CHOICE_VIOLATION: WireFault(500, "api_error"),
+        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(500, "api_error"),
         Fault.INTERNAL: WireFault(500, "api_error"),
     },
     _envelope,

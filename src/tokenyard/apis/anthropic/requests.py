@@ -11,6 +11,7 @@ from ...conversation import (
     Conversation,
     Image,
     Message,
+    OutputFormat,
     Reasoning,
     SamplingParams,
     Text,
@@ -21,6 +22,7 @@ from ...conversation import (
     ToolResult,
     ToolSpec,
 )
+from ...structured_output import output_format
 from ..errors import invalid_request, validation_message
 from ..replay_state import ReplayState
 from ..tool_schemas import check_tool_schema
@@ -140,7 +142,9 @@ def to_conversation(
     if request.thinking is not None:
         thinking = ThinkingControl(mode=request.thinking.type, budget_tokens=request.thinking.budget_tokens)
     sampling = SamplingParams()
+    form = None
     if isinstance(request, MessagesRequest):
+        form = _output_format(request)
         if request.output_config and request.output_config.effort:
             thinking = thinking.model_copy(update={"effort": request.output_config.effort})
         sampling = SamplingParams(
@@ -161,11 +165,31 @@ def to_conversation(
         parallel_tool_calls=not (request.tool_choice and request.tool_choice.disable_parallel_tool_use),
         sampling=sampling,
         thinking=thinking,
+        output_format=form,
         session_key=session_key,
         agent=agent,
         agent_id=agent_id,
         parent_agent_id=parent_agent_id,
     )
+
+
+def _output_format(request: MessagesRequest) -> OutputFormat | None:
+    """`output_config.format` (or the deprecated top-level `output_format`):
+    `{"type": "json_schema", "schema": {...}}`."""
+    configured = request.output_config.format if request.output_config else None
+    if configured is not None and request.output_format is not None:
+        raise invalid_request(
+            "output_format: both output_format and output_config.format were given; use output_config.format",
+            "output_format",
+        )
+    form, where = (
+        (configured, "output_config.format") if configured is not None else (request.output_format, "output_format")
+    )
+    if form is None:
+        return None
+    if not isinstance(form.get("type"), str):
+        raise invalid_request(f"{where}.type: required", f"{where}.type")
+    return output_format(form["type"], form.get("schema"), name=None, where=where, schema_param=f"{where}.schema")
 
 
 def _arguments(block: ToolUseBlock, replay: ReplayState | None) -> str:

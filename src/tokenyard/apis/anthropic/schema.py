@@ -102,6 +102,8 @@ class ToolChoiceParam(_Wire):
 
 class OutputConfig(_Wire):
     effort: str | None = None
+    # Structured outputs: {"type": "json_schema", "schema": {...}}.
+    format: dict[str, Any] | None = None
 
 
 class Metadata(_Wire):
@@ -123,6 +125,8 @@ class MessagesRequest(_Wire):
     top_k: int | None = Field(default=None, ge=0)
     metadata: Metadata | None = None
     output_config: OutputConfig | None = None
+    # The deprecated spelling of output_config.format (beta structured-outputs-2025-11-13).
+    output_format: dict[str, Any] | None = None
     context_management: dict[str, Any] | None = None
 
 

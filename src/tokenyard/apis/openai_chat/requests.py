@@ -13,9 +13,10 @@ Mapping decisions where the API leaves room:
   names a person, not a conversation, and is not used;
 - `chat_template_kwargs` go to the template as given; `enable_thinking: false`
   (or DeepSeek's `thinking: false`) also marks thinking disabled;
-- `response_format` is validated and accepted but not enforced: the engines here
-  can not constrain decoding, and writing a hint into the prompt would make it
-  differ from what the client sent (and from what /v1/tokenize counts).
+- `response_format` (`json_object`, `json_schema`) becomes the output format:
+  guided on engines that can, validated on all (structured_output.py); nothing is
+  written into the prompt, which stays what the client sent (and what /v1/tokenize
+  counts).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ...conversation import (
     Conversation,
     Image,
     Message,
+    OutputFormat,
     Reasoning,
     SamplingParams,
     Text,
@@ -38,6 +40,7 @@ from ...conversation import (
     ToolResult,
     ToolSpec,
 )
+from ...structured_output import output_format
 from ..errors import invalid_request, validate, validation_message
 from ..tool_schemas import check_tool_schema
 from .schema import ChatCompletionRequest, ImagePart, MessageParam, NamedToolChoice, RefusalPart, TextPart
@@ -98,8 +101,25 @@ def to_conversation(request: ChatCompletionRequest, *, session_key: str | None =
             seed=request.seed,
         ),
         thinking=thinking,
+        output_format=_output_format(request),
         template_kwargs=dict(request.chat_template_kwargs or {}),
         session_key=session_key,
+    )
+
+
+def _output_format(request: ChatCompletionRequest) -> OutputFormat | None:
+    form = request.response_format
+    if form is None:
+        return None
+    spec = form.json_schema
+    if form.type == "json_schema" and spec is None:
+        raise invalid_request("response_format.json_schema: required for type 'json_schema'", "response_format")
+    return output_format(
+        form.type,
+        spec.schema_ if spec else None,
+        name=spec.name if spec else None,
+        where="response_format",
+        schema_param="response_format.json_schema.schema",
     )
 
 
