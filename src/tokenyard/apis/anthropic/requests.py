@@ -17,6 +17,7 @@ from ...conversation import (
     Text,
     ThinkingControl,
     ToolCall,
+    ToolChange,
     ToolChoice,
     ToolReference,
     ToolResult,
@@ -34,7 +35,11 @@ from .schema import (
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
+    ToolAdditionBlock,
+    ToolDefinition,
+    ToolParam,
     ToolReferenceBlock,
+    ToolRemovalBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -106,6 +111,9 @@ def to_conversation(
                 parts.append(_image(block))
             elif isinstance(block, ToolResultBlock):
                 parts.append(_tool_result(block, where))
+            elif isinstance(block, (ToolAdditionBlock, ToolRemovalBlock)):
+                if param.role == "system":  # where the betas put them
+                    parts.append(_tool_change(block, f"{where}.content"))
             elif param.role != "assistant":
                 continue  # thinking/tool_use only mean something in assistant turns
             elif isinstance(block, ThinkingBlock):
@@ -122,16 +130,7 @@ def to_conversation(
     for n, t in enumerate(request.tools or []):
         if t.input_schema is not None:
             check_tool_schema(t.input_schema, f"tools.{n}.input_schema")
-    tools = [
-        ToolSpec(
-            name=t.name,
-            description=t.description or "",
-            parameters=t.input_schema or {"type": "object", "properties": {}},
-            deferred=t.defer_loading,
-        )
-        for t in request.tools or []
-        if t.input_schema is not None or t.type in (None, "custom")
-    ]
+    tools = [_tool_spec(t) for t in request.tools or [] if t.input_schema is not None or t.type in (None, "custom")]
     choice = ToolChoice()
     if request.tool_choice is not None:
         mode = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}[request.tool_choice.type]
@@ -190,6 +189,29 @@ def _output_format(request: MessagesRequest) -> OutputFormat | None:
     if not isinstance(form.get("type"), str):
         raise invalid_request(f"{where}.type: required", f"{where}.type")
     return output_format(form["type"], form.get("schema"), name=None, where=where, schema_param=f"{where}.schema")
+
+
+def _tool_spec(tool: ToolParam) -> ToolSpec:
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description or "",
+        parameters=tool.input_schema or {"type": "object", "properties": {}},
+        deferred=tool.defer_loading,
+    )
+
+
+def _tool_change(block: ToolAdditionBlock | ToolRemovalBlock, where: str) -> ToolChange:
+    """A `tool_addition` (a tool of `tools` by name, or its inline definition) or a
+    `tool_removal` (by name)."""
+    if isinstance(block, ToolRemovalBlock):
+        return ToolChange(action="remove", tool_name=block.tool.name)
+    if isinstance(block.tool, ToolDefinition):
+        definition = block.tool.definition
+        if definition.input_schema is not None:
+            check_tool_schema(definition.input_schema, f"{where}.tool.definition.input_schema")
+        spec = _tool_spec(definition).model_copy(update={"deferred": False})
+        return ToolChange(action="add", tool_name=spec.name, tool=spec)
+    return ToolChange(action="add", tool_name=block.tool.name)
 
 
 def _arguments(block: ToolUseBlock, replay: ReplayState | None) -> str:

@@ -62,6 +62,29 @@ class RedactedThinkingBlock(_Wire):
     data: str
 
 
+class ToolNameRef(_Wire):
+    type: Literal["tool_reference"]
+    name: str
+
+
+class ToolDefinition(_Wire):
+    type: Literal["tool_definition"]
+    definition: ToolParam
+
+
+class ToolAdditionBlock(_Wire):
+    """Beta `mid-conversation-tool-changes-2026-07-01` (a tool of `tools`, named) and
+    `inline-tools-2026-09-15` (the tool's definition), in a system message."""
+
+    type: Literal["tool_addition"]
+    tool: ToolNameRef | ToolDefinition = Field(discriminator="type")
+
+
+class ToolRemovalBlock(_Wire):
+    type: Literal["tool_removal"]
+    tool: ToolNameRef
+
+
 BLOCK_TYPES: dict[str, type[_Wire]] = {
     "text": TextBlock,
     "image": ImageBlock,
@@ -70,6 +93,8 @@ BLOCK_TYPES: dict[str, type[_Wire]] = {
     "thinking": ThinkingBlock,
     "redacted_thinking": RedactedThinkingBlock,
     "tool_reference": ToolReferenceBlock,
+    "tool_addition": ToolAdditionBlock,
+    "tool_removal": ToolRemovalBlock,
 }
 
 

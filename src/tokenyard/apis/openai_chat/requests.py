@@ -11,6 +11,8 @@ Mapping decisions where the API leaves room:
 - the session key is the `x-session-id` header, else `prompt_cache_key` (OpenAI's
   own "these requests share a prefix" key), else `metadata.session_id`; `user`
   names a person, not a conversation, and is not used;
+- a system message's `tools` (as Kimi K3's template takes them) are added to the
+  conversation there (`ToolChange`), never to the system tool list;
 - `chat_template_kwargs` go to the template as given; `enable_thinking: false`
   (or DeepSeek's `thinking: false`) also marks thinking disabled;
 - `response_format` (`json_object`, `json_schema`) becomes the output format:
@@ -36,6 +38,7 @@ from ...conversation import (
     Text,
     ThinkingControl,
     ToolCall,
+    ToolChange,
     ToolChoice,
     ToolResult,
     ToolSpec,
@@ -43,7 +46,15 @@ from ...conversation import (
 from ...structured_output import output_format
 from ..errors import invalid_request, validate, validation_message
 from ..tool_schemas import check_tool_schema
-from .schema import ChatCompletionRequest, ImagePart, MessageParam, NamedToolChoice, RefusalPart, TextPart
+from .schema import (
+    ChatCompletionRequest,
+    ImagePart,
+    MessageParam,
+    NamedToolChoice,
+    RefusalPart,
+    TextPart,
+    ToolParam,
+)
 
 _PART_TYPES: dict[str, type[BaseModel]] = {"text": TextPart, "image_url": ImagePart, "refusal": RefusalPart}
 _DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
@@ -179,8 +190,25 @@ def _messages(params: list[MessageParam]) -> list[Message]:
                 parts.append(ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments))
             out.append(Message(role="assistant", parts=parts))
         else:
-            out.append(Message(role=param.role, parts=_parts(param.content, where, allow_images=param.role == "user")))
+            parts = _parts(param.content, where, allow_images=param.role == "user")
+            if param.tools and param.role in ("system", "developer"):
+                parts.extend(_added_tools(param.tools, f"{where}.tools"))
+            out.append(Message(role=param.role, parts=parts))
     return out
+
+
+def _added_tools(tools: list[ToolParam], where: str) -> list[ToolChange]:
+    changes = []
+    for n, tool in enumerate(tools):
+        if tool.function.parameters is not None:
+            check_tool_schema(tool.function.parameters, f"{where}.{n}.function.parameters")
+        spec = ToolSpec(
+            name=tool.function.name,
+            description=tool.function.description or "",
+            parameters=tool.function.parameters or {"type": "object", "properties": {}},
+        )
+        changes.append(ToolChange(action="add", tool_name=spec.name, tool=spec))
+    return changes
 
 
 def _parts(content: str | list[dict[str, Any]] | None, where: str, *, allow_images: bool) -> list[Any]:
