@@ -174,7 +174,8 @@ class ScriptedEngine:
         # message after every tool result when it offers its full tool set).
         since_model = list(itertools.takewhile(lambda m: m.role != "assistant", reversed(messages)))
         results = [p for m in reversed(since_model) for p in m.parts if isinstance(p, ToolResult)]
-        tools = conversation.tools if conversation and constraints.tool_choice != "none" else []
+        # What the model may call now: tools added or removed mid-conversation count.
+        tools = conversation.model_tools() if conversation and constraints.tool_choice != "none" else []
         segments: list[Segment | str] = []
         form = conversation.output_format if conversation else None
         answer = TextSegment(json.dumps(example_value(form.json_schema or {"type": "object"}))) if form else None

@@ -81,6 +81,7 @@ def supported(request: Request) -> Request:
 def to_conversation(request: ChatCompletionRequest, *, session_key: str | None = None) -> Conversation:
     messages = _messages(request.messages)
     names = {t.function.name for t in request.tools or []}
+    names |= {t.function.name for m in request.messages for t in m.tools or [] if m.role in ("system", "developer")}
     choice = _tool_choice(request, names)
     max_tokens = request.max_completion_tokens or request.max_tokens
     stop = [request.stop] if isinstance(request.stop, str) else list(request.stop or [])
