@@ -266,3 +266,19 @@ def test_remote_engine_fields_for_each_server():
         "end": "</think>",
     }
     assert "json_schema" not in body(llama, thinking) and "structured_outputs" not in body(llama, thinking)
+
+
+def test_channel_formats_are_validated_not_guided(tmp_path):
+    """gpt-oss writes its answer inside harmony's final channel: a JSON grammar from
+    the first token would rule that out, so the answer is only validated."""
+    with running_server("gpt-oss", tmp_path=tmp_path) as (url, state):
+        engine = Recording(state.pipeline.engine)
+        pipeline = Pipeline(state.pipeline.model, engine)
+        form = OutputFormat(type="json_schema", json_schema=SCHEMA)
+        conversation = Conversation(
+            model="m", messages=[Message(role="user", parts=[Text(text="how far?")])], output_format=form
+        )
+        events = run(pipeline, conversation)
+        assert engine.requests[-1].constraints.output is None
+        assert isinstance(events[-1], Finish)
+        assert json.loads(ask(url, "chat", {"type": "json_schema", "schema": SCHEMA})) == {"answer": 42, "unit": "m"}

@@ -334,7 +334,9 @@ class Pipeline:
         schema = form.json_schema if form.type == "json_schema" else None
         markers = self.model.profile.reasoning_markers
         reasoning = (self.model.profile.reasoning_parser or "").lower()
-        if not (prompt.thinking_enabled and markers and reasoning) or reasoning in HARMONY_REASONING_NAMES:
+        if reasoning and (reasoning in HARMONY_REASONING_NAMES or reasoning_format(reasoning).syntax):
+            return None  # the answer sits inside channel syntax (harmony, Kimi K3) a JSON grammar would rule out
+        if not (prompt.thinking_enabled and markers and reasoning):
             return OutputGuide(schema if isinstance(schema, dict) else None)
         encode = self.model.tokenizer.encode
         return OutputGuide(
