@@ -81,3 +81,18 @@ def test_without_reasoning_the_answer_starts_at_once(qwen3):
     for token in tokenizer.encode(text):
         assert allowed(guide, vocabulary.vocab_size)[token]
         guide.push(token)
+
+
+def test_a_turn_that_may_call_begins_a_call_or_the_json(qwen3):
+    tokenizer, vocabulary, _ = qwen3
+    [opener] = tokenizer.encode("<tool_call>")
+    guide = _AnswerGuide(OutputGuide(None, call_trigger="<tool_call>", call_trigger_ids=(opener,)), vocabulary)
+    size = vocabulary.vocab_size
+    guide.push(tokenizer.encode("\n")[0])  # newlines still leave the choice open
+    assert allowed(guide, size)[opener] and not allowed(guide, size)[tokenizer.encode("Hello")[0]]
+    guide.push(opener)
+    assert allowed(guide, size).all(), "a call began: nothing is guided"
+
+    answer = _AnswerGuide(OutputGuide(None, call_trigger="<tool_call>", call_trigger_ids=(opener,)), vocabulary)
+    answer.push(tokenizer.encode("{")[0])
+    assert not allowed(answer, size)[opener], "the JSON began: no call any more"

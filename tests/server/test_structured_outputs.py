@@ -6,8 +6,8 @@
 - one that does not (the scripted model ignores the format) ends with the API's
   error, streaming or not, never a normal finish;
 - a `json_schema` without a schema, or with one that is not a schema, is a 400;
-- a turn that can not call tools carries an `OutputGuide` to the engine (reasoning
-  markers included); one that can is only validated.
+- the turn carries an `OutputGuide` to the engine (reasoning markers included, and
+  the call opener when it may call tools); one that must call has none.
 """
 
 from __future__ import annotations
@@ -222,10 +222,16 @@ def test_the_guide_travels_to_the_engine_only_when_no_call_is_possible(rules):
     tools = [ToolSpec(name="Bash", parameters={"type": "object", "properties": {}})]
     with_tools = conversation.model_copy(update={"tools": tools})
     events = run(pipeline, with_tools)
-    assert engine.requests[-1].constraints.output is None
+    guide = engine.requests[-1].constraints.output
+    # A turn that may call tools may begin a call instead of the JSON.
+    assert guide is not None and guide.call_trigger == "<tool_call>"
+    assert guide.call_trigger_ids == tuple(state.pipeline.model.tokenizer.encode("<tool_call>"))
     none = with_tools.model_copy(update={"tool_choice": ToolChoice(mode="none")})
     run(pipeline, none)
-    assert engine.requests[-1].constraints.output is not None
+    assert engine.requests[-1].constraints.output.call_trigger == ""
+    required = with_tools.model_copy(update={"tool_choice": ToolChoice(mode="required")})
+    run(pipeline, required)
+    assert engine.requests[-1].constraints.output is None  # a call is due, not the answer
 
     prose = conversation.model_copy(update={"output_format": OutputFormat(type="json_object")})
     script_engine = Recording(state.pipeline.engine)
@@ -266,6 +272,8 @@ def test_remote_engine_fields_for_each_server():
         "end": "</think>",
     }
     assert "json_schema" not in body(llama, thinking) and "structured_outputs" not in body(llama, thinking)
+    may_call = OutputGuide(SCHEMA, call_trigger="<tool_call>")
+    assert "json_schema" not in body(vllm, may_call) and "structured_outputs" not in body(vllm, may_call)
 
 
 def test_channel_formats_are_validated_not_guided(tmp_path):

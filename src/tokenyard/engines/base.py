@@ -106,8 +106,9 @@ class OutputGuide:
     (`json_object`). Reasoning comes first, unconstrained: the output starts inside a
     reasoning block when `inside`, and the model may open one first (`reasoning_start`,
     the family's start marker, text and token ids) when the markers are given; the
-    JSON follows the end marker (`reasoning_end`). The pipeline sets it only for a
-    turn that may not call tools: guiding would rule calls out."""
+    JSON follows the end marker (`reasoning_end`). When the turn may call tools,
+    the answer may instead begin with `call_trigger` (the family's call opener): from
+    there nothing is guided, as a turn with calls is not held to the format."""
 
     schema: dict[str, Any] | None
     reasoning_start: str = ""
@@ -115,6 +116,8 @@ class OutputGuide:
     reasoning_start_ids: tuple[int, ...] = ()
     reasoning_end_ids: tuple[int, ...] = ()
     inside: bool = False
+    call_trigger: str = ""
+    call_trigger_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

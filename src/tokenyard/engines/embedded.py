@@ -428,10 +428,12 @@ class EmbeddedEngine:
 
 
 class _AnswerGuide:
-    """An `OutputGuide` as token masks. Inside a reasoning block sampling is free; the
-    first token of the answer may open one (the start marker's first token); after
-    the block's end marker, and from the start otherwise, only tokens the grammar
-    (up to two newlines, then the JSON, then a stop token) allows are sampled."""
+    """An `OutputGuide` as token masks. Inside a reasoning block sampling is free. At
+    the answer's start (before anything but newlines) the model may also open a
+    reasoning block (the start marker's first token, when it has not reasoned yet)
+    or begin a call (the call opener's first token, when it may call), after which
+    nothing is guided; otherwise only tokens the grammar (up to two newlines, the
+    JSON, then a stop token) allows are sampled."""
 
     def __init__(self, guide: OutputGuide, vocabulary: LLTokenizer):
         from llguidance import LLMatcher
@@ -444,33 +446,44 @@ class _AnswerGuide:
         self._matcher = LLMatcher(vocabulary, LLMatcher.grammar_from_lark(lark), log_level=0)
         if self._matcher.is_error():
             raise ValueError(self._matcher.get_error())
+        self._vocabulary = vocabulary
         self._free = guide.inside
+        self._off = False  # a call began: the rest of the turn is the model's own
+        self._at_start = True
         self._opener = guide.reasoning_start_ids[0] if guide.reasoning_start_ids and not guide.inside else None
+        self._call = guide.call_trigger_ids[0] if guide.call_trigger_ids else None
         self._end = list(guide.reasoning_end_ids)
         self._recent: list[int] = []
 
     def mask(self, logits: torch.Tensor) -> torch.Tensor:
-        if self._free or self._matcher.is_error():
-            return logits  # reasoning; or a token the grammar refused was forced in
+        if self._free or self._off or self._matcher.is_error():
+            return logits  # reasoning, a call; or a token the grammar refused was forced in
         import numpy as np
         import torch
 
         bits = np.frombuffer(self._matcher.compute_bitmask(), dtype=np.uint8)
         allowed = torch.from_numpy(np.unpackbits(bits, bitorder="little")[: logits.numel()].astype(bool))
-        if self._opener is not None:
-            allowed[self._opener] = True
+        if self._at_start:
+            for token in (self._opener, self._call):
+                if token is not None and token < allowed.numel():
+                    allowed[token] = True
         return logits.masked_fill(~allowed, float("-inf"))
 
     def push(self, token: int) -> None:
+        if self._off:
+            return
         if self._free:
             self._recent = [*self._recent, token][-len(self._end) :] if self._end else []
-            self._free = not (self._end and self._recent == self._end)
+            if self._end and self._recent == self._end:
+                self._free, self._at_start = False, True
             return
-        if token == self._opener:
-            self._free = True
+        if self._at_start and token == self._opener:
+            self._free, self._opener = True, None
+        elif self._at_start and token == self._call:
+            self._off = True
         else:
             self._matcher.consume_token(token)
-        self._opener = None
+            self._at_start = self._at_start and not self._vocabulary.decode_bytes([token]).strip()
 
 
 class _Sampler:

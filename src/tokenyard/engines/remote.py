@@ -335,7 +335,10 @@ def output_guide_fields(guide: OutputGuide, guided_decoding: bool) -> dict[str, 
     the JSON. SGLang (not tested here): `json_schema`, a JSON string. llama.cpp
     (`guided_decoding=False`): `json_schema`, an object, which it compiles to a
     grammar; it can not leave room for reasoning, so then nothing is guided (the
-    pipeline still validates the answer)."""
+    pipeline still validates the answer). Nor is a turn that may call tools: these
+    fields can not leave room for a call."""
+    if guide.call_trigger:
+        return {}
     schema = guide.schema if guide.schema is not None else {"type": "object"}
     reasoning = bool(guide.reasoning_end)
     if not guided_decoding:

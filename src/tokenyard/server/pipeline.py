@@ -22,10 +22,11 @@ What the request demands of the output is enforced here, whatever the engine:
 - `parallel_tool_calls: false`: the turn ends after the first complete call;
 - `thinking.budget_tokens`: a `ReasoningBudget` for the engine, which ends the
   reasoning block with the family's end marker when the budget is spent;
-- an output format (`json_object`, `json_schema`): a turn that may not call tools
-  gets an `OutputGuide` (engines with guided decoding hold the answer to it); on
-  every engine, an answer without calls is validated at the end, and one that
-  breaks the format ends with an `OutputFormatViolation` error, never a finish.
+- an output format (`json_object`, `json_schema`): an `OutputGuide` (engines with
+  guided decoding hold the answer to it; one that may call tools may begin a call
+  instead); on every engine, an answer without calls is validated at the end, and
+  one that breaks the format ends with an `OutputFormatViolation` error, never a
+  finish.
 An engine that stays silent for `engine_timeout` seconds is aborted (`EngineTimeout`).
 """
 
@@ -36,6 +37,7 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..apis.errors import ENGINE_FAILED_MESSAGE
 from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
@@ -326,27 +328,31 @@ class Pipeline:
         )
 
     def _output_guide(self, conversation: Conversation, prompt: RenderedPrompt) -> OutputGuide | None:
-        """The JSON answer to guide, for a turn that can not call a tool (a guide
-        would rule the calls out; such a turn is only validated)."""
+        """The JSON answer to guide; None for a turn that must call a tool, and for
+        families whose answer sits inside channel syntax a JSON grammar would rule
+        out (harmony, Kimi K3...): those answers are only validated."""
         form = conversation.output_format
-        if form is None or prompt.prefill or (conversation.tools and conversation.tool_choice.mode != "none"):
+        if form is None or prompt.prefill or conversation.tool_choice.mode in ("required", "named"):
             return None
-        schema = form.json_schema if form.type == "json_schema" else None
-        markers = self.model.profile.reasoning_markers
-        reasoning = (self.model.profile.reasoning_parser or "").lower()
+        profile = self.model.profile
+        reasoning = (profile.reasoning_parser or "").lower()
         if reasoning and (reasoning in HARMONY_REASONING_NAMES or reasoning_format(reasoning).syntax):
-            return None  # the answer sits inside channel syntax (harmony, Kimi K3) a JSON grammar would rule out
-        if not (prompt.thinking_enabled and markers and reasoning):
-            return OutputGuide(schema if isinstance(schema, dict) else None)
+            return None
         encode = self.model.tokenizer.encode
-        return OutputGuide(
-            schema if isinstance(schema, dict) else None,
-            reasoning_start=markers[0],
-            reasoning_end=markers[1],
-            reasoning_start_ids=tuple(encode(markers[0])),
-            reasoning_end_ids=tuple(encode(markers[1])),
-            inside=prompt.opened_reasoning or self._reasoning_forced,
-        )
+        fields: dict[str, Any] = {}
+        if conversation.tools and conversation.tool_choice.mode != "none" and self._syntax is not None:
+            fields.update(call_trigger=self._syntax.trigger, call_trigger_ids=tuple(encode(self._syntax.trigger)))
+        markers = profile.reasoning_markers
+        if prompt.thinking_enabled and markers and reasoning:
+            fields.update(
+                reasoning_start=markers[0],
+                reasoning_end=markers[1],
+                reasoning_start_ids=tuple(encode(markers[0])),
+                reasoning_end_ids=tuple(encode(markers[1])),
+                inside=prompt.opened_reasoning or self._reasoning_forced,
+            )
+        schema = form.json_schema if form.type == "json_schema" else None
+        return OutputGuide(schema if isinstance(schema, dict) else None, **fields)
 
     def _reasoning_budget(self, conversation: Conversation, prompt: RenderedPrompt) -> ReasoningBudget | None:
         budget = conversation.thinking.budget_tokens
