@@ -12,7 +12,10 @@ key; 100 concurrent requests at --max-concurrency 2 (refusals with retry-after);
 header (time, server peak RSS); server RSS after large bodies; a non-streaming client
 that hangs up at --max-concurrency 1 (how long the next request waits for the slot);
 a tool call with invalid JSON arguments and one cut by max_tokens, streamed on each API
-(was a call announced; the stop reason).
+(was a call announced; the stop reason); lone surrogates in the 13 places that once
+answered 500 (count of 5xx); a request framed by both Content-Length and
+Transfer-Encoding (is the connection closed); 4 streaming clients that never read
+at --max-concurrency 4 (how the next request fares; TOKENYARD_SEND_TIMEOUT=5).
 """
 
 from __future__ import annotations
@@ -47,10 +50,10 @@ def free_port() -> int:
 class Server:
     """`tokenyard serve` from `src` in a subprocess, optionally under a soft fd limit."""
 
-    def __init__(self, src: str, *flags: str, nofile: int | None = None):
+    def __init__(self, src: str, *flags: str, nofile: int | None = None, env: dict[str, str] | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
+        env = {**os.environ, **(env or {}), "PYTHONPATH": str(Path(src).resolve())}
         argv = ["serve", "--model", str(FIXTURE), "--engine", "scripted", "--served-model-name", "test/model"]
         argv += ["--port", str(self.port), "--log-level", "warning", *flags]
         code = f"import sys; from tokenyard.cli import main; sys.exit(main({argv!r}))"
@@ -283,6 +286,65 @@ def hang_up(url: str) -> str:
     return f"next request served in {served:.2f} s after a client hung up (alone: {alone:.2f} s)"
 
 
+def surrogates(url: str) -> str:
+    """The lone-surrogate bodies of tests/server/test_hostile_input.py, streamed and not."""
+    from tests.server.test_hostile_input import SURROGATE_PLACES
+
+    bad = total = 0
+    for path, body in SURROGATE_PLACES.values():
+        for stream in (False, True) if path in ("/v1/messages", "/v1/chat/completions", "/v1/responses") else (False,):
+            response = post(url, path, {**body, "stream": stream} if stream else body)
+            total += 1
+            bad += response.status_code >= 500 or "api_error" in response.text or "server_error" in response.text
+    return f"{len(SURROGATE_PLACES)} places, {total} requests: {bad} server errors"
+
+
+def smuggling(url: str) -> str:
+    """Content-Length and Transfer-Encoding together: served, then is the connection closed?"""
+    host, port = url.removeprefix("http://").split(":")
+    body = json.dumps({"model": "test/model", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    head = "POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n"
+    head += "content-length: 4\r\ntransfer-encoding: chunked\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=3) as sock:
+        sock.sendall(head.encode() + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+            state = "closed by the server"
+        except TimeoutError:
+            state = "kept open"
+    status = data.split(b"\r\n", 1)[0].decode()
+    return f"CL+TE request answered '{status}', connection {state}"
+
+
+def stalled_readers(url: str, clients: int = 4) -> str:
+    """`clients` streams whose clients never read hold every slot; then a real request."""
+    host, port = url.removeprefix("http://").split(":")
+    body = json.dumps(
+        {"model": "test/model", "max_tokens": 200_000, "stream": True, "messages": [{"role": "user", "content": "go"}]}
+    ).encode()
+    head = f"POST /v1/messages HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+    socks = []
+    for _ in range(clients):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((host, int(port)))
+        sock.sendall(f"{head}content-length: {len(body)}\r\n\r\n".encode() + body)
+        socks.append(sock)
+    time.sleep(1)
+    start = time.perf_counter()
+    status = post(
+        url, "/v1/messages", {"model": "test/model", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    ).status_code
+    took = time.perf_counter() - start
+    for sock in socks:
+        sock.close()
+    return (
+        f"{clients} streams never read at --max-concurrency {clients}: the next request got {status} after {took:.1f} s"
+    )
+
+
 BROKEN_CALLS = {
     "invalid JSON": ('<tool_call>\n{"name": "Bash", "arguments": {"command": ls -la}}\n</tool_call>', 512),
     "cut by max_tokens": (
@@ -357,7 +419,8 @@ def main() -> None:
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--fuzz", type=int, default=250)
     parser.add_argument(
-        "--only", help="comma-separated probes: basics,memory,overload,slowloris,header,hang-up,broken-calls"
+        "--only",
+        help="comma-separated probes: basics,memory,overload,slowloris,header,hang-up,broken-calls,stalled-readers",
     )
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -374,6 +437,8 @@ def main() -> None:
             print("tool schemas:", invalid_schemas(server.url))
             print("forged turn:", forged_turn(server.url))
             print("localhost:", localhost(server.url))
+            print("surrogates:", surrogates(server.url))
+            print("smuggling:", smuggling(server.url))
     if run("memory"):
         with Server(args.src) as server:
             print("memory:", memory(server))
@@ -389,6 +454,13 @@ def main() -> None:
     if run("hang-up"):
         with Server(args.src, "--max-concurrency", "1", "--token-delay", "0.05") as server:
             print("hang-up:", hang_up(server.url))
+    if run("stalled-readers"):
+        # An endless answer: the scripted model's text for a long output.
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as script:
+            json.dump([[{"raw": "All work and no play makes a dull model. " * 20_000}]], script)
+        flags = ("--max-concurrency", "4", "--script", script.name)
+        with Server(args.src, *flags, env={"TOKENYARD_SEND_TIMEOUT": "5"}) as server:
+            print("stalled readers:", stalled_readers(server.url))
     if run("broken-calls"):
         for line in broken_calls(args.src):
             print("broken call:", line)

@@ -6,12 +6,15 @@ Each mode starts `tokenyard serve` (scripted engine, Qwen3's real tokenizer and 
 template) in its own process, then sends, all at once: `--bodies` Messages requests
 of a 20 MB user message (parsed, rendered and tokenized, then refused as longer than
 the window: the work is the point), and `--renders` count_tokens requests whose
-conversation renders to ~50K tokens (many turns through the jinja template). While
-they run, a client probes `GET /health` every 10 ms and records how long each answer
-takes; the table gives its p50, p99 and max per mode and the ratio.
+conversation renders to ~50K tokens (many turns through the jinja template). With
+`--hostile`, also what a hostile client sends: a 5.6 MB `/v1/tokenize` prompt, a
+`/v1/detokenize` of 5M ids and a Chat request with 60,000 tools (refused by the
+bounds, but read first). While they run, a client probes `GET /health` every 10 ms
+and records how long each answer takes; the table gives its p50, p99 and the worst
+single stall (max) per mode and the ratio.
 
-Target: /health p99 < 50 ms with offload on.
-Run: python benchmarks/loop_latency.py [--quick]
+Targets with offload on: /health p99 < 50 ms, and no single stall over 100 ms.
+Run: python benchmarks/loop_latency.py [--quick] [--hostile]
 """
 
 from __future__ import annotations
@@ -34,12 +37,30 @@ from common import REPO, fixture_model, free_port  # noqa: E402
 MODEL = "test/model"
 PROBE_INTERVAL = 0.01
 TARGET_MS = 50.0
+MAX_STALL_MS = 100.0
 
 
 def big_body(megabytes: float) -> dict:
     line = "The service writes its logs to /var/log/app.log and rotates them daily at midnight.\n"
     text = line * max(1, int(megabytes * 1_000_000 / len(line)))
     return {"model": MODEL, "max_tokens": 16, "messages": [{"role": "user", "content": text}]}
+
+
+def hostile_payloads() -> list[tuple[str, bytes]]:
+    import json
+
+    line = "The service writes its logs to /var/log/app.log daily.\n"
+    tool = {"type": "function", "function": {"name": "t", "parameters": {"type": "object", "properties": {}}}}
+    return [
+        ("/v1/tokenize", json.dumps({"model": MODEL, "prompt": line * 100_000}).encode()),
+        ("/v1/detokenize", json.dumps({"model": MODEL, "tokens": [785] * 5_000_000}).encode()),
+        (
+            "/v1/chat/completions",
+            json.dumps(
+                {"model": MODEL, "tools": [tool] * 60_000, "messages": [{"role": "user", "content": "hi"}]}
+            ).encode(),
+        ),
+    ]
 
 
 def many_turns(tokens: int) -> dict:
@@ -132,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render-tokens", type=int, default=50_000)
     parser.add_argument("--bodies", type=int, default=2)
     parser.add_argument("--renders", type=int, default=2)
+    parser.add_argument("--hostile", action="store_true", help="add the hostile payloads (tokenize, detokenize, tools)")
     args = parser.parse_args(argv)
     if args.quick:
         args.body_mb, args.render_tokens, args.bodies, args.renders = 1.0, 5_000, 1, 1
@@ -140,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     payloads = [("/v1/messages", json.dumps(big_body(args.body_mb)).encode())] * args.bodies + [
         ("/v1/messages/count_tokens", json.dumps(many_turns(args.render_tokens)).encode())
     ] * args.renders
+    if args.hostile:
+        payloads += hostile_payloads()
     print(
         f"/health every {PROBE_INTERVAL * 1000:.0f} ms while {args.bodies} x {args.body_mb:g} MB Messages bodies and "
         f"{args.renders} x ~{args.render_tokens // 1000}K-token count_tokens renders are in flight"
@@ -162,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     on, off = percentile(results["on-loop"], 0.99), percentile(results["offload"], 0.99)
     verdict = "meets" if off < TARGET_MS else "misses"
     print(f"p99 on-loop / offload: {on / off:.1f}x; offload {verdict} the {TARGET_MS:.0f} ms target")
+    worst = max(results["offload"])
+    verdict = "meets" if worst <= MAX_STALL_MS else "misses"
+    print(f"worst single stall with offload: {worst:.0f} ms; {verdict} the {MAX_STALL_MS:.0f} ms target")
     return 0
 
 

@@ -43,13 +43,15 @@ MCP_PACKAGES=(
 )
 
 # Loopback-only namespaces need unshare (util-linux) and ip (iproute2); the smoke
-# test traces connect() calls with strace.
+# test traces connect() calls with strace; the auto-mode test drives the interactive
+# Claude Code through tmux.
 install_debian_tools() {
     local missing=()
     command -v unshare >/dev/null || missing+=(util-linux)
     command -v nsenter >/dev/null || missing+=(util-linux)
     command -v ip >/dev/null || missing+=(iproute2)
     command -v strace >/dev/null || missing+=(strace)
+    command -v tmux >/dev/null || missing+=(tmux)
     if ((${#missing[@]})); then
         echo "install_clients: apt-get install ${missing[*]}" >&2
         DEBIAN_FRONTEND=noninteractive apt-get update -qq

@@ -92,3 +92,36 @@ def test_serve_without_the_embedded_extra_says_what_to_install(monkeypatch, caps
     assert cli.main(["serve"]) == 2
     hint = capsys.readouterr().err
     assert "needs torch" in hint and "download.pytorch.org/whl/cpu" in hint and "--engine remote" in hint
+
+
+def test_codex_profile_finds_codex_where_the_launchers_do(tmp_path):
+    """`--codex-profile` without `--codex-models` runs the Codex that
+    $TOKENYARD_CLIENTS holds (not only ~/.cache's), and says what to do when there is
+    none instead of a bare `[Errno 2]`."""
+    import os
+
+    from tests.e2e.harness import clients_dir, codex_binary
+
+    codex_binary()  # skips without the installed Codex
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TOKENYARD_CACHE": str(tmp_path / "cache")}
+    env.update({k: v for k, v in os.environ.items() if k in ("PYTHONPATH", "VIRTUAL_ENV")})
+    args = [
+        sys.executable,
+        "-m",
+        "tokenyard.cli",
+        "codex-catalog",
+        "--served-model-name",
+        "m",
+        "--context-window",
+        "4096",
+    ]
+    found = subprocess.run(
+        args, env={**env, "TOKENYARD_CLIENTS": str(clients_dir())}, capture_output=True, text=True, timeout=60
+    )
+    assert found.returncode == 0, found.stderr
+    assert [m["slug"] for m in json.loads(found.stdout)["models"]] == ["m"]
+    missing = subprocess.run(
+        args, env={**env, "TOKENYARD_CLIENTS": str(tmp_path / "none")}, capture_output=True, text=True, timeout=60
+    )
+    assert missing.returncode == 2 and "Errno" not in missing.stderr
+    assert "`codex` is not installed" in missing.stderr and "--codex-models FILE" in missing.stderr

@@ -19,6 +19,7 @@ from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
+from .safeguards import DEFAULT_SAFEGUARDS_TIMEOUT
 
 if TYPE_CHECKING:
     from .server.loading import ModelSettings
@@ -61,35 +62,36 @@ def print_parser_names(out: Any) -> None:
             out.write(f"{peer} {kind} names: " + ", ".join(pairs) + "\n")
 
 
-def codex_binary() -> str:
-    """Codex on PATH, else the one scripts/install_clients.sh installs."""
-    import shutil
-
-    found = shutil.which("codex")
-    if found:
-        return found
-    return str(Path.home() / ".cache" / "tokenyard" / "clients" / "bin" / "codex")
-
-
 def load_codex_profile(name: str, models_file: str | None) -> dict[str, Any]:
     """The catalog entry `name` from `models_file` (a Codex catalog JSON), or else
-    from the catalog bundled with the installed Codex (`codex debug models --bundled`)."""
+    from the catalog bundled with the installed Codex (`codex debug models --bundled`),
+    found where the launchers find it ($TOKENYARD_CODEX_BIN, PATH, $TOKENYARD_CLIENTS)."""
     import subprocess
     import tempfile
 
     from .apis.catalogs import find_profile
+    from .launchers.common import LaunchError, find_client
 
     if models_file:
         catalog = json.loads(Path(models_file).read_text(encoding="utf-8"))
     else:
-        with tempfile.TemporaryDirectory() as home:  # a throwaway CODEX_HOME: reads nothing of the user's
-            done = subprocess.run(
-                [os.environ.get("TOKENYARD_CODEX") or codex_binary(), "debug", "models", "--bundled"],
-                capture_output=True,
-                text=True,
-                check=False,
-                env={**os.environ, "CODEX_HOME": home},
-            )
+        where = f"--codex-profile {name} reads the catalog bundled with Codex"
+        try:
+            binary = find_client("codex")
+            with tempfile.TemporaryDirectory() as home:  # a throwaway CODEX_HOME: reads nothing of the user's
+                done = subprocess.run(
+                    [binary, "debug", "models", "--bundled"],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    env={**os.environ, "CODEX_HOME": home},
+                )
+        except LaunchError as error:
+            raise ValueError(f"{where}, but {error}; or pass --codex-models FILE") from error
+        except OSError as error:
+            raise ValueError(
+                f"{where}, but `{binary}` cannot run ({error.strerror}); or pass --codex-models FILE"
+            ) from error
         if done.returncode != 0:
             raise ValueError(f"`codex debug models --bundled` failed: {done.stderr.strip()[-500:]}")
         catalog = json.loads(done.stdout)
@@ -98,13 +100,15 @@ def load_codex_profile(name: str, models_file: str | None) -> dict[str, Any]:
 
 def run_codex_catalog(args: argparse.Namespace) -> int:
     from .apis.catalogs import codex_catalog
+    from .apis.models import ModelCard
 
-    catalog = codex_catalog(
-        args.served_model_name,
-        load_codex_profile(args.codex_profile, args.codex_models),
-        context_window=args.context_window,
-        reasoning=not args.no_reasoning,
-    )
+    window = args.context_window
+    thinking = not args.no_reasoning
+    cards = [
+        ModelCard(i, 0, window, window, thinking=thinking, thinking_switch=False, effort=thinking and args.effort)
+        for i in args.served_model_name
+    ]
+    catalog = codex_catalog(cards, load_codex_profile(args.codex_profile, args.codex_models))
     text = json.dumps(catalog, indent=2, ensure_ascii=False) + "\n"
     if args.output == "-":
         sys.stdout.write(text)
@@ -218,6 +222,8 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
         router_policy=args.router_policy,
         workers=args.workers,
         forward_priority=args.forward_priority,
+        session_header=args.session_header,
+        forward_harness_headers=args.forward_harness_headers,
         engine_model=args.engine_model,
         engine_api_key=args.engine_api_key,
     )
@@ -291,6 +297,8 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
             allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
             allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
             codex_profile=codex_profile,
+            safeguards_model=args.safeguards_model,
+            safeguards_timeout=args.safeguards_timeout,
         ),
         other_pipelines=tuple(pipelines[1:]),
     )
@@ -320,6 +328,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         max_header_bytes=args.max_header_bytes,
         header_timeout=args.header_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
+        send_timeout=args.send_timeout,
         limit_concurrency=args.limit_concurrency,
     )
     started = serve(
@@ -436,6 +445,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="announce each complete tool call with a tool_call_dispatch event while the turn goes on",
     )
     serve.add_argument(
+        "--safeguards-model",
+        default=_env("safeguards_model"),
+        metavar="NAME",
+        help="the served model that judges each tool call for clients that ask (Claude Code's auto mode); "
+        "default: the model the request names",
+    )
+    serve.add_argument(
+        "--safeguards-timeout",
+        type=float,
+        default=float(_env("safeguards_timeout", DEFAULT_SAFEGUARDS_TIMEOUT)),
+        metavar="SECONDS",
+        help="how long one tool call's verdict may take; a call without a verdict is not run",
+    )
+    serve.add_argument(
         "--api-key", default=_env("api_key"), help="require this key (x-api-key or Authorization: Bearer)"
     )
     serve.add_argument(
@@ -542,6 +565,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="send agent-hint priorities to the engines (vLLM needs --scheduling-policy priority)",
     )
     serve.add_argument(
+        "--session-header",
+        default=_env("session_header", "x-session-id"),
+        metavar="NAMES",
+        help="remote engines: the header(s), comma-separated, that carry the conversation's session to the "
+        "engine or its router (llm-d, vllm-router) so a session stays on one worker; 'none' sends none "
+        "(default x-session-id)",
+    )
+    serve.add_argument(
+        "--forward-harness-headers",
+        action=argparse.BooleanOptionalAction,
+        default=_env("forward_harness_headers", "1").lower() in ("1", "true", "yes", "on"),
+        help="remote engines: also send the harness's own session headers (x-claude-code-session-id, "
+        "session-id, x-session-affinity), which llm-d's agent-identity plugin reads (default on)",
+    )
+    serve.add_argument(
         "--engine-model",
         default=_env("engine_model"),
         metavar="NAME",
@@ -628,6 +666,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="idle time before a kept-alive connection is closed",
     )
     serve.add_argument(
+        "--send-timeout",
+        type=float,
+        default=float(_env("send_timeout", 30.0)),
+        metavar="SECONDS",
+        help="a client that reads nothing of its response for this long is disconnected "
+        "(its generation stops and frees its slot)",
+    )
+    serve.add_argument(
         "--limit-concurrency",
         type=int,
         default=int(_env("limit_concurrency", 4096)),
@@ -689,6 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
     catalog.add_argument("--codex-profile", default="gpt-5.5", metavar="SLUG", help="profile to inherit (gpt-5.5)")
     catalog.add_argument("--codex-models", metavar="FILE", help="catalog to take it from (default: codex's bundled)")
     catalog.add_argument("--no-reasoning", action="store_true", help="the model does not reason")
+    catalog.add_argument(
+        "--effort", action="store_true", help="the chat template reads reasoning_effort (offer low/medium/high)"
+    )
     catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
     catalog.set_defaults(run=run_codex_catalog)
 

@@ -8,10 +8,11 @@ exactly.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from . import wire_json
 
 
 class _Part(BaseModel):
@@ -52,7 +53,7 @@ class ToolCall(_Part):
 
     def input(self) -> Any:
         try:
-            return json.loads(self.arguments) if self.arguments.strip() else {}
+            return wire_json.loads(self.arguments, where="arguments") if self.arguments.strip() else {}
         except ValueError:
             return self.arguments
 
@@ -176,6 +177,29 @@ class ThinkingControl(BaseModel):
         return self.mode != "disabled"
 
 
+class ToolUseClearing(BaseModel):
+    """Once the prompt is over `trigger_tokens`, the results of all but the last
+    `keep_tool_uses` tool calls are replaced by a note (their arguments too with
+    `clear_inputs`, or for the tools it names), except for `exclude_tools`; not done
+    when it would save fewer than `clear_at_least_tokens`."""
+
+    trigger_tokens: int = 100_000
+    keep_tool_uses: int = 3
+    clear_at_least_tokens: int = 0
+    exclude_tools: list[str] = Field(default_factory=list)
+    clear_inputs: bool | list[str] = False
+
+
+class ContextEdits(BaseModel):
+    """What of the history the client asked to keep from the model (Anthropic's
+    `context_management.edits`); the client keeps sending its full history.
+    `keep_thinking_turns`: reasoning stays only in the last N assistant turns (None:
+    all of it)."""
+
+    keep_thinking_turns: int | None = None
+    clear_tool_uses: ToolUseClearing | None = None
+
+
 class SamplingParams(BaseModel):
     max_tokens: int | None = None
     temperature: float | None = None
@@ -220,6 +244,7 @@ class Conversation(BaseModel):
     sampling: SamplingParams = Field(default_factory=SamplingParams)
     thinking: ThinkingControl = Field(default_factory=ThinkingControl)
     output_format: OutputFormat | None = None
+    context_edits: ContextEdits = Field(default_factory=ContextEdits)
     # Extra chat-template variables the client asked for (chat_template_kwargs).
     template_kwargs: dict[str, Any] = Field(default_factory=dict)
     # Identifies the agent session for prefix-stability tracking.
@@ -230,9 +255,26 @@ class Conversation(BaseModel):
     parent_agent_id: str | None = None
     # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
     agent: str | None = None
+    # The end user the client names (OpenAI `user`; an Anthropic `metadata.user_id`
+    # that holds no session): what engine routers keep together when there is no session.
+    user: str | None = None
+    # The harness's own session headers as it sent them (Claude Code's
+    # x-claude-code-session-id, Codex's session-id...), forwarded to engines because
+    # fleet routers read them (apis/hints.py lists them).
+    harness_headers: dict[str, str] = Field(default_factory=dict)
     hints: AgentHints = Field(default_factory=AgentHints)
     # What kind of request this is when it is not an ordinary turn ("compaction").
     request_kind: str | None = None
+
+    @property
+    def affinity_key(self) -> str | None:
+        """What the requests that should reach one engine worker share: the session,
+        per agent (a subagent's prompts extend each other, not the main agent's), else
+        the end user. Engine routers get it as `x-session-id`; tokenyard's own router
+        keeps it for affinity."""
+        if self.session_key:
+            return f"{self.session_key}/{self.agent_id}" if self.agent_id else self.session_key
+        return self.user
 
     def model_tools(self) -> list[ToolSpec]:
         """Every tool the model may call, under the names it sees: the offered tools,

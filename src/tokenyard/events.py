@@ -114,10 +114,25 @@ FinishReason = Literal["stop", "length", "stop_sequence", "tool_calls", "cancell
 
 
 @dataclass(slots=True)
+class CallVerdict:
+    """A server-side safety classifier's verdict on one of the turn's tool calls
+    (safeguards.py). `flagged` None: no verdict, for the reason in `unavailable`
+    ("timeout", "error", "input_too_long", "truncated"); the client must not treat
+    that as an allow."""
+
+    flagged: bool | None
+    explanation: str | None = None
+    unavailable: str | None = None
+
+
+@dataclass(slots=True)
 class Finish:
     reason: FinishReason
     stop_sequence: str | None = None
     usage: Usage = field(default_factory=Usage)
+    # The request asked the server to judge its tool calls: a verdict per call id
+    # (empty when the turn made none). None: it did not ask.
+    verdicts: dict[str, CallVerdict] | None = None
 
 
 @dataclass(slots=True)

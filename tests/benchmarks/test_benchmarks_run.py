@@ -3,6 +3,7 @@ asserted here — speed targets live in the benchmarks' own output."""
 
 import importlib.util
 import pathlib
+import re
 import sys
 
 import pytest
@@ -74,6 +75,15 @@ def test_kv_routing_quick(capsys):
     assert "kv-aware / round-robin TTFT p50 = " in out
     for policy in ("round-robin", "least-loaded", "kv-aware"):
         assert f"\n{policy} " in out
+
+
+def test_agentic_fleet_quick(capsys):
+    assert load("agentic_fleet").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"kv-aware / round-robin TTFT p50 = \d+\.\d\dx", out)
+    for policy in ("round-robin", "session-affinity", "kv-aware", "litellm-style"):
+        assert f"\n{policy} " in out
+    assert "prefill tokens kv-aware / litellm-style = " in out and "agentic_fleet.png" in out
 
 
 def test_agent_session_quick(capsys):

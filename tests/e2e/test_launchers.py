@@ -30,11 +30,13 @@ def launch(
     timeout: float = 180,
     extra_env: dict[str, str] | None = None,
     serve_args: tuple[str, ...] = (),
+    wrapper: list[str] | None = None,
 ) -> Completed:
     home = tmp_path / "home"
     serve = ["--model", str(model_dir("qwen3-coder")), "--engine", "scripted", "--served-model-name", MODEL]
     serve += ["--tool-call-parser", "qwen3_coder", "--reasoning-parser", "qwen3", *serve_args]
     argv = [sys.executable, "-m", "tokenyard.cli", client, *(f"--serve-arg={a}" for a in serve), *client_args]
+    argv = [*(wrapper or []), *argv]
     env = {"TOKENYARD_CACHE": str(tmp_path / "cache"), "TOKENYARD_CLIENTS": str(clients_dir()), **(extra_env or {})}
     if "PYTHONPATH" in os.environ:  # a source checkout under test rather than the installed package
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
@@ -52,17 +54,19 @@ def test_tokenyard_claude(tmp_path):
     assert result.returncode == 0, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
     assert f"ANTHROPIC_MODEL={MODEL}" in result.stderr, "the launcher says what it set"
+    assert "[claude-code:unrecognized_model]" not in result.stderr, result.report()
     assert (tmp_path / "cache" / "launchers" / "claude" / ".claude.json").exists()
     assert_untouched_home(tmp_path, ".claude.json", ".claude")
 
 
 def test_tokenyard_claude_with_a_small_fast_model(tmp_path):
-    """A server with a second model (Llama 3.1's tokenizer and template): the launcher
-    hands it to Claude Code as ANTHROPIC_SMALL_FAST_MODEL; the tool loop runs on the
-    main model, and every request names one of the two."""
+    """A server with a second, smaller model (Llama 3.1's tokenizer and template): the
+    launcher hands it to Claude Code as ANTHROPIC_SMALL_FAST_MODEL and the smaller
+    window as the one window; the tool loop runs on the main model, and every request
+    names one of the two."""
     claude_binary()
     log = tmp_path / "prompts.jsonl"
-    fast = f"fast={model_dir('llama-3.1')},alias=claude-haiku-4-5"
+    fast = f"fast={model_dir('llama-3.1')},alias=claude-haiku-4-5,max_model_len=32768"
     result = launch(
         tmp_path,
         "claude",
@@ -70,9 +74,11 @@ def test_tokenyard_claude_with_a_small_fast_model(tmp_path):
         PROMPT,
         "--allowedTools",
         "Bash",
-        serve_args=("--serve-model", fast, "--prompt-log", str(log)),
+        serve_args=("--max-model-len", "65536", "--serve-model", fast, "--prompt-log", str(log)),
     )
     assert result.returncode == 0, result.report()
+    # One window for both (Claude Code reads one): the small model's, so what it is sent fits.
+    assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS=32768" in result.stderr, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
     assert "ANTHROPIC_SMALL_FAST_MODEL=fast" in result.stderr and f"ANTHROPIC_MODEL={MODEL}" in result.stderr
     records = [json.loads(line) for line in log.read_text().splitlines()]
@@ -92,6 +98,20 @@ def test_tokenyard_codex(tmp_path):
     assert "Model metadata for" not in result.stderr, "Codex fell back to guessed metadata: no catalog"
     assert (tmp_path / "cache" / "launchers" / "codex" / "config.toml").exists()
     assert_untouched_home(tmp_path, ".codex")
+
+
+def test_tokenyard_codex_tui_leaves_nothing_running(tmp_path):
+    """The interactive TUI runs a tool turn and is quit with Ctrl-C: nothing it
+    started (Codex's managed `codex app-server` daemon and its updater loop run in
+    sessions of their own) outlives `tokenyard codex`."""
+    codex_binary()
+    cache = tmp_path / "cache"
+    driver = [sys.executable, str(Path(__file__).with_name("tui_session.py")), str(cache), TOOL_OUTPUT, PROMPT, "--"]
+    result = launch(tmp_path, "codex", timeout=300, extra_env={"TERM": "xterm-256color"}, wrapper=driver)
+    assert result.returncode == 0, result.report()
+    session = json.loads(result.stdout.strip().splitlines()[-1])
+    assert session["ready"] and session["answered"], session["screen"]
+    assert session["left"] == [], session["left"]
 
 
 def test_tokenyard_openclaw(tmp_path):

@@ -49,6 +49,9 @@ def run_one_turn(tmp_path, family: str, tool_call_parser: str, reasoning_parser:
     assert len(entries) == 2, f"expected one request for the call and one for the answer, got {len(entries)}"
     before, after = entries[0]["prompt_text"], entries[1]["prompt_text"]
     assert after.count(TOOL_OUTPUT) == before.count(TOOL_OUTPUT) + 1
+    # OpenClaw names no session; the server recognises it and keeps both requests in one stream.
+    assert entries[0]["session"] is not None and entries[0]["session"].startswith("openclaw-")
+    assert [e["stream"] for e in entries[1:]] == [entries[0]["stream"]] and entries[1]["prefix_matched_tokens"] > 0
     return entries
 
 

@@ -4,11 +4,17 @@ KV events they publish (`--kv-events-config`, ZMQ on local ipc sockets).
 Session A's first turn lands on one worker. Session B — another session key, so no
 affinity to follow — shares A's long system prompt: it must land on A's worker,
 because that worker's events say it holds the prefix, and vLLM must report the hit.
-Slow: two vLLM start-ups (they start side by side).
+
+The same two servers behind vLLM's own router (`vllm-router`, consistent hashing),
+with tokenyard in front of it: routing delegated. Each session's later turns land on
+the worker that holds its prefix, because tokenyard sends the session as
+`x-session-id`; token-id prompts, streaming, aborts and errors pass through.
+Slow: two vLLM start-ups (they start side by side), shared by both.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -17,8 +23,12 @@ import time
 from pathlib import Path
 
 import anthropic
+import httpx
 import pytest
 
+from tokenyard.engines.base import EngineError, EngineRequest
+from tokenyard.engines.remote import RemoteEngine
+from tokenyard.models.cache import cache_root
 from tokenyard.routing.pool import EnginePool
 from tokenyard.server.loading import ModelSettings, load
 
@@ -103,3 +113,136 @@ def test_a_new_session_lands_on_the_worker_holding_its_prefix(pair):
         assert pool.router._sessions["session-b"].worker == holder
         assert pool.stats.decisions[(holder, "kv-overlap")] >= 1
         assert answer.usage.cache_read_input_tokens > 0
+
+
+# ---------------------------------------------------------------- behind vllm-router
+
+VLLM_ROUTER_VERSION = "0.1.17"
+
+
+@pytest.fixture(scope="module")
+def vllm_router(pair, tmp_path_factory):
+    """`vllm-router --policy consistent_hash` over the pair: it hashes `x-session-id`
+    (before `x-request-id`) to pick a worker."""
+    venv = cache_root() / "vllm-router-venv"
+    if not (venv / f".tokenyard-vllm-router-{VLLM_ROUTER_VERSION}").exists():
+        pytest.skip(f"vllm-router is not installed in {venv}; run `bash scripts/install_fleet_routers.sh`")
+    _, urls, _ = pair
+    port = free_port()
+    log = tmp_path_factory.mktemp("vllm-router") / "router.log"
+    command = [
+        str(venv / "bin" / "vllm-router"), "--host", "127.0.0.1", "--port", str(port),
+        "--policy", "consistent_hash", "--worker-urls", *urls, "--disable-retries",
+        "--prometheus-port", str(free_port()),
+    ]  # fmt: skip
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while not _answers(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"vllm-router did not start (exit {process.poll()}); its log ends:\n{log.read_text()[-4000:]}"
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        _stop(process)
+
+
+def served(urls: list[str]) -> list[float]:
+    """Requests each vLLM server has finished (its Prometheus counter)."""
+    counts = []
+    for url in urls:
+        text = httpx.get(f"{url}/metrics", timeout=10).text
+        counts.append(
+            sum(
+                float(line.rsplit(" ", 1)[1])
+                for line in text.splitlines()
+                if line.startswith("vllm:request_success_total{")
+            )
+        )
+    return counts
+
+
+def running_requests(urls: list[str]) -> float:
+    total = 0.0
+    for url in urls:
+        text = httpx.get(f"{url}/metrics", timeout=10).text
+        total += sum(
+            float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("vllm:num_requests_running{")
+        )
+    return total
+
+
+def test_behind_vllm_router_a_sessions_turns_land_on_the_worker_holding_its_prefix(pair, vllm_router):
+    model_folder, urls, _ = pair
+    settings = ModelSettings(
+        model=str(model_folder), engine="remote", served_model_names=(SERVED_NAME,), engine_url=vllm_router
+    )
+    model, engine = load(settings)
+    assert isinstance(engine, RemoteEngine)  # one URL: the router; tokenyard does not route
+    with running_server_with_engine(model, engine) as (url, _):
+        for session in ("session-r1", "session-r2", "session-r3", "session-r4"):
+            client = anthropic.Anthropic(
+                base_url=url, api_key="x", max_retries=0, default_headers={"x-claude-code-session-id": session}
+            )
+            messages = [{"role": "user", "content": f"Name a colour ({session})."}]
+            before = served(urls)
+            first = client.messages.create(model=SERVED_NAME, max_tokens=8, system=RULES, messages=messages)
+            after_first = served(urls)
+            (worker,) = [n for n in range(len(urls)) if after_first[n] > before[n]]
+            messages += [
+                {"role": "assistant", "content": first.content},
+                {"role": "user", "content": "And another one."},
+            ]
+            # Streamed, as harnesses ask: the stream passes through the router.
+            with client.messages.stream(model=SERVED_NAME, max_tokens=8, system=RULES, messages=messages) as stream:
+                second = stream.get_final_message()
+            after_second = served(urls)
+            assert after_second[worker] == after_first[worker] + 1, "the second turn went to another worker"
+            assert sum(after_second) == sum(after_first) + 1
+            # The worker holds the first turn's prompt: vLLM reports the hit through the router.
+            assert second.usage.cache_read_input_tokens > 0
+
+
+def test_behind_vllm_router_aborts_and_errors_pass_through(pair, vllm_router):
+    model_folder, urls, _ = pair
+    prompt = list(range(1000, 1100))
+
+    async def abort_after_two_chunks():
+        engine = RemoteEngine(vllm_router, model=SERVED_NAME, max_model_len=8192)
+        await engine.start()
+        try:
+            request = EngineRequest(request_id="abort-1", prompt_token_ids=prompt, max_tokens=8000, stop_token_ids=[])
+            stream = engine.generate(request)
+            chunks = [await anext(stream), await anext(stream)]
+            assert all(c.token_ids for c in chunks), "token ids come back through the router"
+            for _ in range(100):  # vLLM's gauge shows it running before the abort
+                if running_requests(urls) > 0:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("vLLM never showed the request running")
+            await stream.aclose()  # closes the connection to the router
+        finally:
+            await engine.close()
+
+    asyncio.run(asyncio.wait_for(abort_after_two_chunks(), 120))
+    deadline = time.monotonic() + 30
+    while running_requests(urls) > 0:
+        assert time.monotonic() < deadline, "the aborted request is still running in vLLM"
+        time.sleep(0.2)
+
+    async def unknown_model():
+        engine = RemoteEngine(vllm_router, model="no-such-model", max_model_len=8192)
+        await engine.start()
+        try:
+            request = EngineRequest(request_id="err-1", prompt_token_ids=prompt, max_tokens=4, stop_token_ids=[])
+            return [c async for c in engine.generate(request)]
+        finally:
+            await engine.close()
+
+    with pytest.raises(EngineError, match="HTTP 404.*no-such-model"):
+        asyncio.run(asyncio.wait_for(unknown_model(), 60))

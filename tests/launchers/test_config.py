@@ -56,10 +56,15 @@ def test_claude_settings_name_the_models_and_a_tokenyard_owned_config_dir(tmp_pa
     assert settings["ANTHROPIC_SMALL_FAST_MODEL"] == settings["ANTHROPIC_DEFAULT_HAIKU_MODEL"] == SMALL.id
     assert settings["CLAUDE_CONFIG_DIR"] == str(tmp_path)
     assert settings["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
-    # The real window, through what Claude Code 2.1.330 reads (CLAUDE_CODE_NOTES.md); the
-    # output budget leaves room below it (a twelfth of the window, at most the model's cap).
-    assert settings["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == "32768"
-    assert settings["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == str(32_768 // 12)
+    # The real window, through what Claude Code 2.1.330 reads (CLAUDE_CODE_NOTES.md): one
+    # value for both models, so the smaller one's (a subagent on the small model once got
+    # `prompt is too long: 17981 > 16384`); the output budget leaves room below it (a
+    # twelfth of the window, at most either model's cap).
+    assert settings["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == "8192"
+    assert settings["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == str(8192 // 12)
+    alone = claude.claude_settings("http://127.0.0.1:8000", MAIN, MAIN, folder)
+    assert alone["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == "32768"
+    assert alone["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == str(32_768 // 12)
     assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW" not in settings, "clamped to >= 100K by Claude Code: not the window"
     env = claude.client_environment(settings)
     assert "ANTHROPIC_API_KEY" not in env, "a real Anthropic key must never be sent to the local server"
@@ -71,6 +76,9 @@ def test_claude_window_is_left_unset_when_the_server_does_not_state_one(tmp_path
     assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS" not in settings
     small_cap = claude.window_settings(ServedModel("m", context_window=1_000_000, max_output_tokens=4096))
     assert small_cap["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "4096"
+    # A window only one model states is the one to keep; every stated cap holds.
+    both = claude.window_settings(ServedModel("m", 65_536, 60_000), ServedModel("s", None, 2048))
+    assert both == {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "65536", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "2048"}
 
 
 def test_claude_onboarding_is_marked_done_and_other_state_is_kept(tmp_path):
@@ -95,6 +103,7 @@ def test_codex_config_is_valid_toml_with_a_tokenyard_provider():
         "stream_idle_timeout_ms": codex.STREAM_IDLE_TIMEOUT_MS,
     }
     assert codex.STREAM_IDLE_TIMEOUT_MS > 5 * 60 * 1000
+    assert config["features"]["daemon_auto_start"] is False, "no app-server daemon outliving the launcher"
     assert CLIENT_KEY_ENV != "TOKENYARD_API_KEY", "the client key must not switch on the server's own key check"
 
 
@@ -133,3 +142,22 @@ def test_openclaw_assumes_a_small_window_only_when_the_server_states_none():
     entry = config["models"]["providers"]["tokenyard"]["models"][0]
     assert (entry["contextWindow"], entry["maxTokens"]) == (openclaw.ASSUMED_WINDOW, openclaw.ASSUMED_MAX_TOKENS)
     assert "allow" not in config["tools"], "the launcher offers OpenClaw's own tool set"
+
+
+def test_run_client_relays_stderr_less_the_dropped_lines(capfd):
+    import sys
+
+    from tokenyard.launchers.common import RunningServer, run_client
+
+    script = "import sys; sys.stderr.write('[drop] me\\nkept line\\n[drop]x\\n'); print('out')"
+    code = run_client([sys.executable, "-c", script], {}, RunningServer("http://x"), drop_stderr=b"[drop] ")
+    out, err = capfd.readouterr()
+    assert code == 0 and out == "out\n"
+    assert err == "kept line\n[drop]x\n"
+
+
+def test_claude_auto_modes_own_classifier_asks_the_served_model(tmp_path):
+    """With CLAUDE_CODE_AUTO_MODE_SERVER=0 Claude Code classifies locally, with the
+    model CLAUDE_CODE_AUTO_MODE_MODEL names (else claude-sonnet-5: not served)."""
+    settings = claude.claude_settings("http://127.0.0.1:8000", MAIN, SMALL, tmp_path)
+    assert settings["CLAUDE_CODE_AUTO_MODE_MODEL"] == MAIN.id

@@ -152,3 +152,34 @@ def test_diagnostics_name_position_counts_and_cause_but_no_text_by_default():
     assert "fix the bug" not in line and marker not in line and "im_start" not in line
     [(_, verbose)] = two.diagnostics(excerpts=True)
     assert "fix the bug" in verbose
+
+
+QUESTION2 = "<|im_start|>user\nnow add a test<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_a_template_dropping_earlier_reasoning_at_a_new_user_turn_is_expected():
+    """Qwen3's template keeps only the current agentic turn's reasoning: at a new user
+    turn the earlier turn's `<think>` block is gone. Its own cause, logged below
+    WARNING; the same drop without a new user turn is a real divergence."""
+    prefix = SYSTEM + TOOLS + TURN1
+    dropped = OUT1.split("</think>\n\n", 1)[1]
+    turn1 = PromptFacts(("Bash", "Read"), "s1", user_turns=1)
+    turn2 = PromptFacts(("Bash", "Read"), "s1", user_turns=2)
+    _, two = watch_two(prefix + OUT1 + TURN2, prefix + dropped + TURN2 + QUESTION2, turn1, turn2)
+    assert two.divergence.cause == pw.CAUSE_TEMPLATE_DROPPED_REASONING and two.divergence.expected
+    assert len(prefix) <= two.divergence.position < len(prefix) + len("<think>")  # characters as tokens
+    [(level, line)] = two.diagnostics()
+    assert level < logging.WARNING and pw.CAUSE_TEMPLATE_DROPPED_REASONING in line
+    _, same_turn = watch_two(prefix + OUT1 + TURN2, prefix + dropped + TURN2, turn1, turn1)
+    assert same_turn.divergence.cause != pw.CAUSE_TEMPLATE_DROPPED_REASONING
+    assert same_turn.diagnostics()[0][0] == logging.WARNING
+
+
+def test_side_queries_diverging_from_each_other_are_their_own_cause():
+    watch = PrefixWatch(block_size=8)
+    title = SYSTEM + "<|im_start|>user\nWrite a title<|im_end|>\n"
+    classify = SYSTEM + "<|im_start|>user\nIs this command safe?<|im_end|>\n"
+    watch.observe("s#side", toks(title), decode, FACTS, kind=StreamKind.SIDE_QUERY)
+    report = watch.observe("s#side", toks(classify), decode, FACTS, kind=StreamKind.SIDE_QUERY)
+    assert report.divergence.cause == pw.CAUSE_SIDE_QUERY and report.divergence.expected
+    assert report.diagnostics()[0][0] < logging.WARNING

@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import zmq
 
 from tokenyard.kv_blocks import block_hashes
-from tokenyard.routing.kv_events import KvMirror
+from tokenyard.routing.kv_events import BlockStored, KvMirror, decode_batch
 from tokenyard.routing.kv_index import KvIndex
 from tokenyard.routing.kv_publisher import ZmqKvPublisher
 from tokenyard.routing.kv_subscriber import KvEventSubscriber
@@ -121,3 +122,35 @@ def test_a_sequence_gap_is_filled_from_the_replay_endpoint_and_a_restart_clears_
             await publisher.close()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(("hash_format", "kind"), [(None, int), ("int", int), ("bytes", bytes)])
+def test_block_hashes_on_the_wire_are_unsigned_64_bit_ints_by_default(hash_format, kind):
+    # vLLM publishes ints (and Dynamo's indexer refuses byte hashes); bytes on request.
+    options = {} if hash_format is None else {"hash_format": hash_format}
+    publisher = ZmqKvPublisher("tcp://127.0.0.1:0", **options)
+    publisher.bind()
+    sub = zmq.Context.instance().socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.connect(publisher.endpoint)
+    hashes = block_hashes(list(range(8)), 4)
+    try:
+        for _ in range(500):  # a SUB socket's subscription lands a while after it connects
+            publisher.stored("w0", hashes[1:], parent=hashes[0], token_ids=list(range(4, 8)))
+            publisher.flush()
+            if sub.poll(10):
+                break
+        else:
+            raise AssertionError("no batch arrived")
+        _, _, payload = sub.recv_multipart()
+    finally:
+        sub.close(linger=0)
+        asyncio.run(publisher.close())
+    (event,) = decode_batch(payload).events
+    assert isinstance(event, BlockStored)
+    for value in (*event.block_hashes, event.parent_block_hash):
+        assert type(value) is kind
+        if kind is int:
+            assert 0 <= value < 2**64
+        else:
+            assert len(value) == 32

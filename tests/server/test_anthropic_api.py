@@ -51,7 +51,8 @@ def client(url: str, **kwargs) -> anthropic.Anthropic:
 def ask(c: anthropic.Anthropic, messages, *, tools=(BASH,), thinking=None, **kwargs):
     if thinking is None:
         thinking = {"type": "adaptive"}
-    params = {"model": "test/model", "max_tokens": 1024, "system": SYSTEM, "messages": messages, **kwargs}
+    params = {"model": "test/model", "max_tokens": 1024, "system": SYSTEM, "messages": messages}
+    params.update(kwargs)
     if tools:
         params["tools"] = list(tools)
     if thinking:
@@ -590,7 +591,12 @@ def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
         def send(text, headers=session, extra=()):
             messages = [{"role": "user", "content": f"{text} {marker}"}, *extra]
             c.messages.create(
-                model="test/model", max_tokens=20, system=SYSTEM, messages=messages, extra_headers=headers
+                model="test/model",
+                max_tokens=20,
+                system=SYSTEM,
+                messages=messages,
+                tools=[BASH],  # agent turns carry tools; a request without is a side query
+                extra_headers=headers,
             )
 
         send("first question")
@@ -612,19 +618,72 @@ def test_prompt_text_never_reaches_the_log_by_default(tmp_path, caplog):
     assert records[3]["prefix_stable"] is True
 
 
-def test_cache_creation_reports_what_the_engine_newly_cached(tmp_path):
-    """The simulated engine caches full KV blocks: the first request writes them
-    (cache_creation_input_tokens), the next reads them; message_start and the final
-    usage agree, and the three parts add up to the prompt."""
+def test_expected_divergences_have_their_own_cause_stream_and_log_level(tmp_path, caplog):
+    """Qwen3's real template drops the earlier turn's reasoning at a new user turn, and
+    a side query (no tools) in the same session is no turn of it: neither is a WARNING,
+    each is counted under its own cause, and the side query has its own stream."""
+    from tokenyard.prompting import prefix_watch as pw
+    from tokenyard.server import metrics
+
+    def diverged(cause):
+        return (
+            metrics.REGISTRY.get_sample_value(
+                "tokenyard_prefix_divergences_total", {"api": "anthropic", "model": "test/model", "cause": cause}
+            )
+            or 0
+        )
+
+    session = {"x-claude-code-session-id": "sess-2"}
+    caplog.set_level(logging.DEBUG, logger="tokenyard")
+    before = {cause: diverged(cause) for cause in (pw.CAUSE_TEMPLATE_DROPPED_REASONING, pw.CAUSE_SIDE_QUERY)}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    turn1 = [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "I will run ls.", "signature": ""}, call]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}]},
+    ]
+    turn2 = [*turn1, {"role": "assistant", "content": "There is a.py."}, {"role": "user", "content": "and now?"}]
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        for messages, tools in ((turn1, [BASH]), (turn2, [BASH]), (turn2[:1], []), (turn2[-1:], [])):
+            c.messages.create(
+                model="test/model", max_tokens=20, system=SYSTEM, messages=messages, tools=tools, extra_headers=session
+            )
+        records = prompt_log(state)
+    assert "<think>" in records[0]["prompt_text"] and "I will run ls." not in records[1]["prompt_text"], "the template"
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "tokenyard.pipeline"]
+    assert not [line for level, line in lines if level >= logging.WARNING], lines
+    assert any(pw.CAUSE_TEMPLATE_DROPPED_REASONING in line for _, line in lines)
+    assert any(pw.CAUSE_SIDE_QUERY in line for _, line in lines)
+    assert [r["stream_kind"] for r in records] == ["turn", "turn", "side query", "side query"]
+    assert records[2]["stream"] == records[3]["stream"] != records[1]["stream"]
+    assert diverged(pw.CAUSE_TEMPLATE_DROPPED_REASONING) == before[pw.CAUSE_TEMPLATE_DROPPED_REASONING] + 1
+    assert diverged(pw.CAUSE_SIDE_QUERY) == before[pw.CAUSE_SIDE_QUERY] + 1
+
+
+@pytest.mark.parametrize("breakpoint", [True, False], ids=["cache_control", "no-cache_control"])
+def test_prompt_usage_follows_anthropic_s_cache_accounting(breakpoint, tmp_path):
+    """The simulated engine caches full KV blocks: the first request stores them, the
+    next reads them; message_start and the final usage agree, and the three parts add
+    up to the prompt. Anthropic counts a cache write only up to a `cache_control`
+    breakpoint: with one the stored tokens are cache_creation_input_tokens; without,
+    they are input_tokens (which never drops to 0 because the engine also cached them)."""
+    block = {"type": "text", "text": "List the files in the repository, please."}
+    system, tool = SYSTEM, BASH
+    if breakpoint:
+        block["cache_control"] = {"type": "ephemeral"}
+    else:
+        system = [{k: v for k, v in b.items() if k != "cache_control"} for b in SYSTEM]
+        tool = {k: v for k, v in BASH.items() if k != "cache_control"}
+    messages = [{"role": "user", "content": [block]}]
     with running_server("qwen3", engine="simulated", tmp_path=tmp_path) as (url, _):
         c = client(url)
-        messages = [{"role": "user", "content": "List the files in the repository, please."}]
         usages = []
         for _ in range(2):
-            final, events = ask(c, messages, thinking={"type": "disabled"}, max_tokens=30)
+            final, events = ask(c, messages, tools=[tool], system=system, thinking={"type": "disabled"}, max_tokens=30)
             start = next(e for e in events if e.type == "message_start").message.usage
             counted = c.messages.count_tokens(
-                model="test/model", system=SYSTEM, messages=messages, tools=[BASH], thinking={"type": "disabled"}
+                model="test/model", system=system, messages=messages, tools=[tool], thinking={"type": "disabled"}
             ).input_tokens
             for usage in (start, final.usage):
                 total = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
@@ -632,6 +691,71 @@ def test_cache_creation_reports_what_the_engine_newly_cached(tmp_path):
             assert start.cache_creation_input_tokens == final.usage.cache_creation_input_tokens
             usages.append(final.usage)
     first, second = usages
-    assert first.cache_read_input_tokens == 0 and first.cache_creation_input_tokens > 0
-    assert second.cache_read_input_tokens >= first.cache_creation_input_tokens
+    assert first.cache_read_input_tokens == 0 and second.cache_read_input_tokens > 0
     assert second.cache_creation_input_tokens == 0
+    if breakpoint:
+        assert first.cache_creation_input_tokens > 0
+        assert second.cache_read_input_tokens >= first.cache_creation_input_tokens
+    else:
+        assert first.cache_creation_input_tokens == 0 and first.input_tokens == counted
+        assert second.input_tokens == counted - second.cache_read_input_tokens > 0
+
+
+def test_context_management_edits_change_what_the_model_sees(tmp_path):
+    """Claude Code's `context_management.edits`, as Anthropic applies them before the
+    prompt reaches the model (the client keeps sending its full history): thinking
+    kept only in the last N assistant turns ("all": every turn), old tool results
+    (and inputs, if asked) replaced by a note once the prompt is over the trigger."""
+    from tokenyard.prompting.replay import CLEARED_TOOL_RESULT
+
+    def use(n):
+        return {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {"command": f"echo call-{n}"}}
+
+    def result(n):
+        return {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"out-{n}"}],
+        }
+
+    history = [
+        {"role": "user", "content": "run two commands"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "first-thought", "signature": ""}, use(1)]},
+        result(1),
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "second-thought", "signature": ""}, use(2)]},
+        result(2),
+    ]
+    thinking_turns = {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}
+    tool_uses = {
+        "type": "clear_tool_uses_20250919",
+        "trigger": {"type": "input_tokens", "value": 10},
+        "keep": {"type": "tool_uses", "value": 1},
+        "clear_tool_inputs": True,
+    }
+    cases = [
+        None,
+        [{"type": "clear_thinking_20251015", "keep": "all"}],
+        [thinking_turns],
+        [{**tool_uses, "trigger": {"type": "input_tokens", "value": 1_000_000}}],
+        [tool_uses],
+    ]
+    with running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        c = client(url)
+        counted = []
+        for edits in cases:
+            extra = {} if edits is None else {"context_management": {"edits": edits}}
+            c.messages.create(
+                model="test/model", max_tokens=20, system=SYSTEM, messages=history, tools=[BASH], extra_body=extra
+            )
+            counted.append(
+                c.messages.count_tokens(
+                    model="test/model", system=SYSTEM, messages=history, tools=[BASH], extra_body=extra
+                )
+            )
+        prompts = [r["prompt_text"] for r in prompt_log(state)]
+    untouched, keep_all, last_turn, not_triggered, cleared = prompts
+    assert untouched == keep_all == not_triggered
+    assert "first-thought" in untouched and "second-thought" in untouched and "out-1" in untouched
+    assert "first-thought" not in last_turn and "second-thought" in last_turn
+    assert "out-1" not in cleared and CLEARED_TOOL_RESULT in cleared and "echo call-1" not in cleared
+    assert "out-2" in cleared and "echo call-2" in cleared, "the last tool use is kept"
+    assert [r.input_tokens for r in counted][4] < counted[0].input_tokens, "count_tokens counts what is rendered"

@@ -7,9 +7,12 @@ the slot given back, and the disconnect logged as one INFO line, not a traceback
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import socket
 import threading
 import time
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -37,6 +40,7 @@ class _EndlessEngine(WrappedEngine):
         self.started: list[str] = []
         self.closed: list[str] = []
         self.lock = threading.Lock()
+        self.burst = 1  # tokens per chunk
 
     async def generate(self, request):
         with self.lock:
@@ -45,7 +49,7 @@ class _EndlessEngine(WrappedEngine):
             yield EngineChunk(cached_tokens=0)
             while True:
                 await asyncio.sleep(0.005)
-                yield EngineChunk(token_ids=[self.token_id])
+                yield EngineChunk(token_ids=[self.token_id] * self.burst)
         finally:
             with self.lock:
                 self.closed.append(request.request_id)
@@ -101,3 +105,36 @@ def test_a_client_that_hangs_up_while_queued_never_starts_a_generation(caplog):
             _wait_for(lambda: any("went away" in r.getMessage() for r in caplog.records), "the disconnect")
             assert state.waiting == 0 and len(engine.started) == 1  # it left the queue, never took the slot
         _wait_for(lambda: len(engine.closed) == 1 and state.busy == 0, "the holder's generation to end")
+
+
+def test_a_streaming_client_that_stops_reading_frees_its_slot_after_the_send_timeout(caplog):
+    """A raw socket (small receive buffer) sends a streaming request and never reads:
+    once the server's writes have been stalled for `send_timeout`, the connection is
+    cut, the generation aborted and the only slot serves the next request."""
+    caplog.set_level(logging.INFO)
+    config = ServerConfig(max_concurrency=1, max_queue=10, max_queue_wait=120)
+    options = server_options(HttpLimits(send_timeout=1.0))
+    with running_server("qwen3", config=config, uvicorn_options=options) as (url, state):
+        token = state.pipeline.model.tokenizer.encode("la")[0]
+        engine = _EndlessEngine(state.pipeline.engine, token)
+        engine.burst = 200  # fills the socket buffers in well under a second
+        state.pipeline.engine = engine
+        parts = urlsplit(url)
+        body = json.dumps({**BODIES["/v1/chat/completions"], "stream": True}).encode()
+        head = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        ).encode()
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((parts.hostname, parts.port))
+            sock.sendall(head + body)  # and never read
+            _wait_for(lambda: len(engine.started) == 1, "the generation to start")
+            _wait_for(lambda: len(engine.closed) == 1, "the stalled generation to be aborted", timeout=120)
+            _wait_for(lambda: state.busy == 0, "the slot to be given back")
+            state.pipeline.engine = engine.inner
+            served = httpx.post(f"{url}/v1/chat/completions", json=BODIES["/v1/chat/completions"], timeout=60)
+            assert served.status_code == 200
+    stalled = [r for r in caplog.records if "read nothing of its response" in r.getMessage()]
+    assert len(stalled) == 1 and stalled[0].levelno == logging.INFO
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]

@@ -49,8 +49,9 @@ def test_smollm2_answers_and_reuses_the_shared_prefix(tmp_path):
         # What the model answers (even whether it answers) is its own business.
         cold_prompt = cold_usage.input_tokens + cold_usage.cache_creation_input_tokens
         assert cold_prompt > 800 and 0 <= cold_usage.output_tokens <= 24
-        # The engine stores the whole prompt's KV for reuse: all of it is newly cached.
-        assert cold_usage.cache_creation_input_tokens == cold_prompt and cold_usage.cache_read_input_tokens == 0
+        # The engine stores the prompt's KV for reuse, but the request marks no cache
+        # breakpoint: on Anthropic's accounting all of it is input_tokens.
+        assert cold_usage.input_tokens == cold_prompt and cold_usage.cache_read_input_tokens == 0
         second, warm_ttft, warm_usage = streamed(client, "Which front-end library does the team use?")
         assert warm_usage.cache_read_input_tokens > 800
         warm_prompt = (

@@ -32,7 +32,7 @@ ANTHROPIC = {
     "tools": [{"name": "Bash", "description": "Run a command", "input_schema": TOOL_SCHEMA}],
     "tool_choice": {"type": "auto"},
     "thinking": {"type": "enabled", "budget_tokens": 1024},
-    "metadata": {"user_id": "u"},
+    "metadata": {"user_id": '{"session_id": "s1"}'},
     "messages": [
         {"role": "user", "content": [{"type": "text", "text": "List files."}]},
         {
@@ -46,6 +46,7 @@ ANTHROPIC = {
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "a.txt"}]},
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}},
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
             ],
         },
@@ -96,12 +97,43 @@ ENDPOINTS = [
     ("/v1/detokenize", {"model": "test/model", "tokens": [1, 2, 3]}, "openai"),
 ]
 
+# What hostile or careless clients were found to send (issue 22): lone surrogates (a
+# JavaScript client that cut an emoji in half), JSON nested deep inside a string
+# (arguments, metadata.user_id), tool names that begin with a digit or `-`, and
+# block types that used to be dropped or to fail.
+HOSTILE_STRINGS = [
+    "\ud800",
+    "half \ud83d an emoji",
+    "\udfff",
+    "[" * 5000 + "]" * 5000,
+    '{"session_id": "' + "[" * 2000,
+    '{"a":' * 300 + "1" + "}" * 300,
+    "2fa_verify",
+    "-x",
+    "required",  # a forced tool_choice (Chat, Responses) the scripted model may not follow
+]
+HOSTILE_BLOCKS = [
+    {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "doc \ud800"}, "title": "t"},
+    {"type": "document", "source": {"type": "base64", "media_type": "text/plain", "data": "@@not base64"}},
+    {"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": "x"}, 5]}},
+    {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}},
+    {
+        "type": "search_result",
+        "source": "https://example.com",
+        "title": "r",
+        "content": [{"type": "text", "text": "y"}],
+    },
+    {"type": "tool_use", "id": "t", "name": "3d", "input": {"\ud800": 1}},
+    {"type": "any"},  # a forced tool_choice (Anthropic)
+]
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
+    | st.text(max_size=12)
+    | st.sampled_from(HOSTILE_STRINGS)
+    | st.sampled_from(HOSTILE_BLOCKS).map(copy.deepcopy),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )

@@ -11,7 +11,8 @@ Each entry is a copy of the catalog entry the operator names as the profile to
 inherit (`--codex-profile gpt-5.5`: its base instructions, shell and apply_patch
 types, truncation policy…) with what is true of this server put over it: the id,
 the real context window, tool-search and parallel-call support, reasoning levels
-only when the model reasons, no upgrade prompt, no service tiers, no websockets.
+only where the chat template reads effort (the same fact the Anthropic model
+object states: `apis/models.effort_levels`), no upgrade prompt, no service tiers, no websockets.
 
 Codex 0.169.0 refuses an entry that lacks any of `REQUIRED_FIELDS`, or that has
 neither `base_instructions` nor `model_messages.instructions_template`, and then
@@ -25,6 +26,8 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from .models import ModelCard, effort_levels
 
 # Fields without a default in Codex 0.169.0's ModelInfo: an entry missing one fails to decode.
 REQUIRED_FIELDS = (
@@ -60,17 +63,15 @@ def find_profile(catalog: Mapping[str, Any], slug: str) -> dict[str, Any]:
     raise CatalogError(f"no model {slug!r} in the Codex catalog; it has: {known}")
 
 
-def codex_model_entry(
-    model_id: str, profile: Mapping[str, Any], *, context_window: int, reasoning: bool, priority: int = 0
-) -> dict[str, Any]:
-    """`profile`'s entry, served as `model_id` with this server's facts."""
+def codex_model_entry(card: ModelCard, profile: Mapping[str, Any], *, priority: int = 0) -> dict[str, Any]:
+    """`profile`'s entry, served as `card.id` with this server's facts."""
     entry = copy.deepcopy(dict(profile))
     entry.update(
-        slug=model_id,
-        display_name=model_id,
+        slug=card.id,
+        display_name=card.id,
         description="Served by tokenyard.",  # Codex shows it as "`<id>`: <description> Reasoning efforts: …"
-        context_window=context_window,
-        max_context_window=context_window,
+        context_window=card.max_input_tokens,
+        max_context_window=card.max_input_tokens,
         auto_compact_token_limit=None,
         supports_parallel_tool_calls=True,
         supports_search_tool=True,
@@ -85,24 +86,22 @@ def codex_model_entry(
         service_tiers=[],
         additional_speed_tiers=[],
     )
-    if not reasoning:
-        entry.update(supported_reasoning_levels=[], default_reasoning_level=None)
+    # Codex offers (and sends) only the levels listed; a template that ignores effort gets none.
+    levels = effort_levels(card)
+    offered = [lv for lv in entry.get("supported_reasoning_levels") or [] if lv.get("effort") in levels]
+    default = entry.get("default_reasoning_level")
+    if default not in {lv["effort"] for lv in offered}:
+        default = offered[0]["effort"] if offered else None
+    entry.update(supported_reasoning_levels=offered, default_reasoning_level=default)
     for field in REQUIRED_FIELDS:
         if field not in entry:
             raise CatalogError(f"the profile entry lacks `{field}`, which Codex requires")
     return entry
 
 
-def codex_catalog(
-    model_ids: Iterable[str], profile: Mapping[str, Any], *, context_window: int, reasoning: bool
-) -> dict[str, Any]:
-    """`{"models": [...]}` with an entry for every id (what `model_catalog_json` reads)."""
-    return {
-        "models": [
-            codex_model_entry(i, profile, context_window=context_window, reasoning=reasoning, priority=n)
-            for n, i in enumerate(model_ids)
-        ]
-    }
+def codex_catalog(cards: Iterable[ModelCard], profile: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"models": [...]}` with an entry for every served id (what `model_catalog_json` reads)."""
+    return {"models": [codex_model_entry(card, profile, priority=n) for n, card in enumerate(cards)]}
 
 
 def with_codex_catalog(model_list: Mapping[str, Any], catalog: Mapping[str, Any]) -> dict[str, Any]:

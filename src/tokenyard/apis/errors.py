@@ -23,6 +23,7 @@ from ..engines.base import EngineError, EngineTimeout, PromptTooLong
 from ..events import OutputFormatViolation, StreamError, ToolChoiceViolation
 from ..prompting.template import TemplateError
 from ..structured_output import InvalidOutputFormat
+from ..wire_json import JsonTooDeep
 
 log = logging.getLogger("tokenyard.apis")
 
@@ -125,6 +126,8 @@ def fault_of(error: BaseException) -> ApiError:
         return error
     if isinstance(error, ValidationError):
         return invalid_request(validation_message(error), validation_param(error))
+    if isinstance(error, JsonTooDeep):
+        return invalid_request(str(error), error.where)
     if isinstance(error, (InvalidToolChoice, InvalidOutputFormat)):
         return invalid_request(str(error), error.param)
     if isinstance(error, json.JSONDecodeError):
@@ -141,9 +144,9 @@ def fault_of(error: BaseException) -> ApiError:
     if isinstance(error, EngineTimeout):
         return ApiError(504, "timeout_error", str(error), fault=Fault.ENGINE_TIMEOUT)
     if isinstance(error, ToolChoiceViolation):
-        return ApiError(500, "api_error", str(error), fault=Fault.TOOL_CHOICE_VIOLATION)
+        return ApiError(400, "invalid_request_error", str(error), fault=Fault.TOOL_CHOICE_VIOLATION)
     if isinstance(error, OutputFormatViolation):
-        return ApiError(500, "api_error", str(error), fault=Fault.OUTPUT_FORMAT_VIOLATION)
+        return ApiError(400, "invalid_request_error", str(error), fault=Fault.OUTPUT_FORMAT_VIOLATION)
     if isinstance(error, EngineError):
         log.warning("engine failed: %s", error)
         return engine_failed(ENGINE_FAILED_MESSAGE)
@@ -246,8 +249,11 @@ def openai_rows(conversation_param: str) -> dict[Fault, WireFault]:
         # Both are failures of the server's side that a retry may cure; `server_error`
         # is the code Responses clients know for them (Codex retries it).
         Fault.ENGINE_TIMEOUT: WireFault(504, "server_error"),
-        Fault.TOOL_CHOICE_VIOLATION: WireFault(500, "server_error"),
-        # The model's answer, not the request, was at fault: a retry may conform.
-        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(500, "server_error", "invalid_output"),
+        # The request was served; the model's answer broke its forced tool_choice. Not
+        # a fault of ours (5xx): Groq's OpenAI-compatible answer, 400 `tool_use_failed`.
+        Fault.TOOL_CHOICE_VIOLATION: WireFault(400, "invalid_request_error", "tool_use_failed"),
+        # Likewise for an answer that broke the requested JSON format (Groq: 400
+        # `json_validate_failed`).
+        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(400, "invalid_request_error", "json_validate_failed"),
         Fault.INTERNAL: WireFault(500, "server_error"),
     }

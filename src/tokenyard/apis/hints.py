@@ -1,6 +1,10 @@
-"""Agent hints, the same on every API: Dynamo's `nvext.agent_hints` in the request
-body, or `x-agent-*` headers for clients that can only add headers (a header wins
-over the body). Sans-IO: fed the parsed body and the headers."""
+"""What a harness tells the serving layer besides the conversation, the same on every
+API (sans-IO: fed the parsed body and the headers):
+
+- agent hints: Dynamo's `nvext.agent_hints` in the request body, or `x-agent-*`
+  headers for clients that can only add headers (a header wins over the body);
+- the harness's own session headers, kept as sent so engine requests carry them to
+  fleet routers that read them (llm-d's agent-identity plugin)."""
 
 from __future__ import annotations
 
@@ -19,6 +23,14 @@ HINT_HEADERS = {
     "x-agent-osl": "osl",
     "x-agent-speculative-prefill": "speculative_prefill",
 }
+
+# Session headers harnesses send that fleet routers read (llm-d's agent-identity
+# plugin, in its order): Claude Code, OpenCode, Codex (and Codex's older spelling).
+HARNESS_SESSION_HEADERS = ("x-claude-code-session-id", "x-session-affinity", "session-id", "session_id")
+
+
+def read_harness_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {name: headers[name] for name in HARNESS_SESSION_HEADERS if headers.get(name)}
 
 
 def read_agent_hints(body: Any, headers: Mapping[str, str]) -> AgentHints:

@@ -33,6 +33,13 @@ class ModelCard:
     display_name: str | None = None
 
 
+def effort_levels(card: ModelCard) -> frozenset[str]:
+    """The effort levels that change what the model does: those its chat template
+    distinguishes, none when it ignores effort. Both the Anthropic model object and
+    the Codex catalog offer exactly these."""
+    return TEMPLATE_EFFORT_LEVELS if card.effort else frozenset()
+
+
 def _iso(created: int) -> str:
     return datetime.fromtimestamp(created, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -44,14 +51,15 @@ def _support(supported: bool) -> dict[str, bool]:
 def anthropic_capabilities(card: ModelCard) -> dict[str, Any]:
     """Every capability key, as the API always lists them all."""
     no = _support(False)
+    levels = effort_levels(card)
     return {
         "batch": no,
         "citations": no,
         "code_execution": no,
         "context_management": no,
         "effort": {
-            "supported": card.effort,
-            **{level: _support(card.effort and level in TEMPLATE_EFFORT_LEVELS) for level in EFFORT_LEVELS},
+            "supported": bool(levels),
+            **{level: _support(level in levels) for level in EFFORT_LEVELS},
         },
         "image_input": no,
         "pdf_input": no,

@@ -38,6 +38,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from .. import wire_json
 from ..sealing import ReasoningSeal
 
 
@@ -73,8 +74,8 @@ def argument_styles(text: str) -> list[str]:
     """The codes of every style that writes `text` (several for ASCII-only text; none
     for text no style reproduces)."""
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = wire_json.loads(text)
+    except (ValueError, wire_json.JsonTooDeep):  # the model's own text: never an error
         return []
     return [code for code, style in STYLES.items() if style.dumps(value) == text]
 
@@ -144,8 +145,8 @@ class ReplayState:
         if text is None:
             return fallback
         try:
-            return text if json.loads(text) == echoed else fallback
-        except ValueError:
+            return text if wire_json.loads(text) == echoed else fallback
+        except (ValueError, wire_json.JsonTooDeep):
             return fallback
 
     def _style_of(self, call_id: str) -> str | None:

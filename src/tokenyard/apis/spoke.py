@@ -64,6 +64,9 @@ class ParsedRequest:
     model: str
     stream: bool
     options: Any  # the API's validated wire request, for its encoder
+    # The client asked the server to judge the turn's tool calls (Claude Code's auto
+    # mode): the session facts it sent for that (safeguards.py). None: it did not ask.
+    safeguards: Mapping[str, Any] | None = None
 
 
 class Spoke(Protocol):

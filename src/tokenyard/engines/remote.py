@@ -64,6 +64,7 @@ from .base import (
     OutputGuide,
     ReasoningBudgetTracker,
 )
+from .session_headers import DEFAULT_FORWARDING, SessionForwarding, session_headers
 
 FINISH_REASONS: dict[str, EngineFinish] = {"stop": "stop", "length": "length", "abort": "abort"}
 # How much of a garbage line or an error body goes into an error message.
@@ -84,6 +85,8 @@ class RemoteEngine:
     requests beyond it wait for a connection. `guided_decoding`: the server takes
     vLLM's `structured_outputs.structural_tag` (vLLM ≥ 0.10), so a forced tool choice
     is guided there rather than prefilled (llama.cpp: pass False).
+    `session_forwarding`: the session headers each request carries for the fleet's
+    router (engines/session_headers.py).
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class RemoteEngine:
         max_connections: int = 64,
         guided_decoding: bool = True,
         forward_priority: bool = False,
+        session_forwarding: SessionForwarding = DEFAULT_FORWARDING,
     ):
         self.base_url = _api_root(base_url)
         self._model = model
@@ -111,6 +115,7 @@ class RemoteEngine:
         self._guided_decoding = guided_decoding
         # vLLM refuses priorities unless started with --scheduling-policy priority.
         self._forward_priority = forward_priority
+        self._session_forwarding = session_forwarding
         self._session: aiohttp.ClientSession | None = None
 
     def info(self) -> EngineInfo:
@@ -209,6 +214,10 @@ class RemoteEngine:
             body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
         return body
 
+    def request_headers(self, request: EngineRequest) -> dict[str, str]:
+        """The request id, and the session for the fleet's router (engines/session_headers.py)."""
+        return {"X-Request-Id": request.request_id, **session_headers(request.conversation, self._session_forwarding)}
+
     async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         """The generation; with a reasoning budget, once it is spent inside a reasoning
         block the server's request is closed (aborted there) and a continuation is
@@ -266,7 +275,7 @@ class RemoteEngine:
             async with self._session.post(
                 f"{self.base_url}/v1/completions",
                 json=self.completion_body(request),
-                headers={"X-Request-Id": request.request_id},
+                headers=self.request_headers(request),
             ) as response:
                 finished = False
                 try:

@@ -18,6 +18,11 @@ A script file is JSON: a list of turns, each a list of segments
 or `{"raw": "…"}` (exact model output). Turn k answers the k-th assistant turn of
 a conversation; the last turn repeats.
 
+It also plays the safety classifier (safeguards.py): a classifier query is answered
+`<block>no</block>` (allow), unless the script is an object `{"turns": […],
+"verdicts": [{"contains": "…", "answer": "…"}, …]}`: the first entry whose
+`contains` is in the call under review (or that has none) gives the exact answer.
+
 It honours the request's constraints as a guided-decoding engine would: under
 `tool_choice` "none" the rules answer in text; "required" or a named tool makes
 them call (the named tool); `parallel_tool_calls: false` never gets more than one
@@ -37,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, ToolCall, ToolResult, ToolSpec
+from ..safeguards import REQUEST_KIND, action_under_review, verdict_answer
 from .base import Constraints, EngineChunk, EngineInfo, EngineRequest, EngineTokenizer
 from .wire import REASONING_MARKERS, Call, Reasoning, Segment, render_output
 from .wire import Text as TextSegment
@@ -62,7 +68,12 @@ class ScriptedEngine:
         self._tokenizer = tokenizer
         self._tool_format = tool_format
         self._reasoning_format = reasoning_format
-        self._turns = json.loads(Path(script).read_text(encoding="utf-8")) if script else None
+        loaded = json.loads(Path(script).read_text(encoding="utf-8")) if script else None
+        if isinstance(loaded, dict):
+            self._turns = loaded.get("turns")
+            self._verdicts: list[dict[str, str]] = loaded.get("verdicts") or []
+        else:
+            self._turns, self._verdicts = loaded, []
         self._delay = token_delay
         self._per_chunk = max(1, tokens_per_chunk)
         self._max_model_len = max_model_len
@@ -80,6 +91,8 @@ class ScriptedEngine:
     def answer_text(self, request: EngineRequest) -> str:
         """The raw output this engine gives for `request` (after its prefill)."""
         conversation = request.conversation
+        if conversation is not None and conversation.request_kind == REQUEST_KIND:
+            return self._verdict(action_under_review(conversation))
         constraints = request.constraints
         thinking = bool(conversation and conversation.thinking.enabled and self._reasoning_format)
         calls_before = sum(
@@ -115,6 +128,12 @@ class ScriptedEngine:
         yield EngineChunk(finish_reason="length" if emitted < len(ids) else "stop")
 
     # ---- deciding what to say ----------------------------------------------------------
+
+    def _verdict(self, action: str) -> str:
+        for rule in self._verdicts:
+            if rule.get("contains", "") in action:
+                return rule["answer"]
+        return verdict_answer(flagged=False)
 
     def _scripted_turn(self, conversation: Conversation | None) -> list[Segment | str]:
         """The script's turn for this conversation: segments, and raw strings as is."""

@@ -80,7 +80,11 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool) -> str:
     ]
     if catalog:
         lines.append(f"model_catalog_url = {_toml_string(base + '/models')}")
-    lines += ["", "[analytics]", "enabled = false", ""]
+    lines += ["", "[analytics]", "enabled = false"]
+    # The TUI otherwise starts a managed `codex app-server` daemon (and its updater
+    # loop) in sessions of their own, which outlive `tokenyard codex`; without it the
+    # TUI runs the app server in-process and leaves nothing behind when it exits.
+    lines += ["", "[features]", "daemon_auto_start = false", ""]
     return "\n".join(lines)
 
 
@@ -111,7 +115,7 @@ def launch(argv: Sequence[str]) -> int:
     binary = find_client("codex")
     options.serve_args = serve_arguments(options.serve_args)
     # The server reads Codex's bundled catalog through the same binary.
-    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX": binary})
+    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX_BIN": binary})
     try:
         main, _ = choose_models(served_models(options.url), options)
         codex_home = launcher_home("codex")

@@ -15,13 +15,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..models.cache import cache_root
@@ -261,15 +262,32 @@ def announce_settings(client: str, settings: Mapping[str, str]) -> None:
     sys.stderr.flush()
 
 
-def run_client(argv: Sequence[str], env: Mapping[str, str], server: RunningServer) -> int:
+def run_client(
+    argv: Sequence[str], env: Mapping[str, str], server: RunningServer, *, drop_stderr: bytes | None = None
+) -> int:
     """Run the client in the foreground (it owns the terminal); Ctrl-C goes to it,
-    and a server the launcher started is stopped when it exits."""
-    process = subprocess.Popen(list(argv), env=dict(env))
+    and a server the launcher started is stopped when it exits. With `drop_stderr`,
+    the client's stderr passes through the launcher, less the lines that start with it."""
+    process = subprocess.Popen(list(argv), env=dict(env), stderr=subprocess.PIPE if drop_stderr else None)
+    relay = None
+    if drop_stderr is not None and process.stderr is not None:
+        relay = threading.Thread(target=_relay_stderr, args=(process.stderr, drop_stderr), daemon=True)
+        relay.start()
     try:
         while True:
             try:
-                return process.wait()
+                code = process.wait()
+                if relay is not None:
+                    relay.join()
+                return code
             except KeyboardInterrupt:
                 continue  # the terminal sent SIGINT to the client too; wait for it to finish
     finally:
         server.stop()
+
+
+def _relay_stderr(source: IO[bytes], drop: bytes) -> None:
+    for line in source:
+        if not line.startswith(drop):
+            sys.stderr.buffer.write(line)
+            sys.stderr.buffer.flush()

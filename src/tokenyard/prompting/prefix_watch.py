@@ -10,7 +10,12 @@ compaction or summary request extends the history, then the conversation goes on
 from the point before the fork): a prompt that extends any remembered branch is
 stable. When a prompt extends none it explains where and why: the token position,
 the token counts and the likely cause (billing header, changed reasoning,
-reordered or changed tools, changed system prompt, edited history). The text on
+reordered or changed tools, changed system prompt, edited history). Two causes are
+expected, not faults, and are logged below WARNING: a template that drops earlier
+turns' reasoning once a new user turn starts (Qwen3 keeps only the current agentic
+turn's), and a side query (a request without tools, such as a title or a permission
+classifier's question) diverging from an earlier side query in its own stream.
+The text on
 both sides is kept for an operator who asks for it (`describe(excerpts=True)`);
 by default no prompt text reaches a log.
 
@@ -26,7 +31,7 @@ import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..kv_blocks import BlockHash, block_hashes
 from .streams import StreamKind
@@ -39,6 +44,10 @@ CAUSE_REORDERED_TOOLS = "reordered tools"
 CAUSE_CHANGED_TOOLS = "changed tools"
 CAUSE_CHANGED_SYSTEM = "changed system prompt"
 CAUSE_CHANGED_HISTORY = "changed conversation history"
+# Expected: not a client or server fault.
+CAUSE_TEMPLATE_DROPPED_REASONING = "template dropped earlier reasoning at a new user turn"
+CAUSE_SIDE_QUERY = "side query"
+EXPECTED_CAUSES = frozenset({CAUSE_TEMPLATE_DROPPED_REASONING, CAUSE_SIDE_QUERY})
 
 _BILLING_HEADER = "x-anthropic-billing-header"
 
@@ -50,6 +59,7 @@ class PromptFacts:
     tool_names: tuple[str, ...] = ()
     system_digest: str = ""
     reasoning_markers: tuple[str, str] = ("<think>", "</think>")
+    user_turns: int = 0  # user messages that start a turn (not tool results)
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,10 @@ class Divergence:
     previous: str  # the previous prompt's text from there on (a window)
     current: str  # the new prompt's text from there on (a window)
     cause: str
+
+    @property
+    def expected(self) -> bool:
+        return self.cause in EXPECTED_CAUSES
 
     def describe(self, *, excerpts: bool = False) -> str:
         """Position and cause; the prompt text around it only with `excerpts`."""
@@ -97,9 +111,8 @@ class PrefixReport:
                 (logging.INFO, f"stream {self.session}: new stream{restarted}{origin} ({self.prompt_tokens} tokens)")
             ]
         if self.divergence is not None:
-            return [
-                (logging.WARNING, f"stream {self.session}: {self.divergence.describe(excerpts=excerpts)} ({counts})")
-            ]
+            level = logging.INFO if self.divergence.expected else logging.WARNING
+            return [(level, f"stream {self.session}: {self.divergence.describe(excerpts=excerpts)} ({counts})")]
         return [(logging.DEBUG, f"stream {self.session}: {counts}")]
 
 
@@ -175,6 +188,8 @@ class PrefixWatch:
                 session, len(tokens), matched, closest.length, None, kind.value, stream.parent, new_stream=True
             )
         divergence = self._diagnose(matched, _unpack(closest.tokens_z), tokens, decode, facts, closest.facts)
+        if kind is StreamKind.SIDE_QUERY:
+            divergence = replace(divergence, cause=CAUSE_SIDE_QUERY)
         stream.branches.append(remembered)
         del stream.branches[: -self.max_branches]
         self._remember(session, stream)
@@ -222,6 +237,12 @@ class PrefixWatch:
         if _BILLING_HEADER in nearby or (_BILLING_HEADER in shared[:400] and len(shared) < 600):
             return CAUSE_BILLING_HEADER
         start, end = facts.reasoning_markers
+        if (
+            facts.user_turns > old_facts.user_turns
+            and _opens_at(shared, previous, start)
+            and not _opens_at(shared, current, start)
+        ):
+            return CAUSE_TEMPLATE_DROPPED_REASONING
         if shared.rfind(start) > shared.rfind(end):
             return CAUSE_CHANGED_REASONING
         if facts.tool_names != old_facts.tool_names:
@@ -231,3 +252,12 @@ class PrefixWatch:
         if facts.system_digest != old_facts.system_digest:
             return CAUSE_CHANGED_SYSTEM
         return CAUSE_CHANGED_HISTORY
+
+
+def _opens_at(shared: str, text: str, marker: str) -> bool:
+    """Whether `marker` starts at the divergence (`text` follows `shared`), also when
+    its first characters are still shared."""
+    marker = marker.strip()
+    tail = shared[-len(marker) :]
+    at = (tail + text.lstrip()).find(marker)
+    return 0 <= at <= len(tail) < at + len(marker)

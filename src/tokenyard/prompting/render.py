@@ -21,7 +21,7 @@ from .literal_text import LiteralShield, Span
 from .preamble import strip_billing_preamble
 from .prefix_watch import PromptFacts
 from .profiles import ModelProfile
-from .replay import InlineSystem, template_input
+from .replay import InlineSystem, clear_old_thinking, clear_old_tool_uses, template_input
 from .template import ChatTemplate, TemplateError
 from .tokenizer import Tokenizer
 
@@ -72,6 +72,27 @@ class PromptRenderer:
         now: datetime | None = None,
         prefill: Prefill | None = None,
     ) -> RenderedPrompt:
+        """The prompt, with the context edits the client asked for: old reasoning
+        always cleared as asked; old tool results only once the prompt is over the
+        client's trigger and clearing them saves at least what it asked."""
+        conversation = clear_old_thinking(conversation)
+        prompt = self._render(conversation, add_generation_prompt, now, prefill)
+        clearing = conversation.context_edits.clear_tool_uses
+        if clearing is not None and len(prompt.token_ids) > clearing.trigger_tokens:
+            cleared = clear_old_tool_uses(conversation)
+            if cleared is not conversation:
+                smaller = self._render(cleared, add_generation_prompt, now, prefill)
+                if len(prompt.token_ids) - len(smaller.token_ids) >= clearing.clear_at_least_tokens:
+                    prompt = smaller
+        return prompt
+
+    def _render(
+        self,
+        conversation: Conversation,
+        add_generation_prompt: bool,
+        now: datetime | None,
+        prefill: Prefill | None,
+    ) -> RenderedPrompt:
         stripped = False
         if not self.keep_anthropic_preamble:
             conversation, stripped = strip_billing_preamble(conversation)
@@ -109,6 +130,9 @@ class PromptRenderer:
             tool_names=tuple(t.model_name for t in declared_tools(original_tools)),
             system_digest=hashlib.blake2b(system.encode(), digest_size=8).hexdigest(),
             reasoning_markers=markers or ("<think>", "</think>"),
+            user_turns=sum(
+                m.role == "user" and not any(isinstance(p, ToolResult) for p in m.parts) for m in conversation.messages
+            ),
         )
         extra = prefill(opened, prepared.thinking_enabled) if prefill is not None and add_generation_prompt else ""
         # The prefill is template structure (a call opener): its special tokens are real.

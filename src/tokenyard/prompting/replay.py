@@ -26,7 +26,10 @@ prefix of turn N+1's:
 - a tool added mid-conversation (`ToolChange`) is defined where it was added, in
   the system message that added it — natively where the template declares tools
   a message carries (Kimi K3), else as text — and a removed one is announced there;
-  the system tool list never changes, so the prefix before the change holds.
+  the system tool list never changes, so the prefix before the change holds;
+- context edits the client asked for (Anthropic `context_management`) are applied
+  to the history first: reasoning kept only in the last N assistant turns, old tool
+  results replaced by a note once the prompt is over the client's trigger.
 
 Thinking controls map to template variables: Anthropic `thinking`
 enabled/adaptive/disabled and OpenAI `reasoning.effort`; and when the family has a
@@ -43,6 +46,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from .. import wire_json
 from ..conversation import (
     Conversation,
     Image,
@@ -60,6 +64,9 @@ from .profiles import ModelProfile
 from .template import ExactJson, TemplateTraits
 
 SYSTEM_BLOCK_SEPARATOR = "\n\n"
+# What a cleared tool result (and cleared call arguments) leave for the model to see.
+CLEARED_TOOL_RESULT = "[tool result cleared to save context]"
+CLEARED_TOOL_INPUT = "{}"
 IMAGE_PLACEHOLDER = "[image]"
 # Between a message's own text and a system message folded into it.
 FOLD_SEPARATOR = "\n\n"
@@ -78,6 +85,47 @@ class TemplateInput:
     tools: list[dict[str, Any]] | None
     kwargs: dict[str, Any]
     thinking_enabled: bool
+
+
+def clear_old_thinking(conversation: Conversation) -> Conversation:
+    """Reasoning only in the last `keep_thinking_turns` assistant turns."""
+    keep = conversation.context_edits.keep_thinking_turns
+    if keep is None:
+        return conversation
+    turns = [n for n, m in enumerate(conversation.messages) if m.role == "assistant"]
+    older = set(turns[: max(0, len(turns) - keep)])
+    if not any(isinstance(p, Reasoning) for n in older for p in conversation.messages[n].parts):
+        return conversation
+    messages = [
+        m.model_copy(update={"parts": [p for p in m.parts if not isinstance(p, Reasoning)]}) if n in older else m
+        for n, m in enumerate(conversation.messages)
+    ]
+    return conversation.model_copy(update={"messages": messages})
+
+
+def clear_old_tool_uses(conversation: Conversation) -> Conversation:
+    """The results (and, if asked, the arguments) of all but the last `keep_tool_uses`
+    tool calls replaced by a note, as `context_management.clear_tool_uses` asks once
+    the prompt is over its trigger (the caller measures that)."""
+    clearing = conversation.context_edits.clear_tool_uses
+    if clearing is None:
+        return conversation
+    calls = [p for m in conversation.messages for p in m.parts if isinstance(p, ToolCall)]
+    older = calls[: max(0, len(calls) - clearing.keep_tool_uses)]
+    cleared = {c.id for c in older if c.name not in clearing.exclude_tools}
+    inputs = clearing.clear_inputs
+
+    def edit(part: Any) -> Any:
+        if isinstance(part, ToolResult) and part.tool_call_id in cleared:
+            return part.model_copy(update={"content": [Text(text=CLEARED_TOOL_RESULT)]})
+        if isinstance(part, ToolCall) and part.id in cleared and (inputs is True or (inputs and part.name in inputs)):
+            return part.model_copy(update={"arguments": CLEARED_TOOL_INPUT})
+        return part
+
+    if not cleared:
+        return conversation
+    messages = [m.model_copy(update={"parts": [edit(p) for p in m.parts]}) for m in conversation.messages]
+    return conversation.model_copy(update={"messages": messages})
 
 
 def thinking_enabled(conversation: Conversation, profile: ModelProfile) -> bool:
@@ -127,7 +175,7 @@ def _arguments(call: ToolCall, traits: TemplateTraits) -> Any:
     if traits.accepts_string_arguments or traits.arguments_as == "string":
         return call.arguments
     try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
+        value = wire_json.loads(call.arguments, where="arguments") if call.arguments.strip() else {}
     except ValueError:
         return call.arguments  # not JSON: the model's text as it was
     if isinstance(value, dict):

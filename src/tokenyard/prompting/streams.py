@@ -4,8 +4,11 @@ One agent session sends several streams of prompts, each of which should extend
 its own previous prompt: the main conversation, each subagent (Claude Code's
 `x-claude-code-agent-id`, with `x-claude-code-parent-agent-id` naming the agent
 that started it), and background requests to another model id (Claude Code sends
-title and summary requests to its small-fast model). Two kinds of request are
-recognised by the text Claude Code writes into them:
+title and summary requests to its small-fast model). A side query (a request
+without tools from a client that names its session: a title, a summary, a
+permission classifier's question) is its own stream, apart from the turns it would
+otherwise seem to break. Two kinds of request are recognised by the text Claude
+Code writes into them:
 
 - a compaction request: the main history with an instruction to summarise it
   appended to the last user message; a fork of the stream, not a divergence;
@@ -15,6 +18,7 @@ recognised by the text Claude Code writes into them:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import Enum
 
@@ -23,6 +27,9 @@ from ..conversation import Conversation, Message, Text
 MAIN_AGENT = "main"
 # Claude Code 2.1.330's compaction instruction (appended to the last user message).
 COMPACTION_MARKERS = ("CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.",)
+# OpenClaw 2026.9.6 names no session (no header, no metadata, no prompt_cache_key);
+# its system prompt (Anthropic `system`, Responses' first developer message) starts so.
+OPENCLAW_SYSTEM_MARKER = "<!-- openclaw:"
 # The first user message of the conversation that replaces a compacted one.
 CONTINUATION_MARKERS = ("This session is being continued from a previous conversation",)
 
@@ -31,6 +38,7 @@ class StreamKind(Enum):
     TURN = "turn"  # the next request of the stream
     COMPACTION = "compaction"
     RESUMED = "resumed after compaction"
+    SIDE_QUERY = "side query"
 
 
 @dataclass(frozen=True)
@@ -41,13 +49,41 @@ class PromptStream:
     parent: str | None  # the agent that started this one, when the client says
 
 
+def inferred_session(conversation: Conversation) -> str | None:
+    """A session for a client that names none but says who it is: OpenClaw. Every
+    request of one OpenClaw session repeats its system prompt and its first user
+    message (stamped with the minute it was typed: `[Sat 2026-11-28 10:05 UTC] …`),
+    and no other session has both, so the two name it. None for anyone else."""
+    system = "".join(t.text for t in conversation.system)
+    if not system and conversation.messages and conversation.messages[0].role in ("system", "developer"):
+        system = conversation.messages[0].text()
+    if not system.lstrip().startswith(OPENCLAW_SYSTEM_MARKER):
+        return None
+    user = next((m.text() for m in conversation.messages if m.role == "user"), "")
+    digest = hashlib.blake2b(f"{system}\0{user}".encode(), digest_size=8).hexdigest()
+    return f"openclaw-{digest}"
+
+
+def is_side_query(conversation: Conversation) -> bool:
+    """A request the user is not waiting on and that is no turn of the conversation:
+    an agent client (one that names its session) sending no tools. Its turns always
+    carry tools, compaction requests included; what it sends without them is a title,
+    a summary, a topic check or a permission classifier's question."""
+    if conversation.request_kind == "compaction":  # a summary the next turn waits for
+        return False
+    return conversation.session_key is not None and not conversation.tools
+
+
 def prompt_stream(conversation: Conversation) -> PromptStream | None:
     """The stream of a request, or None when the client named no session."""
     if conversation.session_key is None:
         return None
     agent = conversation.agent_id or MAIN_AGENT
     key = f"{conversation.session_key}/{agent}/{conversation.model}"
-    return PromptStream(key, _kind(conversation), agent, conversation.parent_agent_id)
+    kind = _kind(conversation)
+    if kind is StreamKind.SIDE_QUERY:
+        key += "#side"
+    return PromptStream(key, kind, agent, conversation.parent_agent_id)
 
 
 def _kind(conversation: Conversation) -> StreamKind:
@@ -56,6 +92,8 @@ def _kind(conversation: Conversation) -> StreamKind:
         return StreamKind.COMPACTION
     if users and _starts_with(users[0], CONTINUATION_MARKERS):
         return StreamKind.RESUMED
+    if is_side_query(conversation):
+        return StreamKind.SIDE_QUERY
     return StreamKind.TURN
 
 

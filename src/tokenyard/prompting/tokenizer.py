@@ -111,7 +111,7 @@ class Tokenizer:
         becomes that single token; `add_special_tokens` adds the post-processor's
         BOS/EOS, which a rendered prompt already carries, hence off by default."""
         if add_special_tokens:
-            return self.backend.encode(text, add_special_tokens=True).ids
+            return _encode_plain(self.backend, text, add_special_tokens=True)
         return self._segments.encode(text)
 
     def encode_with_literals(self, text: str, literals: list[tuple[int, int]]) -> list[int]:
@@ -300,10 +300,10 @@ class _SegmentCache:
 _GIL_FREE_CHARS = 4096
 
 
-def _encode_plain(backend: HFTokenizer, text: str) -> list[int]:
+def _encode_plain(backend: HFTokenizer, text: str, add_special_tokens: bool = False) -> list[int]:
     if len(text) < _GIL_FREE_CHARS:
-        return backend.encode(text, add_special_tokens=False).ids
-    ids: list[int] = backend.encode_batch([text], add_special_tokens=False)[0].ids
+        return backend.encode(text, add_special_tokens=add_special_tokens).ids
+    ids: list[int] = backend.encode_batch([text], add_special_tokens=add_special_tokens)[0].ids
     return ids
 
 

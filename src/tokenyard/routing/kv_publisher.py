@@ -9,9 +9,12 @@ Events reported within one turn of the event loop (one simulated scheduler step)
 go out as one batch, as vLLM publishes one batch per step.
 
 The engine block hashes on the wire are not tokenyard's: they are derived from them
-by a salted digest (bytes, as vLLM's default sha256, or 64-bit ints), so a router
-that keyed its index by the engine's hashes instead of recomputing them from the
-token ids would not find them.
+by a salted digest, so a router that keyed its index by the engine's hashes instead
+of recomputing them from the token ids would not find them. By default they are
+unsigned 64-bit ints, as vLLM publishes them (`VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES`,
+on by default: the last 8 bytes of its digest) and as Dynamo's indexer requires (it
+rejects byte hashes); `hash_format="bytes"` sends 32-byte digests, as vLLM did
+before.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class ZmqKvPublisher:
         replay_endpoint: str | None = None,
         topic: str = "",
         encoding: Encoding = "tagged",
-        hash_format: Literal["bytes", "int"] = "bytes",
+        hash_format: Literal["bytes", "int"] = "int",
         buffer_steps: int = 10_000,
         salt: bytes = b"simulated",
     ):

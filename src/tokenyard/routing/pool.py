@@ -141,7 +141,7 @@ class EnginePool:
         if not candidates:
             raise EngineError("no healthy engine in the pool: every worker is down")
         conversation = request.conversation
-        session = conversation.session_key if conversation is not None else None
+        session = conversation.affinity_key if conversation is not None else None
         osl = conversation.hints.osl if conversation is not None else None
         return self.router.choose(candidates, request.prompt_token_ids, session, osl)
 
@@ -180,7 +180,7 @@ class EnginePool:
         worker.load.requests += 1
         worker.load.tokens += decision.load_tokens
         conversation = request.conversation
-        self.router.routed(conversation.session_key if conversation else None, worker.name, request.prompt_token_ids)
+        self.router.routed(conversation.affinity_key if conversation else None, worker.name, request.prompt_token_ids)
         self.stats.decisions[(worker.name, decision.reason)] += 1
         self.stats.overlap_tokens[worker.name] += decision.overlap_tokens
         self.stats.prompt_tokens[worker.name] += len(request.prompt_token_ids)

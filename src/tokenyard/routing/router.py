@@ -9,9 +9,10 @@ KV-aware cost of a worker, in tokens of work ahead of the request's first token
 where a worker's load is what its in-flight requests still cost: their uncached
 prompt tokens plus their expected output (`osl` hint, or `default_osl`). The
 cheapest worker wins; ties go to the worker this session was last sent to, then to
-the one with fewest requests, then in turn. A worker that publishes no KV events has no index entries; its
-overlap is then estimated from where this session went before: the prefix the
-session's last prompt there shares with this one.
+the one with fewest requests, then in turn (the turn advances only when it
+decides). A worker that publishes no KV events has no index entries; its overlap
+is then estimated from where this session went before: the prefix the session's
+last prompt there shares with this one.
 
 `least-loaded` and `round-robin` are there to be compared with (benchmarks).
 """
@@ -93,17 +94,25 @@ class Router:
             return Decision(worker.name, "least-loaded", 0, len(prompt) + output)
         overlaps = self._overlaps(candidates, prompt, session)
         previous = self._sessions.get(session) if session else None
-        # The last tiebreak rotates, so an idle pool spreads new sessions (and their caches).
-        turn = next(self._turns)
-        rotation = {c.name: (i - turn) % len(candidates) for i, c in enumerate(candidates)}
 
-        def cost(candidate: Candidate) -> tuple[float, int, int, int]:
+        def cost(candidate: Candidate) -> tuple[float, int, int]:
             fresh = len(prompt) - overlaps[candidate.name]
             affinity = 0 if previous is not None and previous.worker == candidate.name else 1
             load = fresh + self.load_weight * candidate.load.tokens
-            return load, affinity, candidate.load.requests, rotation[candidate.name]
+            return load, affinity, candidate.load.requests
 
-        best = min(candidates, key=cost)
+        costs = [cost(c) for c in candidates]
+        lowest = min(costs)
+        tied = [i for i, c in enumerate(costs) if c == lowest]
+        if len(tied) == 1:
+            best = candidates[tied[0]]
+        else:
+            # The last tiebreak is a rotation, so an idle pool spreads new sessions (and
+            # their caches). It turns only when it decides: were it to turn on every
+            # decision, a session's later turns (decided by their cache) would move it
+            # in step with the sessions, sending every new one to the same worker.
+            turn = next(self._turns)
+            best = candidates[min(tied, key=lambda i: (i - turn) % len(candidates))]
         overlap = overlaps[best.name]
         if overlap and best.block_size is not None:
             reason: Reason = "kv-overlap"

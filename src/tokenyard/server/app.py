@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
-from ..apis.catalogs import catalog_etag, codex_model_entry, with_codex_catalog
+from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
 from ..apis.errors import ApiError, Fault
 from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
@@ -73,25 +73,14 @@ def _models_route(handler: Callable[[Request, ServerState, bool], Awaitable[Resp
 
 
 async def list_models(request: Request, state: ServerState, anthropic: bool) -> Response:
-    body = model_list([model_card(state, i) for i in state.model_ids()], anthropic)
+    cards = [model_card(state, i) for i in state.model_ids()]
+    body = model_list(cards, anthropic)
     profile = state.config.codex_profile
     if anthropic or profile is None or "client_version" not in request.query_params:
         return JSONResponse(body)
     # Codex asking for its catalog (model_catalog_url): the same list plus `models`,
-    # each model's ids with its own window.
-    ids = [(i, p) for p in state.pipelines for i in p.model.ids]
-    catalog = {
-        "models": [
-            codex_model_entry(
-                i,
-                profile,
-                context_window=p.engine.info().max_model_len,
-                reasoning=p.model.profile.reasoning_parser is not None,
-                priority=n,
-            )
-            for n, (i, p) in enumerate(ids)
-        ]
-    }
+    # each id with its own model's window and effort levels.
+    catalog = codex_catalog(cards, profile)
     body = with_codex_catalog(body, catalog)
     etag = catalog_etag(body)
     log.info(

@@ -17,10 +17,11 @@ from starlette.requests import Request
 from ..apis.errors import ApiError, Fault, invalid_request, not_found
 from ..apis.replay_state import ReplayState
 from ..conversation import AgentHints
+from ..safeguards import DEFAULT_SAFEGUARDS_TIMEOUT
 from ..sealing import ReasoningSeal
+from ..wire_json import JsonTooDeep, loads
 from . import metrics
 from .admission import PriorityGate
-from .limits import MAX_JSON_DEPTH, check_json_depth
 from .offload import Offload
 from .pipeline import Generation, Pipeline
 
@@ -43,6 +44,11 @@ class ServerConfig:
     allowed_origins: tuple[str, ...] = ()
     # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
     codex_profile: dict[str, Any] | None = None
+    # The served model that judges tool calls for clients that ask (Claude Code's auto
+    # mode); None: the model the request names.
+    safeguards_model: str | None = None
+    # Seconds one call's classification may take.
+    safeguards_timeout: float = DEFAULT_SAFEGUARDS_TIMEOUT
 
 
 @dataclass
@@ -67,6 +73,8 @@ class ServerState:
                 if model_id in self._by_id:
                     raise ValueError(f"model id {model_id!r} is served twice; each id names one model")
                 self._by_id[model_id] = pipeline
+        if self.config.safeguards_model and self.config.safeguards_model not in self._by_id:
+            raise ValueError(f"the safeguards model {self.config.safeguards_model!r} is not served here")
 
     @property
     def pipelines(self) -> tuple[Pipeline, ...]:
@@ -84,6 +92,11 @@ class ServerState:
         if found is None:
             raise not_found(f"model: {model!r} is not served here; available: {', '.join(self.model_ids())}")
         return found
+
+    def classifier_for(self, pipeline: Pipeline) -> Pipeline:
+        """The pipeline that judges the tool calls of `pipeline`'s turns."""
+        model = self.config.safeguards_model
+        return self.pipeline_for(model) if model else pipeline
 
     def drain(self) -> None:
         """Graceful shutdown: every model's running streams end now."""
@@ -103,9 +116,25 @@ def check_auth(request: Request, state: ServerState) -> None:
         raise ApiError(401, "authentication_error", "invalid x-api-key or bearer token")
 
 
-async def read_json(request: Request, limit: int, offload: Offload | None = None) -> Any:
-    """The request's JSON body, at most `limit` bytes; a large body is parsed off the
-    event loop when `offload` is given."""
+# More tools than one request may carry: Anthropic's tool search takes a catalog of at
+# most 10,000, and each tool costs validation and rendering time and memory.
+MAX_TOOLS = 10_000
+
+
+def check_tool_count(body: Any) -> None:
+    """Refuse a body with more than `MAX_TOOLS` tools before it is validated."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    if not isinstance(tools, list):
+        return
+    # A Responses namespace holds its functions in `tools`: each counts.
+    count = sum(len(t["tools"]) if isinstance(t, dict) and isinstance(t.get("tools"), list) else 1 for t in tools)
+    if count > MAX_TOOLS:
+        raise invalid_request(f"tools: {count:,} tools; at most {MAX_TOOLS:,} are served in one request", "tools")
+
+
+async def read_json(request: Request, limit: int, offload: Offload | None = None) -> tuple[Any, int]:
+    """The request's JSON body, at most `limit` bytes, and its size; a large body is
+    parsed off the event loop when `offload` is given."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
@@ -115,15 +144,14 @@ async def read_json(request: Request, limit: int, offload: Offload | None = None
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
     try:
-        value = await offload.run_if_large(len(body), json.loads, body) if offload is not None else json.loads(body)
-    except RecursionError:
-        raise invalid_request(f"request body is nested more than {MAX_JSON_DEPTH} levels deep") from None
+        value = await offload.run_if_large(len(body), loads, body) if offload is not None else loads(body)
+        return value, len(body)
+    except JsonTooDeep as error:
+        raise invalid_request(f"request body is nested more than {error.limit} levels deep") from None
     except ValueError as error:
         raise ApiError(
             400, "invalid_request_error", f"request body is not valid JSON: {error}", fault=Fault.INVALID_JSON
         ) from error
-    check_json_depth(value, MAX_JSON_DEPTH)
-    return value
 
 
 class Slot:

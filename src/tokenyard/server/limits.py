@@ -9,7 +9,9 @@ included); POST bodies must be declared JSON (a page can send a cross-origin
 
 `BoundedH11Protocol` and `server_options`: uvicorn on h11 with a cap on the request
 head's size (a 128 MiB header is refused after the cap, not read), a deadline for a
-request head to arrive (slowloris: idle partial heads are closed), a keep-alive
+request head to arrive (slowloris: idle partial heads are closed), a deadline for
+a stalled response write (a client that stops reading), a closed connection after
+a request framed by both Content-Length and Transfer-Encoding, a keep-alive
 timeout and a connection limit; `raise_open_file_limit` lifts the soft fd limit to
 the hard one so that many idle connections can not exhaust the descriptors that
 real requests need.
@@ -97,25 +99,6 @@ def _load_libc() -> Any:
 
 
 _libc = _load_libc()
-
-# Deeper JSON than any API body needs; bounds every recursive walk downstream.
-MAX_JSON_DEPTH = 64
-
-
-def check_json_depth(value: Any, limit: int) -> None:
-    """Refuse a parsed body nested deeper than `limit` (iteratively: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Iterable[Any] = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > limit:
-            raise ApiError(400, "invalid_request_error", f"request body is nested more than {limit} levels deep")
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
 def is_loopback_host(host: str) -> bool:
@@ -262,6 +245,10 @@ class HttpLimits:
     # (or of the previous response on a kept-alive connection).
     header_timeout: float = 30.0
     keep_alive_timeout: float = 5.0
+    # A response write that cannot proceed (the client stopped reading and its
+    # socket buffer is full) for this many seconds closes the connection: the
+    # generation stops and its slot is free again.
+    send_timeout: float = 30.0
     # Connections plus in-flight requests; beyond it uvicorn answers 503.
     limit_concurrency: int = 4096
 
@@ -269,19 +256,53 @@ class HttpLimits:
 class BoundedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a deadline for each request head: a connection
     that has not sent a complete head in time is closed, so idle partial heads
-    (slowloris) can not hold connections forever."""
+    (slowloris) can not hold connections forever. And one for each stalled write:
+    a client that stops reading (its socket buffer full, the transport paused) for
+    `send_timeout` seconds is cut off, so it cannot hold its generation slot; the
+    response's sends return, the ASGI app sees `http.disconnect` and stops."""
 
     header_timeout: float = HttpLimits.header_timeout
+    send_timeout: float = HttpLimits.send_timeout
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn's signature
         super().connection_made(transport)
         self._head_deadline: asyncio.TimerHandle | None = None
+        self._send_deadline: asyncio.TimerHandle | None = None
         self._arm_head_deadline()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_deadline is None:
+            self._send_deadline = self.loop.call_later(self.send_timeout, self._send_timed_out)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._cancel_send_deadline()
+
+    def _cancel_send_deadline(self) -> None:
+        if getattr(self, "_send_deadline", None) is not None:
+            assert self._send_deadline is not None
+            self._send_deadline.cancel()
+            self._send_deadline = None
+
+    def _send_timed_out(self) -> None:
+        self._send_deadline = None
+        log.info("a client read nothing of its response for %.0f s; closed its connection", self.send_timeout)
+        self.transport.abort()  # close() would wait to flush what the client never reads
 
     def handle_events(self) -> None:
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:
             self._cancel_head_deadline()
+        cycle = self.cycle
+        if cycle is not None and cycle.keep_alive and cycle is not getattr(self, "_framing_checked", None):
+            self._framing_checked = cycle
+            names = {name for name, _ in cycle.scope["headers"]}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                # RFC 9112 §6.1: served by Transfer-Encoding (as h11 reads it), then the
+                # connection MUST close: the framing may be a request-smuggling attempt.
+                log.info("a request framed by both Content-Length and Transfer-Encoding; closing after its response")
+                cycle.keep_alive = False
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -290,6 +311,7 @@ class BoundedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_deadline()
+        self._cancel_send_deadline()
         super().connection_lost(exc)
 
     def _arm_head_deadline(self) -> None:
@@ -311,7 +333,8 @@ class BoundedH11Protocol(H11Protocol):
 
 def server_options(limits: HttpLimits) -> dict[str, Any]:
     """uvicorn.Config keyword arguments that enforce `limits`."""
-    protocol = type("TimedH11Protocol", (BoundedH11Protocol,), {"header_timeout": limits.header_timeout})
+    timeouts = {"header_timeout": limits.header_timeout, "send_timeout": limits.send_timeout}
+    protocol = type("TimedH11Protocol", (BoundedH11Protocol,), timeouts)
     return {
         "http": protocol,
         "h11_max_incomplete_event_size": limits.max_header_bytes,

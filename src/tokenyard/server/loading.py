@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from ..engines.base import Engine
 from ..engines.remote import RemoteEngine
+from ..engines.session_headers import DEFAULT_SESSION_HEADERS, SessionForwarding
 from ..kv_blocks import KvEventSink
 from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
 from ..models.resolve import load_model_tokenizer
@@ -24,6 +26,9 @@ from ..routing.kv_subscriber import KvEventSubscriber
 from ..routing.pool import EnginePool, Worker
 from ..routing.router import POLICIES, Router
 from .pipeline import ServedModel
+
+# An HTTP header name (RFC 9110 token).
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 @dataclass
@@ -56,6 +61,10 @@ class ModelSettings:
     workers: int = 1
     # Forward agent-hint priorities to the engines (vLLM needs --scheduling-policy priority).
     forward_priority: bool = False
+    # The headers (comma-separated; "none") carrying the session to the engine's router,
+    # and whether the harness's own session headers go along (engines/session_headers.py).
+    session_header: str = ",".join(DEFAULT_SESSION_HEADERS)
+    forward_harness_headers: bool = True
     engine_model: str | None = None
     engine_api_key: str | None = None
 
@@ -134,6 +143,7 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
                 api_key=settings.engine_api_key,
                 max_model_len=settings.max_model_len,
                 forward_priority=settings.forward_priority,
+                session_forwarding=session_forwarding(settings),
             )
             for url in urls
         ]
@@ -141,6 +151,16 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
     else:
         raise ValueError(f"unknown engine {settings.engine!r}; known: embedded, scripted, simulated, remote")
     return model, engine
+
+
+def session_forwarding(settings: ModelSettings) -> SessionForwarding:
+    names = tuple(n.strip().lower() for n in settings.session_header.split(",") if n.strip())
+    if names == ("none",):
+        names = ()
+    bad = [n for n in names if not _TOKEN.fullmatch(n)]
+    if bad:
+        raise ValueError(f"--session-header: {', '.join(map(repr, bad))} is not an HTTP header name")
+    return SessionForwarding(names, settings.forward_harness_headers)
 
 
 def _router(settings: ModelSettings) -> Router:

@@ -67,7 +67,7 @@ PREFIX_REUSE = Histogram(
     ["api", "model"], buckets=_RATIO, registry=REGISTRY,
 )  # fmt: skip
 DIVERGENCES = Counter(
-    "tokenyard_prefix_divergences", "Session prompts that broke the previous prompt's prefix, by cause",
+    "tokenyard_prefix_divergences", "Session prompts that broke the previous prompt's prefix, by cause (expected ones: see prefix_watch.EXPECTED_CAUSES)",
     ["api", "model", "cause"], registry=REGISTRY,
 )  # fmt: skip
 DISPATCH_LEAD = Histogram(
@@ -76,6 +76,14 @@ DISPATCH_LEAD = Histogram(
 )  # fmt: skip
 ENGINE_ERRORS = Counter(
     "tokenyard_engine_errors", "Generations that ended with an engine error", ["api", "model"], registry=REGISTRY
+)
+SAFEGUARD_VERDICTS = Counter(
+    "tokenyard_safeguard_verdicts", "Tool calls judged for a client's auto mode, by outcome "
+    "(flagged, not_flagged, or why there was no verdict: timeout, error, input_too_long, truncated)",
+    ["model", "outcome"], registry=REGISTRY,
+)  # fmt: skip
+SAFEGUARD_SECONDS = Histogram(
+    "tokenyard_safeguard_seconds", "A tool call complete → its verdict", ["model"], buckets=_LATENCY, registry=REGISTRY
 )
 WORKER_TTFT = Histogram(
     "tokenyard_worker_time_to_first_token_seconds", "Dispatch to a worker → its first chunk", ["worker"],
@@ -236,3 +244,8 @@ async def metrics_endpoint(request: Request) -> Response:
     state = request.app.state.tokenyard
     set_queue_depth(state.waiting)
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+
+def observe_verdict(model: str, outcome: str, seconds: float) -> None:
+    SAFEGUARD_VERDICTS.labels(model, outcome).inc()
+    SAFEGUARD_SECONDS.labels(model).observe(seconds)

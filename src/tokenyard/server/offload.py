@@ -5,9 +5,10 @@ of large request bodies take milliseconds to seconds of CPU; on the event loop t
 would stall every other request, `/health` included. `Offload` runs them in a
 thread pool sized to the machine. Threads, not processes: the tokenizer's segment
 cache (and every other cache) stays one shared object, and HF `tokenizers` releases
-the GIL while it encodes. Pure-Python work (jinja rendering, `json.loads`) still
+the GIL while it encodes (`encode_batch`). Pure-Python work (jinja rendering) still
 holds the GIL, but the interpreter switches threads every few milliseconds, so the
-loop keeps answering.
+loop keeps answering. One C call holds it throughout: `json.loads`, so a large body
+is decoded a piece at a time (wire_json.py).
 
 `Offload(enabled=False)` runs the work inline, on the loop: what
 `benchmarks/loop_latency.py` compares against.

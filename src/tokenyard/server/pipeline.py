@@ -28,6 +28,10 @@ What the request demands of the output is enforced here, whatever the engine:
   one that breaks the format ends with an `OutputFormatViolation` error, never a
   finish.
 An engine that stays silent for `engine_timeout` seconds is aborted (`EngineTimeout`).
+
+A client that asks for verdicts on the turn's tool calls (Claude Code's auto mode)
+gets a `CallReview` on the generation: each call is handed to it the moment it is
+complete, and the turn's `Finish` carries the verdicts (server/safeguards.py).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..apis.errors import ENGINE_FAILED_MESSAGE
 from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
@@ -57,6 +61,7 @@ from ..engines.base import (
     ReasoningBudget,
 )
 from ..events import (
+    CallVerdict,
     Event,
     Finish,
     FinishReason,
@@ -79,7 +84,7 @@ from ..parsing.tools.base import CallIds
 from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
-from ..prompting.streams import prompt_stream
+from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
@@ -92,16 +97,6 @@ DEFAULT_MAX_TOKENS = 4096
 # What follows an injected reasoning end marker (the templates' own separator).
 REASONING_END_SEPARATOR = "\n\n"
 SHUTTING_DOWN = "tokenyard is shutting down; the generation was stopped"
-
-
-def is_background(conversation: Conversation) -> bool:
-    """A request the user is not waiting on: an agent client (one that names its
-    session) sending no tools. Its turns always carry tools, compaction requests
-    included; what it sends without them is a title, a summary or a topic check
-    (Claude Code sends those to its small/fast model)."""
-    if conversation.request_kind == "compaction":  # a summary the next turn waits for
-        return False
-    return conversation.session_key is not None and not conversation.tools
 
 
 @dataclass
@@ -126,6 +121,18 @@ class ServedModel:
         return sorted({i for i in ids if i is not None})
 
 
+class CallReview(Protocol):
+    """Judges the turn's tool calls while it goes on (server/safeguards.py): each
+    call is handed over the moment it is complete, the verdicts are collected
+    before the turn's `Finish`."""
+
+    def call_ready(self, call: ToolCallReady) -> None: ...
+
+    async def verdicts(self) -> dict[str, CallVerdict]: ...
+
+    def cancel(self) -> None: ...
+
+
 @dataclass
 class Generation:
     """A validated request, ready to stream: `events()` runs it (once)."""
@@ -138,8 +145,10 @@ class Generation:
     prefix: PrefixReport | None
     call_ids: CallIds = field(default_factory=CallIds)
     constraints: Constraints = field(default_factory=Constraints)
+    # Set when the client asked for verdicts on the turn's calls (Claude Code's auto mode).
+    review: CallReview | None = None
 
-    def events(self) -> AsyncIterator[Event]:
+    def events(self) -> AsyncGenerator[Event]:
         """The generation's events: `PromptProcessed`, then parse events, then
         `Finish` (or a `StreamError`). Closing the iterator aborts the engine."""
         return _Turn(self).events()
@@ -431,8 +440,17 @@ class _Turn:
         # Policy: the turn was ended after the first call, or broke the tool choice.
         self.ended = False
         self.violation: ToolChoiceViolation | None = None
+        self.review = generation.review
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncGenerator[Event]:
+        try:
+            async for event in self._events():
+                yield event
+        finally:
+            if self.review is not None:  # the turn ended early: its classifications are moot
+                self.review.cancel()
+
+    async def _events(self) -> AsyncIterator[Event]:
         stream = self.pipeline.engine.generate(self._engine_request())
         chunks = self._chunks(stream)
         announced = False
@@ -483,7 +501,8 @@ class _Turn:
         reason = self._finish_reason()
         if reason == "tool_calls" and self.generation.conversation.hints.speculative_prefill:
             self.pipeline.prefill_next_turn(self.generation, self.turn.message())
-        yield Finish(reason, self.stop_sequence, self._usage())
+        verdicts = await self.review.verdicts() if self.review is not None else None
+        yield Finish(reason, self.stop_sequence, self._usage(), verdicts)
 
     # ---- steps
 
@@ -502,7 +521,7 @@ class _Turn:
             prompt_text=generation.prompt.text,
             conversation=generation.conversation,
             constraints=self.constraints,
-            background=is_background(generation.conversation),
+            background=is_side_query(generation.conversation),
         )
 
     async def _chunks(self, stream: AsyncGenerator[EngineChunk, None]) -> AsyncGenerator[EngineChunk, None]:
@@ -564,6 +583,8 @@ class _Turn:
                     return out
             elif kind is ToolCallReady:
                 self.calls += 1
+                if self.review is not None:
+                    self.review.call_ready(event)  # type: ignore[arg-type]  # exact-type dispatch is not narrowed by mypy
                 if not constraints.parallel_tool_calls:
                     self.turn.add(event)
                     out.append(event)

@@ -9,18 +9,20 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..apis.anthropic.spoke import SPOKE as ANTHROPIC
 from ..apis.anthropic.spoke import parse_count_tokens
 from ..apis.errors import ErrorTable, fault_of
-from ..apis.hints import read_agent_hints
+from ..apis.hints import read_agent_hints, read_harness_headers
 from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import RequestContext, Spoke
-from .common import ServerState, check_auth, log_prompt, read_json
+from ..prompting.streams import inferred_session
+from .common import ServerState, check_auth, check_tool_count, log_prompt, read_json
+from .safeguards import CallReviewer
 from .sse import event_stream, run_to_end
 
 log = logging.getLogger("tokenyard.server")
@@ -46,6 +48,9 @@ def guarded(errors: ErrorTable, handler: Handler) -> Callable[[Request], Awaitab
         try:
             check_auth(request, state)
             return await handler(request, state)
+        except ClientDisconnect:  # an ordinary event, not a server fault
+            log.info("the client went away while sending its request")
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
         except Exception as error:
             return error_response(errors, error)
 
@@ -60,17 +65,29 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
     """The endpoint of one API's generation route."""
 
     async def handler(request: Request, state: ServerState) -> Response:
-        body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
+        body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
+        check_tool_count(body)
         ctx = context(request, state)
-        parsed = spoke.parse(body, ctx)
+        parsed = await state.pipeline.offload.run_if_large(size, spoke.parse, body, ctx)
         pipeline = state.pipeline_for(parsed.model)
         # The model's own view of the replay state: its calls' ids carry its JSON style.
         ctx = replace(ctx, replay=state.replay.for_model(pipeline.model.name))
         parsed.conversation.hints = read_agent_hints(body, request.headers)
+        parsed.conversation.harness_headers = read_harness_headers(request.headers)
+        if parsed.conversation.session_key is None and (session := inferred_session(parsed.conversation)):
+            # A client that names no session (OpenClaw): its prefix is watched and routed all the same.
+            parsed.conversation.session_key, parsed.conversation.agent = session, "openclaw"
         # Rendering and tokenizing run off the event loop.
         generation = await pipeline.prepare(
             parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
         )
+        if parsed.safeguards is not None:
+            generation.review = CallReviewer(
+                state.classifier_for(pipeline),
+                parsed.conversation,
+                parsed.safeguards,
+                timeout=state.config.safeguards_timeout,
+            )
         log_prompt(state, body, generation)
         if parsed.conversation.request_kind is not None:
             log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)
@@ -88,8 +105,9 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
 async def count_tokens(request: Request, state: ServerState) -> Response:
     """Anthropic's `/v1/messages/count_tokens`: the exact prompt generation would send
     (the named model's template and tokenizer)."""
-    body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
-    parsed = parse_count_tokens(body, context(request, state))
+    body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
+    check_tool_count(body)
+    parsed = await state.pipeline.offload.run_if_large(size, parse_count_tokens, body, context(request, state))
     prompt = await state.pipeline_for(parsed.model).prepare_prompt(parsed.conversation)
     return JSONResponse({"input_tokens": len(prompt.token_ids)})
 

@@ -19,7 +19,8 @@ from ..apis.errors import invalid_request, validate
 from ..apis.openai_chat.errors import ERRORS
 from ..apis.openai_chat.requests import supported, to_conversation
 from ..apis.openai_chat.schema import ChatCompletionRequest
-from .common import ServerState, read_json
+from .common import ServerState, check_tool_count, read_json
+from .pipeline import Pipeline
 from .routes import guarded
 
 
@@ -47,10 +48,22 @@ class DetokenizeRequest(_Wire):
     tokens: list[int]
 
 
+# Bodies longer than this many bytes per token of the largest served window hold
+# more than any window: a list of ids (`151643, `: 8 bytes an id) or a prompt of
+# over 16 bytes a token. Bounds the time and memory tokenize and detokenize take.
+BYTES_PER_TOKEN = 16
+
+
+def body_limit(state: ServerState) -> int:
+    window = max(p.engine.info().max_model_len for p in state.pipelines)
+    return min(state.config.max_body_bytes, BYTES_PER_TOKEN * window + 64 * 1024)
+
+
 async def tokenize(request: Request, state: ServerState) -> Response:
-    body = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
+    body, size = await read_json(request, body_limit(state), state.pipeline.offload)
+    check_tool_count(body)
     if isinstance(body, dict) and "messages" in body:
-        chat = supported(validate(TokenizeChatRequest, body))
+        chat = await state.pipeline.offload.run_if_large(size, _chat_request, body)
         pipeline = state.pipeline_for(chat.model)
         conversation = to_conversation(chat.model_copy(update={"model": chat.model or pipeline.model.name}))
         prompt = await pipeline.prepare_prompt(conversation, add_generation_prompt=chat.add_generation_prompt)
@@ -63,20 +76,36 @@ async def tokenize(request: Request, state: ServerState) -> Response:
         pipeline = state.pipeline_for(text.model)
         ids = await pipeline.offload.run(pipeline.model.tokenizer.encode, text.prompt, text.add_special_tokens)
         token_strs = text.return_token_strs
-    tokenizer = pipeline.model.tokenizer
-    out: dict[str, Any] = {
-        "count": len(ids),
-        "max_model_len": pipeline.engine.info().max_model_len,
-        "tokens": ids,
-    }
+    window = pipeline.engine.info().max_model_len
+    # Building a long answer (a token string per id, the JSON text) is CPU work too.
+    return await pipeline.offload.run_if_large(len(ids) * 8, _tokenized, pipeline, ids, window, token_strs)
+
+
+def _chat_request(body: Any) -> TokenizeChatRequest:
+    return supported(validate(TokenizeChatRequest, body))
+
+
+def _tokenized(pipeline: Pipeline, ids: list[int], window: int, token_strs: bool) -> JSONResponse:
+    out: dict[str, Any] = {"count": len(ids), "max_model_len": window, "tokens": ids}
     if token_strs:
-        out["token_strs"] = [tokenizer.backend.id_to_token(i) for i in ids]
+        out["token_strs"] = [pipeline.model.tokenizer.backend.id_to_token(i) for i in ids]
     return JSONResponse(out)
 
 
 async def detokenize(request: Request, state: ServerState) -> Response:
-    wire = validate(DetokenizeRequest, await read_json(request, state.config.max_body_bytes, state.pipeline.offload))
-    tokenizer = state.pipeline_for(wire.model).model.tokenizer
+    body, size = await read_json(request, body_limit(state), state.pipeline.offload)
+    model = body.get("model") if isinstance(body, dict) else None
+    pipeline = state.pipeline_for(model if isinstance(model, str) else None)
+    return await pipeline.offload.run_if_large(size, _detokenized, pipeline, body)
+
+
+def _detokenized(pipeline: Pipeline, body: Any) -> JSONResponse:
+    wire = validate(DetokenizeRequest, body)
+    tokenizer = pipeline.model.tokenizer
+    window = pipeline.engine.info().max_model_len
+    if len(wire.tokens) > window:
+        message = f"tokens: {len(wire.tokens):,} ids, more than this model's window of {window:,} tokens"
+        raise invalid_request(message, "tokens")
     bad = next((t for t in wire.tokens if not 0 <= t < tokenizer.vocab_size), None)
     if bad is not None:
         raise invalid_request(

@@ -31,8 +31,10 @@ ERRORS = ErrorTable(
         Fault.ENGINE_FAILED: WireFault(502, "api_error"),
         # Anthropic's own answer to a request that timed out (the SDK's 504 class).
         Fault.ENGINE_TIMEOUT: WireFault(504, "timeout_error"),
-        Fault.TOOL_CHOICE_VIOLATION: WireFault(500, "api_error"),
-        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(500, "api_error"),
+        # The model's answer broke a forced tool_choice: as the OpenAI table (400).
+        Fault.TOOL_CHOICE_VIOLATION: WireFault(400, "invalid_request_error"),
+        # The answer broke the requested output format: as the OpenAI table (400).
+        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(400, "invalid_request_error"),
         Fault.INTERNAL: WireFault(500, "api_error"),
     },
     _envelope,

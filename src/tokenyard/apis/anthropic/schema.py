@@ -1,6 +1,6 @@
 """Anthropic Messages wire models (requests). Unknown fields are ignored, as the
 API's clients expect; content blocks are parsed by type so that block types we do
-not model (documents, server tools…) are kept out of the way rather than failing."""
+not model (server tools…) are kept out of the way rather than failing."""
 
 from __future__ import annotations
 
@@ -85,6 +85,32 @@ class ToolRemovalBlock(_Wire):
     tool: ToolNameRef
 
 
+class DocumentSource(_Wire):
+    """`text` (plain text in `data`), `base64` (`data` encoded, of `media_type`),
+    `content` (text blocks in `content`), `url` or `file` (fetched by Anthropic)."""
+
+    type: str
+    media_type: str | None = None
+    data: str | None = None
+    content: str | list[dict[str, Any]] | None = None
+    url: str | None = None
+    file_id: str | None = None
+
+
+class DocumentBlock(_Wire):
+    type: Literal["document"]
+    source: DocumentSource
+    title: str | None = None
+    context: str | None = None
+
+
+class SearchResultBlock(_Wire):
+    type: Literal["search_result"]
+    source: str
+    title: str = ""
+    content: list[dict[str, Any]] = Field(default_factory=list)
+
+
 BLOCK_TYPES: dict[str, type[_Wire]] = {
     "text": TextBlock,
     "image": ImageBlock,
@@ -95,6 +121,8 @@ BLOCK_TYPES: dict[str, type[_Wire]] = {
     "tool_reference": ToolReferenceBlock,
     "tool_addition": ToolAdditionBlock,
     "tool_removal": ToolRemovalBlock,
+    "document": DocumentBlock,
+    "search_result": SearchResultBlock,
 }
 
 
@@ -111,6 +139,7 @@ class ToolParam(_Wire):
     type: str | None = None
     # Tool search: the definition is loaded only when a search references it.
     defer_loading: bool = False
+    cache_control: dict[str, Any] | None = None
 
 
 class ThinkingParam(_Wire):
@@ -153,6 +182,11 @@ class MessagesRequest(_Wire):
     # The deprecated spelling of output_config.format (beta structured-outputs-2025-11-13).
     output_format: dict[str, Any] | None = None
     context_management: dict[str, Any] | None = None
+    # Automatic prompt caching: a breakpoint on the last cacheable block.
+    cache_control: dict[str, Any] | None = None
+    # Server-side checks asked of the response (Claude Code's auto mode asks for
+    # `dangerous_tool_use`); kept as sent, read by apis/anthropic/safeguards.py.
+    safeguards: list[dict[str, Any]] | None = None
 
 
 class CountTokensRequest(_Wire):
@@ -162,3 +196,4 @@ class CountTokensRequest(_Wire):
     tools: list[ToolParam] | None = None
     tool_choice: ToolChoiceParam | None = None
     thinking: ThinkingParam | None = None
+    context_management: dict[str, Any] | None = None

@@ -8,7 +8,8 @@ from typing import Any
 from ..errors import validate
 from ..spoke import ParsedRequest, RequestContext
 from .errors import ERRORS
-from .requests import to_conversation
+from .requests import marks_cache_breakpoint, to_conversation
+from .safeguards import requested_context
 from .schema import CountTokensRequest, MessagesRequest
 from .stream import MessageStream
 
@@ -35,7 +36,9 @@ class AnthropicMessages:
             agent_id=context.headers.get(AGENT_HEADER),
             parent_agent_id=context.headers.get(PARENT_AGENT_HEADER),
         )
-        return ParsedRequest(conversation, wire.model, bool(wire.stream), wire)
+        return ParsedRequest(
+            conversation, wire.model, bool(wire.stream), wire, safeguards=requested_context(wire.safeguards)
+        )
 
     def encoder(self, request: ParsedRequest, context: RequestContext) -> MessageStream:
         wire: MessagesRequest = request.options
@@ -45,6 +48,7 @@ class AnthropicMessages:
             replay=context.replay,
             dispatch=context.dispatch and request.stream,
             show_thinking=not (wire.thinking and wire.thinking.display == "omitted"),
+            cache_breakpoint=marks_cache_breakpoint(wire),
         )
 
 

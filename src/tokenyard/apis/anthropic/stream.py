@@ -2,7 +2,8 @@
 
 `MessageStream` owns the block indices. One content block per contiguous run of
 thinking, text or tool_use, in the order produced; `message_start` carries the real
-prompt usage; `message_delta` the stop reason and cumulative usage. Thinking blocks
+prompt usage; `message_delta` the stop reason and cumulative usage (and, when the
+request asked for them, the verdicts on the turn's calls: `safeguard_results`). Thinking blocks
 close with a `signature_delta` that seals the exact reasoning (sealing.py), so the
 reasoning comes back intact on the next turn even when the client was told to omit
 its text. With streaming tool dispatch on, each complete call is also announced by a
@@ -32,6 +33,7 @@ from ..replay_state import ReplayState
 from ..spoke import Frame
 from .errors import ERRORS
 from .requests import THINKING_SEAL_CONTEXT
+from .safeguards import safeguard_results
 
 WireEvent = Frame
 
@@ -47,12 +49,14 @@ class MessageStream:
         replay: ReplayState | None = None,
         dispatch: bool = False,
         show_thinking: bool = True,
+        cache_breakpoint: bool = False,
     ):
         self.message_id = message_id
         self.model = model
         self._replay = replay
         self._dispatch = dispatch
         self._show_thinking = show_thinking
+        self._cache_breakpoint = cache_breakpoint
         self._hold = CallHold()
         self._index = -1
         self._open: str | None = None  # "thinking" | "text" | "tool_use"
@@ -67,6 +71,8 @@ class MessageStream:
         }
         self.stop_reason: str | None = None
         self.stop_sequence: str | None = None
+        # The verdicts on the turn's calls, when the request asked for them.
+        self.safeguard_results: list[dict[str, Any]] | None = None
         self.started = False  # message_start was sent
 
     # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
@@ -170,22 +176,17 @@ class MessageStream:
         self._apply_usage(finish.usage)
         self.stop_reason = STOP_REASONS.get(finish.reason, "end_turn")
         self.stop_sequence = finish.stop_sequence
-        out.append(
-            (
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": self.stop_reason, "stop_sequence": self.stop_sequence},
-                    "usage": dict(self._usage),
-                },
-            )
-        )
+        delta: dict[str, Any] = {"stop_reason": self.stop_reason, "stop_sequence": self.stop_sequence}
+        if finish.verdicts is not None:
+            self.safeguard_results = safeguard_results(finish.verdicts)
+            delta["safeguard_results"] = self.safeguard_results
+        out.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": dict(self._usage)}))
         out.append(("message_stop", {"type": "message_stop"}))
         return out
 
     def message(self) -> dict[str, Any]:
         """The whole response, for non-streaming requests."""
-        return {
+        message = {
             "id": self.message_id,
             "type": "message",
             "role": "assistant",
@@ -195,6 +196,9 @@ class MessageStream:
             "stop_sequence": self.stop_sequence,
             "usage": dict(self._usage),
         }
+        if self.safeguard_results is not None:
+            message["safeguard_results"] = self.safeguard_results
+        return message
 
     # ---- blocks ---------------------------------------------------------------------
 
@@ -240,9 +244,13 @@ class MessageStream:
         self._usage["output_tokens"] = usage.completion_tokens
 
     def _set_prompt_usage(self, prompt: int, read: int, written: int) -> None:
-        """Anthropic splits the prompt in three: read from the cache, newly written to
-        it (what the engine stored for reuse), and the rest."""
-        written = max(0, min(written, prompt - read))
+        """Anthropic splits the prompt in three that add up to it: read from the cache,
+        written to it (cache_creation: only up to a `cache_control` breakpoint the
+        request marked), and `input_tokens`, the rest. An engine caches every prompt by
+        itself, but a request that marks no breakpoint creates no cache entry on
+        Anthropic's accounting: all it did not read is `input_tokens` (never 0 because
+        the engine also stored those tokens)."""
+        written = max(0, min(written, prompt - read)) if self._cache_breakpoint else 0
         self._usage["input_tokens"] = prompt - read - written
         self._usage["cache_read_input_tokens"] = read
         self._usage["cache_creation_input_tokens"] = written

@@ -10,7 +10,9 @@ Mapping decisions where the API leaves room:
   answers so templates that print the tool's name (gpt-oss) can;
 - the session key is the `x-session-id` header, else `prompt_cache_key` (OpenAI's
   own "these requests share a prefix" key), else `metadata.session_id`; `user`
-  names a person, not a conversation, and is not used;
+  names a person, not a conversation: it is no session key (the prefix watch would
+  compare unrelated conversations), only what engine routers keep together when
+  there is no session;
 - a system message's `tools` (as Kimi K3's template takes them) are added to the
   conversation there (`ToolChange`), never to the system tool list;
 - `chat_template_kwargs` go to the template as given; `enable_thinking: false`
@@ -116,6 +118,7 @@ def to_conversation(request: ChatCompletionRequest, *, session_key: str | None =
         output_format=_output_format(request),
         template_kwargs=dict(request.chat_template_kwargs or {}),
         session_key=session_key,
+        user=request.user,
     )
 
 

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ... import wire_json
 from ...conversation import (
     Conversation,
     Image,
@@ -185,6 +186,7 @@ def to_conversation(
         output_format=_output_format(request.text),
         session_key=session,
         agent=agent,
+        user=request.user,
         request_kind=request_kind,
     )
 
@@ -226,7 +228,7 @@ def codex_request_kind(request: ResponsesRequest) -> str | None:
     metadata = request.client_metadata or {}
     turn = metadata.get("x-codex-turn-metadata")
     try:
-        turn = json.loads(turn) if isinstance(turn, str) else turn
+        turn = wire_json.loads(turn, where="client_metadata") if isinstance(turn, str) else turn
     except ValueError:
         turn = None
     kinds = (metadata.get("request_kind"), turn.get("request_kind") if isinstance(turn, dict) else None)
@@ -384,7 +386,7 @@ def _function_arguments(item: FunctionCallItem, replay: ReplayState | None) -> s
     if replay is None:
         return item.arguments
     try:
-        echoed = json.loads(item.arguments) if item.arguments.strip() else {}
+        echoed = wire_json.loads(item.arguments, where="arguments") if item.arguments.strip() else {}
     except ValueError:
         return item.arguments
     return replay.restore_call(item.call_id, echoed, item.arguments)

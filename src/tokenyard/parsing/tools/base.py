@@ -50,8 +50,12 @@ from ..markers import MarkerSet
 from .quoting import QuoteContext
 
 # What a model may plausibly call a function: identifiers, MCP-style `a__b`, dotted
-# and namespaced names. Anything else (spaces, quotes, newlines) is not a call.
-_FUNCTION_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,255}").fullmatch
+# and namespaced names, and whatever the APIs allow (`^[a-zA-Z0-9_-]{1,64}$`: a
+# name may begin with a digit or `-`, as `2fa_verify` and `3d` do). Anything else
+# (spaces, quotes, newlines) is not a call. Formats with a name regex of their own
+# build it from this one.
+FUNCTION_NAME = r"[\w\-][\w.\-:/]{0,255}"
+_FUNCTION_NAME = re.compile(FUNCTION_NAME).fullmatch
 
 
 def is_function_name(name: str) -> bool:

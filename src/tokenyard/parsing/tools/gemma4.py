@@ -33,7 +33,7 @@ from ...conversation import ToolSpec
 from ...events import ParseEvent
 from ..coercion import coerce_value, dumps, parameter_types
 from ..patterns import always_match
-from .base import CallIds, ToolParser, is_function_name
+from .base import FUNCTION_NAME, CallIds, ToolParser, is_function_name
 
 _OPEN = "<|tool_call>"
 _CLOSE = "<tool_call|>"
@@ -51,8 +51,8 @@ _BARE_RUN = always_match(r"[^:{}\[\]<]*")
 _MAX_BARE_STRING = 4096
 # A call head without its token (see the module docstring), and what may still grow
 # into one: held only while it can.
-_BARE_HEAD = re.compile(r"call:([A-Za-z_][\w.\-:/]{0,255})\{")
-_BARE_HEAD_PREFIX = re.compile(r"c(?:a(?:l(?:l(?::([A-Za-z_][\w.\-:/]{0,255})?)?)?)?)?\Z")
+_BARE_HEAD = re.compile(rf"call:({FUNCTION_NAME})\{{")
+_BARE_HEAD_PREFIX = re.compile(rf"c(?:a(?:l(?:l(?::({FUNCTION_NAME})?)?)?)?)?\Z")
 
 # Region states. `_OPENING`: no text yet; a bare call head may open the answer.
 _CALL_HEAD, _ARGUMENTS, _AFTER_ARGUMENTS, _BROKEN, _OPENING = range(5)

@@ -31,8 +31,9 @@ from .call_list import CallListParser
 _PYTHON_START = "<|python_start|>"
 _PYTHON_END = "<|python_end|>"
 _WHITESPACE = always_match(r"[ \t\r\n]*")
-_NAME_START = re.compile(r"[A-Za-z_]").match
-_NAME_RUN = always_match(r"[\w.]*")
+# Names as the APIs allow them (a digit or `-` may begin one: `2fa_verify`).
+_NAME_START = re.compile(r"[\w\-]").match
+_NAME_RUN = always_match(r"[\w.\-]*")
 _LONGEST_NAME = 256
 # Inside a call: runs of characters that neither quote nor bracket anything.
 _CODE_RUN = always_match(r"[^'\"()\[\]{}]*")

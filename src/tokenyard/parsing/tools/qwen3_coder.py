@@ -25,7 +25,7 @@ import re
 from typing import ClassVar
 
 from ..markers import MarkerSet
-from .base import ToolParser, split_before
+from .base import FUNCTION_NAME, ToolParser, split_before
 from .xml_args import ArgumentsBuilder
 
 _FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
@@ -34,11 +34,11 @@ _PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
 # Tags a model misspells (Step-3.5: `<function bash>`, `<functionbash>`, a `>` left
 # out before the line break, `<parameter=parameter=x>`), read only where the name is
 # one the request declared (`lenient_tags`).
-_LENIENT_FUNCTION = re.compile(r"\s*<function(?:=|\s+)?([A-Za-z_][\w.\-:/]{0,255})(?:>|\n)")
+_LENIENT_FUNCTION = re.compile(rf"\s*<function(?:=|\s+)?({FUNCTION_NAME})(?:>|\n)")
 _LENIENT_FUNCTION_PREFIX = re.compile(
     r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:(?:=|\s+)?[\w.\-:/]{0,256})?)?)?)?)?)?)?)?)?)?\Z"
 )
-_LENIENT_PARAMETER = re.compile(r"<parameter=(?:parameter=)?([A-Za-z_][\w.\-]{0,255})(?:>|\n)")
+_LENIENT_PARAMETER = re.compile(r"<parameter=(?:parameter=)?([\w\-][\w.\-]{0,255})(?:>|\n)")
 
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:

@@ -1,0 +1,59 @@
+"""The one rule for JSON a client wrote (wire_json.py)."""
+
+import json
+
+import pytest
+
+from tokenyard import wire_json
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_lone_surrogates_become_u_fffd_in_values_and_keys(as_bytes):
+    text = json.dumps({"k\ud800": ["a\udfff", {"x": "\ud83d cut"}], "pair": "\U0001f600", "é": "\u00e9"})
+    value = wire_json.loads(text.encode() if as_bytes else text)
+    assert value == {"k\ufffd": ["a\ufffd", {"x": "\ufffd cut"}], "pair": "\U0001f600", "é": "é"}
+
+
+def test_utf8_encoded_surrogates_in_bytes_become_u_fffd():
+    assert wire_json.loads(b'["a\xed\xa0\xbdb", "\xed\x95\x9c"]') == ["a\ufffdb", "\ud55c"]  # Hangul stays
+
+
+def test_deep_json_is_refused_not_taken_for_text():
+    for text in ("[" * 100_000, "[" * 65 + "]" * 65):
+        with pytest.raises(wire_json.JsonTooDeep, match="arguments: JSON is nested more than 64 levels"):
+            wire_json.loads(text, where="arguments")
+    assert not issubclass(wire_json.JsonTooDeep, ValueError)
+    assert wire_json.loads("[" * 64 + "]" * 64) is not None
+    with pytest.raises(ValueError):
+        wire_json.loads("not json")
+
+
+PIECEWISE_CASES = [
+    "{}",
+    ' {"a": [1, 2 , {"b":[3]}], "c" : "x", "d":[ ], "a":[true]} \n',
+    '{"k": "\\ud800", "tools": [{"name": "x"}, {"name": "y"}]}',
+    '{"a":1,}',
+    '{"a":[1,]}',
+    '{"a":1} x',
+    '{"a" 1}',
+    '{"a":[1 2]}',
+    '{"a":[',
+    "[1]",
+]
+
+
+@pytest.mark.parametrize("text", PIECEWISE_CASES)
+def test_a_body_decoded_in_pieces_is_what_json_loads_gives(monkeypatch, text):
+    try:
+        expected = wire_json.replace_lone_surrogates(json.loads(text))
+    except ValueError:
+        expected = ValueError
+    monkeypatch.setattr(wire_json, "PIECEWISE_BYTES", 0)
+    for data in (text, text.encode()):
+        if expected is ValueError:
+            with pytest.raises(ValueError):
+                wire_json.loads(data)
+        else:
+            assert wire_json.loads(data) == expected
+    with pytest.raises(wire_json.JsonTooDeep):
+        wire_json.loads('{"tools": [' + "[" * 100_000 + "]}")
