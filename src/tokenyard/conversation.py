@@ -90,7 +90,21 @@ class ToolResult(_Part):
         return [p.tool_name for p in self.content if isinstance(p, ToolReference)]
 
 
-Part = Annotated[Text | Reasoning | ToolCall | ToolResult | Image, Field(discriminator="type")]
+class ToolChange(_Part):
+    """A tool added to the conversation or removed from it at this point (Anthropic
+    `tool_addition` / `tool_removal` blocks in a system message; tools a system
+    message declares, as Kimi K3's template takes them). An added tool is defined
+    here, never in the system tool list, so the prompt before it stays the same:
+    `tool` is its definition, or None when it names a tool of the request's list
+    (a deferred one). A removed tool can not be called from here on."""
+
+    type: Literal["tool_change"] = "tool_change"
+    action: Literal["add", "remove"]
+    tool_name: str
+    tool: ToolSpec | None = None
+
+
+Part = Annotated[Text | Reasoning | ToolCall | ToolResult | Image | ToolChange, Field(discriminator="type")]
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
@@ -195,6 +209,17 @@ class SamplingParams(BaseModel):
     seed: int | None = None
 
 
+class OutputFormat(BaseModel):
+    """The shape the answer's text must have: a JSON object (`json_object`), or JSON
+    matching `json_schema` (`json_schema`; Chat `response_format`, Responses
+    `text.format`, Anthropic `output_config.format`). Engines that can guide their
+    decoding are held to it; the pipeline validates the answer on every engine."""
+
+    type: Literal["json_object", "json_schema"]
+    json_schema: dict[str, Any] | bool | None = None
+    name: str | None = None
+
+
 class AgentHints(BaseModel):
     """Serving hints a harness may send (Dynamo's `nvext.agent_hints`, or headers).
     `priority`: higher is served sooner (tokenyard's queue; forwarded to engines that
@@ -218,6 +243,7 @@ class Conversation(BaseModel):
     parallel_tool_calls: bool = True
     sampling: SamplingParams = Field(default_factory=SamplingParams)
     thinking: ThinkingControl = Field(default_factory=ThinkingControl)
+    output_format: OutputFormat | None = None
     context_edits: ContextEdits = Field(default_factory=ContextEdits)
     # Extra chat-template variables the client asked for (chat_template_kwargs).
     template_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -252,9 +278,29 @@ class Conversation(BaseModel):
 
     def model_tools(self) -> list[ToolSpec]:
         """Every tool the model may call, under the names it sees: the offered tools,
-        then those loaded by tool results in the conversation (first one wins)."""
+        then those loaded by tool results and added by tool changes in the
+        conversation (first one wins), less those a later change removed."""
         seen: dict[str, ToolSpec] = {}
-        loaded = (t for m in self.messages for p in m.parts if isinstance(p, ToolResult) for t in p.loaded_tools)
-        for tool in (*self.tools, *loaded):
-            seen.setdefault(tool.model_name, tool.model_copy(update={"name": tool.model_name, "namespace": None}))
-        return list(seen.values())
+
+        def offer(tool: ToolSpec, replace: bool = False) -> None:
+            flat = tool.model_copy(update={"name": tool.model_name, "namespace": None})
+            if replace:
+                seen[tool.model_name] = flat
+            else:
+                seen.setdefault(tool.model_name, flat)
+
+        for tool in self.tools:
+            offer(tool)
+        removed: set[str] = set()
+        for message in self.messages:
+            for part in message.parts:
+                if isinstance(part, ToolResult):
+                    for tool in part.loaded_tools:
+                        offer(tool)
+                elif isinstance(part, ToolChange) and part.action == "remove":
+                    removed.add(part.tool_name)
+                elif isinstance(part, ToolChange):
+                    removed.discard(part.tool_name)
+                    if part.tool is not None:
+                        offer(part.tool, replace=True)  # a tool defined again is defined anew
+        return [t for name, t in seen.items() if name not in removed]

@@ -152,6 +152,12 @@ class ToolChoiceViolation(Exception):
     guide or prefill prevented it. Ends the stream as a `StreamError`."""
 
 
+class OutputFormatViolation(Exception):
+    """The model's answer does not have the shape the request's output format
+    demands (not JSON, or JSON against the schema) and no guided decoding prevented
+    it. Ends the stream as a `StreamError` instead of a normal finish."""
+
+
 ParseEvent = ReasoningDelta | TextDelta | Marker | ToolCallStart | ToolCallDelta | ToolCallReady | ToolCallIncomplete
 Event = ParseEvent | PromptProcessed | Usage | Finish | StreamError
 

@@ -465,15 +465,17 @@ def run_codex(
     timeout: float = 60,
     sandbox: str = "read-only",
     model_catalog_url: str | None = None,
+    exec_args: Sequence[str] = (),
 ) -> Completed:
     """`codex exec` against the server, in its namespace, with CODEX_HOME=home/.codex;
-    `resume` continues the latest session of that home, trace_file records connect() calls."""
+    `resume` continues the latest session of that home, trace_file records connect() calls,
+    `exec_args` go to `codex exec` (e.g. `--output-schema FILE`)."""
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     config = codex_config(server, model, sandbox=sandbox, model_catalog_url=model_catalog_url)
     (codex_home / "config.toml").write_text(config)
     # --strict-config: an unknown key fails the run instead of being ignored.
-    argv = [str(codex_binary()), "exec", "--skip-git-repo-check", "--strict-config"]
+    argv = [str(codex_binary()), "exec", "--skip-git-repo-check", "--strict-config", *exec_args]
     argv += ["resume", "--last", prompt] if resume else [prompt]
     if trace_file is not None:
         argv = traced_connects(argv, trace_file)

@@ -370,3 +370,79 @@ def test_codex_code_mode_additional_tools(tmp_path):
     assert all(text.split("\n")[0] in written for text in texts), "every part of the array output reaches the prompt"
     for before, after in zip(entries[:-1], entries[1:], strict=True):
         assert after["prefix_matched_tokens"] == before["prompt_tokens"]
+
+
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "integer"}, "source": {"type": "string"}},
+    "required": ["answer", "source"],
+    "additionalProperties": False,
+}
+CALL_EXEC = [{"call": {"name": "exec_command", "arguments": {"cmd": SCRIPTED_COMMAND}}}]
+
+
+def run_codex_with_schema(tmp_path, script) -> tuple:
+    """`codex exec --output-schema` against tokenyard (Qwen3, hermes) playing `script`
+    (None: the scripted rules). Returns (result, prompt log entries, server log)."""
+    codex_binary()
+    schema_file, prompt_log = tmp_path / "schema.json", tmp_path / "prompts.jsonl"
+    schema_file.write_text(json.dumps(ANSWER_SCHEMA))
+    extra: list[str] = []
+    if script is not None:
+        (tmp_path / "script.json").write_text(json.dumps(script))
+        extra = ["--script", str(tmp_path / "script.json")]
+    model = "tokenyard/qwen3"
+    argv = tokenyard_server_argv(
+        model_dir("qwen3"),
+        served_model_name=model,
+        tool_call_parser="hermes",
+        reasoning_parser="qwen3",
+        prompt_log=prompt_log,
+        extra_args=extra,
+    )
+    home = tmp_path / "home"
+    with serve_in_namespace(argv, workdir=tmp_path / "server") as server:
+        result = run_codex(
+            server,
+            PROMPT,
+            model=model,
+            home=home,
+            cwd=home / "project",
+            exec_args=["--output-schema", str(schema_file)],
+        )
+        log = server.log_text()
+    return result, prompt_log_entries(prompt_log), log
+
+
+def assert_schema_requested(entry: dict) -> None:
+    """Codex sends the schema as the Responses `text.format` of every request."""
+    form = entry["request"]["text"]["format"]
+    assert form["type"] == "json_schema" and form["schema"] == ANSWER_SCHEMA, form
+
+
+@pytest.mark.parametrize(
+    "script",
+    [None, [CALL_EXEC, [{"reasoning": "Now the JSON."}, {"text": '{"answer": 42, "source": "echo"}'}]]],
+    ids=["rules", "scripted-json"],
+)
+def test_codex_output_schema_gets_conforming_json(tmp_path, script):
+    """`codex exec --output-schema`: the final message Codex prints is JSON the schema
+    accepts (after an exec_command round trip)."""
+    result, entries, server_log = run_codex_with_schema(tmp_path, script)
+    assert result.returncode == 0, result.report() + "\nserver log:\n" + server_log
+    assert len(entries) == 2
+    for entry in entries:
+        assert_schema_requested(entry)
+    answer = json.loads(result.stdout)
+    assert set(answer) == {"answer", "source"} and isinstance(answer["answer"], int)
+
+
+def test_codex_output_schema_never_passes_prose(tmp_path):
+    """A model that answers in prose despite the schema: Codex gets the API's error
+    (`response.failed`) and fails the run, instead of printing the prose with exit 0."""
+    script = [CALL_EXEC, [{"text": "The answer is 42."}]]
+    result, entries, server_log = run_codex_with_schema(tmp_path, script)
+    assert result.returncode != 0, result.report()
+    assert "The answer is 42." not in result.stdout
+    assert "JSON" in result.stderr, result.report() + "\nserver log:\n" + server_log
+    assert_schema_requested(entries[-1])

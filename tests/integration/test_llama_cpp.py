@@ -323,6 +323,30 @@ def test_openai_chat_completions(frontend):
     assert cached[0] < SHARED_OPENING < cached[1] < usages[1].prompt_tokens
 
 
+def test_a_json_schema_answer_is_guided_by_llama_cpp(frontend):
+    # The schema travels as llama.cpp's `json_schema` (compiled to a grammar there): a
+    # closed enum leaves the model one short, valid answer whatever it would have said.
+    url, state = frontend
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"enum": ["yes", "no"]}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+    completion = client.chat.completions.create(
+        model=state.pipeline.model.name,
+        max_tokens=48,
+        temperature=0,
+        messages=[{"role": "user", "content": "Is the sky blue?"}],
+        response_format={"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}},
+    )
+    content = completion.choices[0].message.content or ""
+    _no_special_text(content)
+    assert completion.choices[0].finish_reason == "stop", content
+    assert json.loads(content)["answer"] in ("yes", "no")
+
+
 def test_openai_responses(frontend):
     url, state = frontend
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -301,3 +302,59 @@ def test_openai_responses(frontend):
             items += [{"role": "assistant", "content": answer}, {"role": "user", "content": follow_up}]
     assert usages[0].input_tokens_details.cached_tokens == 0
     assert 0 < usages[1].input_tokens_details.cached_tokens < usages[1].input_tokens
+
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"enum": ["Paris", "Rome", "Oslo"]},
+        "sunny": {"type": "boolean"},
+        "degrees": {"type": "integer", "minimum": -30, "maximum": 50},
+    },
+    "required": ["city", "sunny", "degrees"],
+    "additionalProperties": False,
+}
+
+
+def test_openai_chat_guided_json(frontend):
+    """`response_format` json_schema reaches vLLM as `structured_outputs.json`: SmolLM2,
+    which never sees the schema, answers with JSON the schema accepts."""
+    import jsonschema
+
+    url, _ = frontend
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+    reply = client.chat.completions.create(
+        model=SERVED_NAME,
+        max_tokens=64,
+        temperature=0,
+        messages=[{"role": "user", "content": "What is the weather like in Rome today?"}],
+        response_format={"type": "json_schema", "json_schema": {"name": "weather", "schema": WEATHER}},
+    )
+    assert reply.choices[0].finish_reason == "stop"
+    jsonschema.validate(json.loads(reply.choices[0].message.content or ""), WEATHER)
+
+
+def test_vllm_takes_the_structural_tag_for_json_after_reasoning(vllm, frontend):
+    """The structural tag a reasoning model's JSON answer is guided with (a free
+    reasoning block, or none, then the JSON) is one vLLM accepts and enforces."""
+    import jsonschema
+
+    from tokenyard.engines.base import Constraints, OutputGuide
+
+    _, state = frontend
+    tokenizer = state.pipeline.model.tokenizer
+    prompt = tokenizer.encode("<|im_start|>user\nWeather in Rome?<|im_end|>\n<|im_start|>assistant\n")
+    guide = OutputGuide(WEATHER, reasoning_start="<think>", reasoning_end="</think>")
+    request = EngineRequest(
+        "structural-json",
+        prompt,
+        max_tokens=64,
+        temperature=0.0,
+        stop_token_ids=state.pipeline.model.stop_token_ids(),
+        constraints=Constraints(output=guide),
+    )
+    chunks = _generate(RemoteEngine(vllm.url), request)
+    text = tokenizer.decode([t for c in chunks for t in c.token_ids])
+    assert chunks[-1].finish_reason in ("stop", "length")
+    if chunks[-1].finish_reason == "stop":
+        jsonschema.validate(json.loads(text.rpartition("</think>")[2]), WEATHER)

@@ -479,6 +479,7 @@ def test_models_in_both_shapes(tmp_path):
         assert info.capabilities is not None
         assert info.capabilities.thinking.supported and info.capabilities.thinking.types.disabled.supported
         assert not info.capabilities.effort.supported  # qwen3's template reads no reasoning_effort
+        assert info.capabilities.structured_outputs.supported  # output_config.format is held to
         assert listed.data[0].max_input_tokens == 40_960
         assert openai_shape["data"][0]["max_model_len"] == 40_960
         missing = httpx.get(f"{url}/v1/models/nope", headers={"anthropic-version": "2023-06-01"})

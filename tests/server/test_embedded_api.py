@@ -3,6 +3,7 @@ generation, and a second request sharing a long prefix that reuses the KV cache.
 
 from __future__ import annotations
 
+import json
 import time
 
 import anthropic
@@ -78,3 +79,41 @@ def test_a_claude_code_sized_prompt_fits_the_default_model(tmp_path):
         prompt_tokens = reply.usage.input_tokens + reply.usage.cache_creation_input_tokens
         assert prompt_tokens > 11_000 and reply.stop_reason in ("end_turn", "max_tokens")
         print(f"\nSmolLM2 answered a {prompt_tokens}-token prompt")
+
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"enum": ["Paris", "Rome", "Oslo"]},
+        "sunny": {"type": "boolean"},
+        "degrees": {"type": "integer", "minimum": -30, "maximum": 50},
+    },
+    "required": ["city", "sunny", "degrees"],
+    "additionalProperties": False,
+}
+
+
+def test_smollm2_guided_json_matches_the_schema(tmp_path):
+    """Guided decoding for real (llguidance token masks): SmolLM2, which never sees the
+    schema, answers with JSON the schema accepts, and ends there; `json_object` gives
+    an object."""
+    import jsonschema
+    import openai
+
+    from tokenyard.models.resolve import resolve_model_dir
+
+    folder = resolve_model_dir("smollm2", fixtures_root() / "embedded-cache")
+    with running_server(None, model_path=folder, engine="embedded", names=("smollm2",), tmp_path=tmp_path) as (url, _):
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0, timeout=600)
+        messages = [{"role": "user", "content": "What is the weather like in Rome today?"}]
+        schema_format = {"type": "json_schema", "json_schema": {"name": "weather", "schema": WEATHER}}
+        reply = client.chat.completions.create(
+            model="smollm2", messages=messages, max_tokens=64, temperature=0, response_format=schema_format
+        )
+        assert reply.choices[0].finish_reason == "stop"
+        jsonschema.validate(json.loads(reply.choices[0].message.content or ""), WEATHER)
+        reply = client.chat.completions.create(
+            model="smollm2", messages=messages, max_tokens=64, temperature=0, response_format={"type": "json_object"}
+        )
+        if reply.choices[0].finish_reason == "stop":  # an object may be cut by the token cap: a length finish
+            assert isinstance(json.loads(reply.choices[0].message.content or ""), dict)

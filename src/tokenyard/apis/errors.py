@@ -20,8 +20,9 @@ from pydantic import BaseModel, ValidationError
 
 from ..conversation import InvalidToolChoice
 from ..engines.base import EngineError, EngineTimeout, PromptTooLong
-from ..events import StreamError, ToolChoiceViolation
+from ..events import OutputFormatViolation, StreamError, ToolChoiceViolation
 from ..prompting.template import TemplateError
+from ..structured_output import InvalidOutputFormat
 from ..wire_json import JsonTooDeep
 
 log = logging.getLogger("tokenyard.apis")
@@ -44,6 +45,7 @@ class Fault(enum.StrEnum):
     ENGINE_FAILED = "engine_failed"  # the engine broke (before or after the first token)
     ENGINE_TIMEOUT = "engine_timeout"  # the engine went silent for --engine-timeout seconds
     TOOL_CHOICE_VIOLATION = "tool_choice_violation"  # the model did not follow a forced tool_choice
+    OUTPUT_FORMAT_VIOLATION = "output_format_violation"  # the answer broke the requested JSON format
     INTERNAL = "internal"  # a bug of ours
 
 
@@ -126,7 +128,7 @@ def fault_of(error: BaseException) -> ApiError:
         return invalid_request(validation_message(error), validation_param(error))
     if isinstance(error, JsonTooDeep):
         return invalid_request(str(error), error.where)
-    if isinstance(error, InvalidToolChoice):
+    if isinstance(error, (InvalidToolChoice, InvalidOutputFormat)):
         return invalid_request(str(error), error.param)
     if isinstance(error, json.JSONDecodeError):
         return ApiError(
@@ -143,6 +145,8 @@ def fault_of(error: BaseException) -> ApiError:
         return ApiError(504, "timeout_error", str(error), fault=Fault.ENGINE_TIMEOUT)
     if isinstance(error, ToolChoiceViolation):
         return ApiError(400, "invalid_request_error", str(error), fault=Fault.TOOL_CHOICE_VIOLATION)
+    if isinstance(error, OutputFormatViolation):
+        return ApiError(400, "invalid_request_error", str(error), fault=Fault.OUTPUT_FORMAT_VIOLATION)
     if isinstance(error, EngineError):
         log.warning("engine failed: %s", error)
         return engine_failed(ENGINE_FAILED_MESSAGE)
@@ -161,10 +165,10 @@ def engine_failed(message: str) -> ApiError:
 
 def stream_failure(error: StreamError) -> ApiError:
     """A generation that failed after it started, as its fault: a timeout, a prompt
-    the engine found too long for its window (llama.cpp's slots) and a tool_choice the
-    model broke have rows of their own; any other engine failure keeps the message the
-    pipeline chose (never the engine's internals)."""
-    if isinstance(error.cause, (EngineTimeout, PromptTooLong, ToolChoiceViolation)):
+    the engine found too long for its window (llama.cpp's slots), and a tool_choice
+    and an output format the model broke have rows of their own; any other engine
+    failure keeps the message the pipeline chose (never the engine's internals)."""
+    if isinstance(error.cause, (EngineTimeout, PromptTooLong, ToolChoiceViolation, OutputFormatViolation)):
         return fault_of(error.cause)
     return engine_failed(error.message)
 
@@ -248,5 +252,8 @@ def openai_rows(conversation_param: str) -> dict[Fault, WireFault]:
         # The request was served; the model's answer broke its forced tool_choice. Not
         # a fault of ours (5xx): Groq's OpenAI-compatible answer, 400 `tool_use_failed`.
         Fault.TOOL_CHOICE_VIOLATION: WireFault(400, "invalid_request_error", "tool_use_failed"),
+        # Likewise for an answer that broke the requested JSON format (Groq: 400
+        # `json_validate_failed`).
+        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(400, "invalid_request_error", "json_validate_failed"),
         Fault.INTERNAL: WireFault(500, "server_error"),
     }

@@ -64,7 +64,7 @@ def anthropic_capabilities(card: ModelCard) -> dict[str, Any]:
         "image_input": no,
         "pdf_input": no,
         "server_tools": {"supported": False, "code_execution": no, "web_search": no},
-        "structured_outputs": no,
+        "structured_outputs": _support(True),  # validated on every engine, guided where it can
         "thinking": {
             "supported": card.thinking,
             "types": {

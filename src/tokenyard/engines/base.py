@@ -11,7 +11,8 @@ tokens kept), or text for engines that only produce text. The last chunk has a
 `finish_reason` and the engine's own accounting: how many prompt tokens it found
 in its prefix cache.
 
-What the request constrains (tool choice, one call at most, a reasoning budget)
+What the request constrains (tool choice, one call at most, a reasoning budget, a
+JSON answer)
 travels in `EngineRequest.constraints`. An engine honours what it can — a remote
 engine through its guided decoding, the embedded engine by forcing the reasoning
 end marker, the scripted engine by answering accordingly — and the pipeline
@@ -102,6 +103,26 @@ class ReasoningBudget:
 
 
 @dataclass(frozen=True)
+class OutputGuide:
+    """The answer must be JSON: matching `schema`, or any JSON object when it is None
+    (`json_object`). Reasoning comes first, unconstrained: the output starts inside a
+    reasoning block when `inside`, and the model may open one first (`reasoning_start`,
+    the family's start marker, text and token ids) when the markers are given; the
+    JSON follows the end marker (`reasoning_end`). When the turn may call tools,
+    the answer may instead begin with `call_trigger` (the family's call opener): from
+    there nothing is guided, as a turn with calls is not held to the format."""
+
+    schema: dict[str, Any] | None
+    reasoning_start: str = ""
+    reasoning_end: str = ""
+    reasoning_start_ids: tuple[int, ...] = ()
+    reasoning_end_ids: tuple[int, ...] = ()
+    inside: bool = False
+    call_trigger: str = ""
+    call_trigger_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Constraints:
     """What the request demands of the output.
 
@@ -119,6 +140,7 @@ class Constraints:
     prefill: str = ""
     guide: CallGuide | None = None
     reasoning_budget: ReasoningBudget | None = None
+    output: OutputGuide | None = None
 
     @property
     def requires_call(self) -> bool:

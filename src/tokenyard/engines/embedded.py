@@ -7,12 +7,15 @@ background requests), tokens streamed to the event loop as they come, and the KV
 cache of recent sequences kept so that a request sharing a prefix with an earlier
 one (every turn of an agent conversation) prefills only what is new. The converted
 built-in model's window is extended with YaRN (models/conversion.py says why).
+A JSON answer (`Constraints.output`) is held to its schema by llguidance, which
+masks the tokens the grammar does not allow before each one is sampled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict, deque
@@ -28,13 +31,17 @@ from .base import (
     EngineFinish,
     EngineInfo,
     EngineRequest,
+    OutputGuide,
     PromptTooLong,
     ReasoningBudgetTracker,
 )
 
 if TYPE_CHECKING:
     import torch
+    from llguidance import LLTokenizer
     from transformers import DynamicCache
+
+log = logging.getLogger("tokenyard.engines.embedded")
 
 # ------------------------------------------------------------------ prefix KV store
 
@@ -186,6 +193,8 @@ class EmbeddedEngine:
         self._jobs: deque[_Job] = deque()
         self._wake = threading.Condition()
         self._closing = False
+        # llguidance's view of the vocabulary, per set of stop tokens (built once: ~1 s).
+        self._grammar_tokenizers: dict[tuple[int, ...], LLTokenizer] = {}
 
     def info(self) -> EngineInfo:
         return self._info
@@ -314,6 +323,8 @@ class EmbeddedEngine:
         if request.background:
             budget = min(budget, BACKGROUND_MAX_TOKENS)
         sampler = _Sampler(request)
+        if request.constraints.output is not None:
+            sampler.guide = self._answer_guide(request.constraints.output, request.stop_token_ids)
         reasoning = request.constraints.reasoning_budget
         tracker = ReasoningBudgetTracker(reasoning) if reasoning is not None else None
         first = True
@@ -374,6 +385,8 @@ class EmbeddedEngine:
             if token in stop_ids:
                 send([], "stop")
                 return
+            if sampler.guide is not None:
+                sampler.guide.push(token)
             send([token])
             produced += 1
             if tracker is not None:
@@ -386,6 +399,24 @@ class EmbeddedEngine:
                 yield
         send([], "length")
 
+    def _answer_guide(self, guide: OutputGuide, stop_token_ids: list[int]) -> _AnswerGuide | None:
+        """The guide's grammar over this model's vocabulary; None (the answer is then
+        only validated, by the pipeline) when llguidance can not compile it."""
+        key = tuple(sorted(stop_token_ids))
+        vocabulary = self._grammar_tokenizers.get(key)
+        if vocabulary is None:
+            from llguidance import LLTokenizer
+
+            tokenizer_json = (self.model_dir / "tokenizer.json").read_text(encoding="utf-8")
+            size = int(self._model.config.vocab_size)
+            vocabulary = LLTokenizer(tokenizer_json, n_vocab=size, eos_token=list(key) or None)
+            self._grammar_tokenizers[key] = vocabulary
+        try:
+            return _AnswerGuide(guide, vocabulary)
+        except ValueError as error:
+            log.warning("the requested output format can not be guided: %s", error)
+            return None
+
     def _forward(self, token_ids: list[int], cache: DynamicCache) -> torch.Tensor:
         import torch
 
@@ -393,6 +424,65 @@ class EmbeddedEngine:
         output = self._model(input_ids=torch.tensor([token_ids]), cache=cache, use_cache=True, logits_to_keep=1)
         logits: torch.Tensor = output.logits[0, -1].float()
         return logits
+
+
+class _AnswerGuide:
+    """An `OutputGuide` as token masks. Inside a reasoning block sampling is free. At
+    the answer's start (before anything but newlines) the model may also open a
+    reasoning block (the start marker's first token, when it has not reasoned yet)
+    or begin a call (the call opener's first token, when it may call), after which
+    nothing is guided; otherwise only tokens the grammar (up to two newlines, the
+    JSON, then a stop token) allows are sampled."""
+
+    def __init__(self, guide: OutputGuide, vocabulary: LLTokenizer):
+        from llguidance import LLMatcher
+
+        schema: dict[str, Any] = dict(guide.schema) if guide.schema is not None else {"type": "object"}
+        # Compact JSON (a small model left free to add whitespace may add it forever);
+        # keywords llguidance does not implement are ignored, the pipeline checks them.
+        schema["x-guidance"] = {"whitespace_flexible": False, "lenient": True}
+        lark = f"%llguidance {{}}\nstart: SEPARATOR answer\nSEPARATOR: /\\n{{0,2}}/\nanswer: %json {json.dumps(schema)}"
+        self._matcher = LLMatcher(vocabulary, LLMatcher.grammar_from_lark(lark), log_level=0)
+        if self._matcher.is_error():
+            raise ValueError(self._matcher.get_error())
+        self._vocabulary = vocabulary
+        self._free = guide.inside
+        self._off = False  # a call began: the rest of the turn is the model's own
+        self._at_start = True
+        self._opener = guide.reasoning_start_ids[0] if guide.reasoning_start_ids and not guide.inside else None
+        self._call = guide.call_trigger_ids[0] if guide.call_trigger_ids else None
+        self._end = list(guide.reasoning_end_ids)
+        self._recent: list[int] = []
+
+    def mask(self, logits: torch.Tensor) -> torch.Tensor:
+        if self._free or self._off or self._matcher.is_error():
+            return logits  # reasoning, a call; or a token the grammar refused was forced in
+        import numpy as np
+        import torch
+
+        bits = np.frombuffer(self._matcher.compute_bitmask(), dtype=np.uint8)
+        allowed = torch.from_numpy(np.unpackbits(bits, bitorder="little")[: logits.numel()].astype(bool))
+        if self._at_start:
+            for token in (self._opener, self._call):
+                if token is not None and token < allowed.numel():
+                    allowed[token] = True
+        return logits.masked_fill(~allowed, float("-inf"))
+
+    def push(self, token: int) -> None:
+        if self._off:
+            return
+        if self._free:
+            self._recent = [*self._recent, token][-len(self._end) :] if self._end else []
+            if self._end and self._recent == self._end:
+                self._free, self._at_start = False, True
+            return
+        if self._at_start and token == self._opener:
+            self._free, self._opener = True, None
+        elif self._at_start and token == self._call:
+            self._off = True
+        else:
+            self._matcher.consume_token(token)
+            self._at_start = self._at_start and not self._vocabulary.decode_bytes([token]).strip()
 
 
 class _Sampler:
@@ -406,6 +496,7 @@ class _Sampler:
         self.temperature = request.temperature or 0.0
         self.top_k = request.top_k if request.top_k and request.top_k > 0 else None
         self.top_p = request.top_p if request.top_p is not None and 0 < request.top_p < 1 else None
+        self.guide: _AnswerGuide | None = None
         self.generator = torch.Generator()
         if request.seed is not None:
             self.generator.manual_seed(request.seed)
@@ -414,6 +505,9 @@ class _Sampler:
 
     def pick(self, logits: torch.Tensor) -> int:
         import torch
+
+        if self.guide is not None:
+            logits = self.guide.mask(logits)
 
         if self.temperature <= 0:
             return int(logits.argmax())

@@ -73,6 +73,7 @@ from .base import (
     EngineFinish,
     EngineInfo,
     EngineRequest,
+    OutputGuide,
     PromptTooLong,
     ReasoningBudgetTracker,
 )
@@ -254,6 +255,8 @@ class RemoteEngine:
         tag = structural_tag(request.constraints)
         if tag is not None:
             body["structured_outputs"] = {"structural_tag": json.dumps(tag, ensure_ascii=False)}
+        if request.constraints.output is not None:
+            body.update(output_guide_fields(request.constraints.output, self._guided_decoding))
         hints = request.conversation.hints if request.conversation is not None else None
         if self._forward_priority and hints is not None and hints.priority:
             body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
@@ -280,6 +283,8 @@ class RemoteEngine:
             grammar = calls_grammar(constraints.guide, parallel=constraints.parallel_tool_calls)
             if grammar is not None:
                 body["grammar"] = grammar
+        elif constraints.output is not None:  # a JSON answer: llama.cpp compiles the schema to a grammar
+            body.update(output_guide_fields(constraints.output, guided_decoding=False))
         for key in ("temperature", "top_p", "top_k", "seed"):
             value = getattr(request, key)
             if value is not None:
@@ -412,6 +417,35 @@ def structural_tag(constraints: Constraints) -> dict[str, Any] | None:
             "stop_after_first": not constraints.parallel_tool_calls,
         },
     }
+
+
+def output_guide_fields(guide: OutputGuide, guided_decoding: bool) -> dict[str, Any]:
+    """The completions-request fields that hold the answer to `guide`'s JSON.
+
+    vLLM: `structured_outputs` — `json` (a schema) or `json_object`, or, when the
+    model may reason first, a structural tag: the reasoning block as free text, then
+    the JSON. SGLang (not tested here): `json_schema`, a JSON string. llama.cpp
+    (`guided_decoding=False`): `json_schema`, an object, which it compiles to a
+    grammar; it can not leave room for reasoning, so then nothing is guided (the
+    pipeline still validates the answer). Nor is a turn that may call tools: these
+    fields can not leave room for a call."""
+    if guide.call_trigger:
+        return {}
+    schema = guide.schema if guide.schema is not None else {"type": "object"}
+    reasoning = bool(guide.reasoning_end)
+    if not guided_decoding:
+        return {} if reasoning else {"json_schema": schema}
+    if not reasoning:
+        fields: dict[str, Any] = {"json_schema": json.dumps(schema, ensure_ascii=False)}
+        fields["structured_outputs"] = {"json": schema} if guide.schema is not None else {"json_object": True}
+        return fields
+    answer = {"type": "json_schema", "json_schema": schema}
+    begin = "" if guide.inside else guide.reasoning_start
+    block = {"type": "tag", "begin": begin, "content": {"type": "any_text"}, "end": guide.reasoning_end}
+    thought = {"type": "sequence", "elements": [block, answer]}
+    form = thought if guide.inside else {"type": "or", "elements": [thought, answer]}
+    tag = {"type": "structural_tag", "format": form}
+    return {"structured_outputs": {"structural_tag": json.dumps(tag, ensure_ascii=False)}}
 
 
 class CompletionStreamReader:

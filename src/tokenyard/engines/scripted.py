@@ -10,7 +10,8 @@ Rules (the default): if the messages since the model's last turn carry tool
 results, answer with text that quotes them; otherwise call a tool (a shell tool such as Claude Code's `Bash`, Codex's
 `exec_command` or OpenClaw's `exec` when one is offered, else the first tool; arguments made from its
 schema), or answer with text when none is offered. With thinking on, each
-answer starts with a short reasoning block.
+answer starts with a short reasoning block. A text answer to a request with an
+output format is JSON made from its schema, as a model following it would write.
 
 A script file is JSON: a list of turns, each a list of segments
 `{"reasoning": "…"}`, `{"text": "…"}`, `{"call": {"name": "…", "arguments": {…}}}`,
@@ -192,19 +193,23 @@ class ScriptedEngine:
         # message after every tool result when it offers its full tool set).
         since_model = list(itertools.takewhile(lambda m: m.role != "assistant", reversed(messages)))
         results = [p for m in reversed(since_model) for p in m.parts if isinstance(p, ToolResult)]
-        tools = conversation.tools if conversation and constraints.tool_choice != "none" else []
+        # What the model may call now: tools added or removed mid-conversation count.
+        tools = conversation.model_tools() if conversation and constraints.tool_choice != "none" else []
         segments: list[Segment | str] = []
+        form = conversation.output_format if conversation else None
+        answer = TextSegment(json.dumps(example_value(form.json_schema or {"type": "object"}))) if form else None
         if results and not constraints.requires_call:
             quoted = "\n".join(r.text() for r in results).strip()
             if thinking:
                 segments.append(Reasoning("The tool has answered; I can report what it returned."))
-            segments.append(TextSegment(f"The tool returned: {quoted}"))
+            segments.append(answer or TextSegment(f"The tool returned: {quoted}"))
             return segments
         if not tools:
             if thinking:
                 segments.append(Reasoning("No tools are offered, so I answer directly."))
             question = last.text().strip() if last else ""
-            segments.append(TextSegment(f"You said: {question[:200]}" if question else "Hello from tokenyard."))
+            said = f"You said: {question[:200]}" if question else "Hello from tokenyard."
+            segments.append(answer or TextSegment(said))
             return segments
         named = [t for t in conversation.model_tools() if t.name == constraints.tool_name] if conversation else []
         if constraints.tool_choice == "named" and named:
@@ -246,6 +251,29 @@ def example_arguments(tool: ToolSpec) -> dict[str, Any]:
         else:
             out[name] = "example"
     return out
+
+
+def example_value(schema: Any) -> Any:
+    """A value `schema` accepts, for the schemas answers are asked for: the first of
+    an enum or a union, an object with its required properties, a typed scalar."""
+    if not isinstance(schema, dict):
+        return {}
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return example_value(schema[key][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        properties = schema.get("properties") or {}
+        return {name: example_value(properties.get(name)) for name in schema.get("required") or []}
+    if kind == "array":
+        return [example_value(schema.get("items"))] * int(schema.get("minItems") or 0)
+    return {"integer": 42, "number": 42, "boolean": True, "null": None}.get(str(kind), "example")
 
 
 def _continue_prefill(raw: str, prefill: str) -> str:

@@ -23,7 +23,7 @@ import string
 from collections.abc import Iterable
 from typing import Any
 
-from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolResult, ToolSpec
+from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolChange, ToolResult, ToolSpec
 
 # A literal special-token spelling in the rendered prompt: (start, end) character offsets.
 Span = tuple[int, int]
@@ -153,6 +153,13 @@ class LiteralShield:
             if any(a is not b for a, b in zip(content, part.content, strict=True)):
                 result["content"] = content
             return self._updated(part, result)
+        if isinstance(part, ToolChange):
+            change: dict[str, Any] = {"tool_name": self.hide_text(part.tool_name)}
+            if part.tool is not None:
+                tool = self._tool(part.tool)
+                if tool is not part.tool:
+                    change["tool"] = tool
+            return self._updated(part, change)
         assert isinstance(part, Image)
         return part
 

@@ -23,6 +23,10 @@ prefix of turn N+1's:
   becomes a user message), so the render never fails and never moves earlier text;
 - deferred tools (tool search) are listed by name after the system prompt and
   defined inside the tool result that references them (see deferred_tools.py);
+- a tool added mid-conversation (`ToolChange`) is defined where it was added, in
+  the system message that added it — natively where the template declares tools
+  a message carries (Kimi K3), else as text — and a removed one is announced there;
+  the system tool list never changes, so the prefix before the change holds;
 - context edits the client asked for (Anthropic `context_management`) are applied
   to the history first: reasoning kept only in the last N assistant turns, old tool
   results replaced by a note once the prompt is over the client's trigger.
@@ -43,7 +47,18 @@ from enum import Enum
 from typing import Any
 
 from .. import wire_json
-from ..conversation import Conversation, Image, Message, Reasoning, Text, ToolCall, ToolReference, ToolResult, ToolSpec
+from ..conversation import (
+    Conversation,
+    Image,
+    Message,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolChange,
+    ToolReference,
+    ToolResult,
+    ToolSpec,
+)
 from .deferred_tools import declared_tools, deferred_listing, functions_block
 from .profiles import ModelProfile
 from .template import ExactJson, TemplateTraits
@@ -180,9 +195,39 @@ def _system_text(conversation: Conversation) -> tuple[str, list[Message]]:
     blocks = [b.text for b in conversation.system]
     messages = list(conversation.messages)
     while messages and messages[0].role in ("system", "developer"):
-        blocks.append(_content_text([p for p in messages[0].parts if isinstance(p, (Text, Image))]))
+        blocks.append(_system_message_text(messages[0], conversation.tools))
         messages.pop(0)
     return SYSTEM_BLOCK_SEPARATOR.join(b for b in blocks if b), messages
+
+
+def _added_tools(change: ToolChange, tools: list[ToolSpec]) -> ToolSpec:
+    """An added tool's definition: its own, or the request's tool it names."""
+    if change.tool is not None:
+        return change.tool
+    return next((t for t in tools if t.model_name == change.tool_name), ToolSpec(name=change.tool_name))
+
+
+def _system_message_text(message: Message, tools: list[ToolSpec], *, native_additions: bool = False) -> str:
+    """A system message's text: its own, and its tool changes in place — the added
+    tools' definitions (unless the template declares them natively) and the
+    removed tools' names."""
+    blocks: list[str] = []
+    run: list[ToolChange] = []
+    for part in [*message.parts, None]:
+        if isinstance(part, ToolChange):
+            run.append(part)
+            continue
+        if run:
+            added = [_added_tools(c, tools) for c in run if c.action == "add"]
+            removed = [c.tool_name for c in run if c.action == "remove"]
+            if added and not native_additions:
+                blocks.append(loaded_tools_text(added))
+            if removed:
+                blocks.append(REMOVED_TOOLS_HEADING + " " + ", ".join(removed))
+            run = []
+        if isinstance(part, (Text, Image)):
+            blocks.append(_content_text([part]))
+    return FOLD_SEPARATOR.join(b for b in blocks if b)
 
 
 def _assistant_segments(message: Message) -> list[tuple[str, list[str], list[ToolCall]]]:
@@ -287,8 +332,18 @@ def template_input(
             dicts = _user_dicts(message, conversation.tools)
             out.extend(_hermes_tool_result(d) for d in dicts) if fallback else out.extend(dicts)
         else:  # a system/developer message later in the conversation
-            text = message.text()
-            if inline_system is InlineSystem.PRESERVE:
+            native = traits.declares_message_tools and inline_system is InlineSystem.PRESERVE
+            text = _system_message_text(message, conversation.tools, native_additions=native)
+            additions = [
+                _added_tools(p, conversation.tools)
+                for p in message.parts
+                if isinstance(p, ToolChange) and p.action == "add"
+            ]
+            if native and additions:
+                if text:
+                    out.append({"role": "system", "content": text})
+                out.append({"role": "system", "content": "", "tools": tool_dicts(additions)})
+            elif inline_system is InlineSystem.PRESERVE:
                 out.append({"role": "system", "content": text})
             elif out and out[-1]["role"] in ("user", "tool"):
                 # Into the turn it follows: that text is already final, so the
@@ -306,6 +361,7 @@ def template_input(
 
 
 LOADED_TOOLS_HEADING = "Tools loaded; from now on they can be called like the others:"
+REMOVED_TOOLS_HEADING = "Tools removed; from now on they can not be called:"
 NO_TOOLS_LOADED = "No tools matched; none were loaded."
 
 

@@ -119,6 +119,9 @@ class TemplateTraits:
     accepts_string_arguments: bool
     reads_kwargs: frozenset[str]
     reads_current_time: bool
+    # The template declares tools a message carries (`message.tools`, Kimi K3's
+    # "New Tools Available" system message), where they appear.
+    declares_message_tools: bool = False
 
 
 class ChatTemplate:
@@ -215,7 +218,33 @@ def inspect_template(tree: jinja2.nodes.Template) -> TemplateTraits:
         accepts_string_arguments=arguments_as == "string" or string_test,
         reads_kwargs=frozenset(names_read & THINKING_KWARGS),
         reads_current_time="strftime_now" in names_read,
+        declares_message_tools=_reads_message_tools(tree),
     )
+
+
+def _reads_message_tools(tree: jinja2.nodes.Template) -> bool:
+    """`message.tools`, `message['tools']` or `message.get('tools')` appears."""
+
+    def is_message(node: jinja2.nodes.Node) -> bool:
+        return isinstance(node, jinja2.nodes.Name) and node.name == "message"
+
+    for node in tree.find_all((jinja2.nodes.Getattr, jinja2.nodes.Getitem, jinja2.nodes.Call)):
+        if isinstance(node, jinja2.nodes.Getattr) and node.attr == "tools" and is_message(node.node):
+            return True
+        if isinstance(node, jinja2.nodes.Getitem) and is_message(node.node):
+            if isinstance(node.arg, jinja2.nodes.Const) and node.arg.value == "tools":
+                return True
+        if (
+            isinstance(node, jinja2.nodes.Call)
+            and isinstance(node.node, jinja2.nodes.Getattr)
+            and node.node.attr == "get"
+            and is_message(node.node.node)
+            and node.args
+            and isinstance(node.args[0], jinja2.nodes.Const)
+            and node.args[0].value == "tools"
+        ):
+            return True
+    return False
 
 
 def _parent_map(tree: jinja2.nodes.Node) -> dict[int, jinja2.nodes.Node]:

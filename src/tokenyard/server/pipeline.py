@@ -21,7 +21,12 @@ What the request demands of the output is enforced here, whatever the engine:
   a turn that ends without a call ends with a `ToolChoiceViolation` error;
 - `parallel_tool_calls: false`: the turn ends after the first complete call;
 - `thinking.budget_tokens`: a `ReasoningBudget` for the engine, which ends the
-  reasoning block with the family's end marker when the budget is spent.
+  reasoning block with the family's end marker when the budget is spent;
+- an output format (`json_object`, `json_schema`): an `OutputGuide` (engines with
+  guided decoding hold the answer to it; one that may call tools may begin a call
+  instead); on every engine, an answer without calls is validated at the end, and
+  one that breaks the format ends with an `OutputFormatViolation` error, never a
+  finish.
 An engine that stays silent for `engine_timeout` seconds is aborted (`EngineTimeout`).
 
 A client that asks for verdicts on the turn's tool calls (Claude Code's auto mode)
@@ -36,7 +41,7 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..apis.errors import ENGINE_FAILED_MESSAGE
 from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
@@ -52,6 +57,7 @@ from ..engines.base import (
     EngineFinish,
     EngineRequest,
     EngineTimeout,
+    OutputGuide,
     PromptTooLong,
     ReasoningBudget,
 )
@@ -60,6 +66,7 @@ from ..events import (
     Event,
     Finish,
     FinishReason,
+    OutputFormatViolation,
     ParseEvent,
     PromptProcessed,
     ReasoningDelta,
@@ -82,6 +89,7 @@ from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
+from ..structured_output import output_violation
 from .offload import Offload
 
 log = logging.getLogger("tokenyard.pipeline")
@@ -330,7 +338,35 @@ class Pipeline:
             prefill=prompt.prefill,
             guide=guide,
             reasoning_budget=self._reasoning_budget(conversation, prompt),
+            output=self._output_guide(conversation, prompt),
         )
+
+    def _output_guide(self, conversation: Conversation, prompt: RenderedPrompt) -> OutputGuide | None:
+        """The JSON answer to guide; None for a turn that must call a tool, and for
+        families whose answer sits inside channel syntax a JSON grammar would rule
+        out (harmony, Kimi K3...): those answers are only validated."""
+        form = conversation.output_format
+        if form is None or prompt.prefill or conversation.tool_choice.mode in ("required", "named"):
+            return None
+        profile = self.model.profile
+        reasoning = (profile.reasoning_parser or "").lower()
+        if reasoning and (reasoning in HARMONY_REASONING_NAMES or reasoning_format(reasoning).syntax):
+            return None
+        encode = self.model.tokenizer.encode
+        fields: dict[str, Any] = {}
+        if conversation.tools and conversation.tool_choice.mode != "none" and self._syntax is not None:
+            fields.update(call_trigger=self._syntax.trigger, call_trigger_ids=tuple(encode(self._syntax.trigger)))
+        markers = profile.reasoning_markers
+        if prompt.thinking_enabled and markers and reasoning:
+            fields.update(
+                reasoning_start=markers[0],
+                reasoning_end=markers[1],
+                reasoning_start_ids=tuple(encode(markers[0])),
+                reasoning_end_ids=tuple(encode(markers[1])),
+                inside=prompt.opened_reasoning or self._reasoning_forced,
+            )
+        schema = form.json_schema if form.type == "json_schema" else None
+        return OutputGuide(schema if isinstance(schema, dict) else None, **fields)
 
     def _reasoning_budget(self, conversation: Conversation, prompt: RenderedPrompt) -> ReasoningBudget | None:
         budget = conversation.thinking.budget_tokens
@@ -469,6 +505,10 @@ class _Turn:
         if self.violation is not None:
             yield StreamError(str(self.violation), "api_error", self.violation)
             return
+        broken = self._broken_format()
+        if broken is not None:
+            yield StreamError(str(broken), "api_error", broken)
+            return
         reason = self._finish_reason()
         if reason == "tool_calls" and self.generation.conversation.hints.speculative_prefill:
             self.pipeline.prefill_next_turn(self.generation, self.turn.message())
@@ -586,6 +626,17 @@ class _Turn:
             return None
         wanted = "a tool call" if self.constraints.tool_name is None else f"a call to {self.constraints.tool_name!r}"
         return ToolChoiceViolation(f"tool_choice requires {wanted}, but the model ended its turn without one")
+
+    def _broken_format(self) -> OutputFormatViolation | None:
+        """An answer without calls that breaks the requested output format. (One cut
+        at max_tokens is a `length` finish: its JSON is unfinished, as the client
+        is told.)"""
+        form = self.generation.conversation.output_format
+        if form is None or self.calls or self.engine_finish == "length" or self.stop_sequence is not None:
+            return None
+        text = "".join(p.text for p in self.turn.message().parts if isinstance(p, Text))
+        problem = output_violation(form, text)
+        return OutputFormatViolation(problem) if problem is not None else None
 
     def _usage(self) -> Usage:
         completion = self.completion_tokens

@@ -33,6 +33,8 @@ ERRORS = ErrorTable(
         Fault.ENGINE_TIMEOUT: WireFault(504, "timeout_error"),
         # The model's answer broke a forced tool_choice: as the OpenAI table (400).
         Fault.TOOL_CHOICE_VIOLATION: WireFault(400, "invalid_request_error"),
+        # The answer broke the requested output format: as the OpenAI table (400).
+        Fault.OUTPUT_FORMAT_VIOLATION: WireFault(400, "invalid_request_error"),
         Fault.INTERNAL: WireFault(500, "api_error"),
     },
     _envelope,

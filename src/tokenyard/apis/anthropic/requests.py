@@ -15,11 +15,13 @@ from ...conversation import (
     Conversation,
     Image,
     Message,
+    OutputFormat,
     Reasoning,
     SamplingParams,
     Text,
     ThinkingControl,
     ToolCall,
+    ToolChange,
     ToolChoice,
     ToolReference,
     ToolResult,
@@ -28,6 +30,7 @@ from ...conversation import (
 )
 from ...safeguards import REQUEST_KIND as SAFEGUARD_KIND
 from ...safeguards import is_classifier_query
+from ...structured_output import output_format
 from ..errors import invalid_request, validation_message
 from ..replay_state import ReplayState
 from ..tool_schemas import check_tool_schema
@@ -41,7 +44,11 @@ from .schema import (
     SearchResultBlock,
     TextBlock,
     ThinkingBlock,
+    ToolAdditionBlock,
+    ToolDefinition,
+    ToolParam,
     ToolReferenceBlock,
+    ToolRemovalBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -172,6 +179,9 @@ def to_conversation(
                 parts.append(_tool_result(block, where, sources))
             elif isinstance(block, (DocumentBlock, SearchResultBlock)):
                 parts.append(sources.text(block, f"{where}.content"))
+            elif isinstance(block, (ToolAdditionBlock, ToolRemovalBlock)):
+                if param.role == "system":  # where the betas put them
+                    parts.append(_tool_change(block, f"{where}.content"))
             elif param.role != "assistant":
                 continue  # thinking/tool_use only mean something in assistant turns
             elif isinstance(block, ThinkingBlock):
@@ -188,16 +198,7 @@ def to_conversation(
     for n, t in enumerate(request.tools or []):
         if t.input_schema is not None:
             check_tool_schema(t.input_schema, f"tools.{n}.input_schema")
-    tools = [
-        ToolSpec(
-            name=t.name,
-            description=t.description or "",
-            parameters=t.input_schema or {"type": "object", "properties": {}},
-            deferred=t.defer_loading,
-        )
-        for t in request.tools or []
-        if t.input_schema is not None or t.type in (None, "custom")
-    ]
+    tools = [_tool_spec(t) for t in request.tools or [] if t.input_schema is not None or t.type in (None, "custom")]
     choice = ToolChoice()
     if request.tool_choice is not None:
         mode = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}[request.tool_choice.type]
@@ -208,9 +209,11 @@ def to_conversation(
     if request.thinking is not None:
         thinking = ThinkingControl(mode=request.thinking.type, budget_tokens=request.thinking.budget_tokens)
     sampling = SamplingParams()
+    form = None
     user = None
     edits = _context_edits(request.context_management)  # counted as they will be rendered
     if isinstance(request, MessagesRequest):
+        form = _output_format(request)
         if request.output_config and request.output_config.effort:
             thinking = thinking.model_copy(update={"effort": request.output_config.effort})
         sampling = SamplingParams(
@@ -236,6 +239,7 @@ def to_conversation(
         parallel_tool_calls=not (request.tool_choice and request.tool_choice.disable_parallel_tool_use),
         sampling=sampling,
         thinking=thinking,
+        output_format=form,
         context_edits=edits,
         session_key=session_key,
         agent=agent,
@@ -293,6 +297,48 @@ def _context_edits(management: dict[str, Any] | None) -> ContextEdits:
             )
             edits = edits.model_copy(update={"clear_tool_uses": clearing})
     return edits
+
+
+def _output_format(request: MessagesRequest) -> OutputFormat | None:
+    """`output_config.format` (or the deprecated top-level `output_format`):
+    `{"type": "json_schema", "schema": {...}}`."""
+    configured = request.output_config.format if request.output_config else None
+    if configured is not None and request.output_format is not None:
+        raise invalid_request(
+            "output_format: both output_format and output_config.format were given; use output_config.format",
+            "output_format",
+        )
+    form, where = (
+        (configured, "output_config.format") if configured is not None else (request.output_format, "output_format")
+    )
+    if form is None:
+        return None
+    if not isinstance(form.get("type"), str):
+        raise invalid_request(f"{where}.type: required", f"{where}.type")
+    return output_format(form["type"], form.get("schema"), name=None, where=where, schema_param=f"{where}.schema")
+
+
+def _tool_spec(tool: ToolParam) -> ToolSpec:
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description or "",
+        parameters=tool.input_schema or {"type": "object", "properties": {}},
+        deferred=tool.defer_loading,
+    )
+
+
+def _tool_change(block: ToolAdditionBlock | ToolRemovalBlock, where: str) -> ToolChange:
+    """A `tool_addition` (a tool of `tools` by name, or its inline definition) or a
+    `tool_removal` (by name)."""
+    if isinstance(block, ToolRemovalBlock):
+        return ToolChange(action="remove", tool_name=block.tool.name)
+    if isinstance(block.tool, ToolDefinition):
+        definition = block.tool.definition
+        if definition.input_schema is not None:
+            check_tool_schema(definition.input_schema, f"{where}.tool.definition.input_schema")
+        spec = _tool_spec(definition).model_copy(update={"deferred": False})
+        return ToolChange(action="add", tool_name=spec.name, tool=spec)
+    return ToolChange(action="add", tool_name=block.tool.name)
 
 
 def _arguments(block: ToolUseBlock, replay: ReplayState | None) -> str:

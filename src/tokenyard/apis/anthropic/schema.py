@@ -62,6 +62,29 @@ class RedactedThinkingBlock(_Wire):
     data: str
 
 
+class ToolNameRef(_Wire):
+    type: Literal["tool_reference"]
+    name: str
+
+
+class ToolDefinition(_Wire):
+    type: Literal["tool_definition"]
+    definition: ToolParam
+
+
+class ToolAdditionBlock(_Wire):
+    """Beta `mid-conversation-tool-changes-2026-07-01` (a tool of `tools`, named) and
+    `inline-tools-2026-09-15` (the tool's definition), in a system message."""
+
+    type: Literal["tool_addition"]
+    tool: ToolNameRef | ToolDefinition = Field(discriminator="type")
+
+
+class ToolRemovalBlock(_Wire):
+    type: Literal["tool_removal"]
+    tool: ToolNameRef
+
+
 class DocumentSource(_Wire):
     """`text` (plain text in `data`), `base64` (`data` encoded, of `media_type`),
     `content` (text blocks in `content`), `url` or `file` (fetched by Anthropic)."""
@@ -96,6 +119,8 @@ BLOCK_TYPES: dict[str, type[_Wire]] = {
     "thinking": ThinkingBlock,
     "redacted_thinking": RedactedThinkingBlock,
     "tool_reference": ToolReferenceBlock,
+    "tool_addition": ToolAdditionBlock,
+    "tool_removal": ToolRemovalBlock,
     "document": DocumentBlock,
     "search_result": SearchResultBlock,
 }
@@ -131,6 +156,8 @@ class ToolChoiceParam(_Wire):
 
 class OutputConfig(_Wire):
     effort: str | None = None
+    # Structured outputs: {"type": "json_schema", "schema": {...}}.
+    format: dict[str, Any] | None = None
 
 
 class Metadata(_Wire):
@@ -152,6 +179,8 @@ class MessagesRequest(_Wire):
     top_k: int | None = Field(default=None, ge=0)
     metadata: Metadata | None = None
     output_config: OutputConfig | None = None
+    # The deprecated spelling of output_config.format (beta structured-outputs-2025-11-13).
+    output_format: dict[str, Any] | None = None
     context_management: dict[str, Any] | None = None
     # Automatic prompt caching: a breakpoint on the last cacheable block.
     cache_control: dict[str, Any] | None = None

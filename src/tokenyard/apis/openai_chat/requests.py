@@ -13,11 +13,14 @@ Mapping decisions where the API leaves room:
   names a person, not a conversation: it is no session key (the prefix watch would
   compare unrelated conversations), only what engine routers keep together when
   there is no session;
+- a system message's `tools` (as Kimi K3's template takes them) are added to the
+  conversation there (`ToolChange`), never to the system tool list;
 - `chat_template_kwargs` go to the template as given; `enable_thinking: false`
   (or DeepSeek's `thinking: false`) also marks thinking disabled;
-- `response_format` is validated and accepted but not enforced: the engines here
-  can not constrain decoding, and writing a hint into the prompt would make it
-  differ from what the client sent (and from what /v1/tokenize counts).
+- `response_format` (`json_object`, `json_schema`) becomes the output format:
+  guided on engines that can, validated on all (structured_output.py); nothing is
+  written into the prompt, which stays what the client sent (and what /v1/tokenize
+  counts).
 """
 
 from __future__ import annotations
@@ -31,18 +34,29 @@ from ...conversation import (
     Conversation,
     Image,
     Message,
+    OutputFormat,
     Reasoning,
     SamplingParams,
     Text,
     ThinkingControl,
     ToolCall,
+    ToolChange,
     ToolChoice,
     ToolResult,
     ToolSpec,
 )
+from ...structured_output import output_format
 from ..errors import invalid_request, validate, validation_message
 from ..tool_schemas import check_tool_schema
-from .schema import ChatCompletionRequest, ImagePart, MessageParam, NamedToolChoice, RefusalPart, TextPart
+from .schema import (
+    ChatCompletionRequest,
+    ImagePart,
+    MessageParam,
+    NamedToolChoice,
+    RefusalPart,
+    TextPart,
+    ToolParam,
+)
 
 _PART_TYPES: dict[str, type[BaseModel]] = {"text": TextPart, "image_url": ImagePart, "refusal": RefusalPart}
 _DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
@@ -69,6 +83,7 @@ def supported(request: Request) -> Request:
 def to_conversation(request: ChatCompletionRequest, *, session_key: str | None = None) -> Conversation:
     messages = _messages(request.messages)
     names = {t.function.name for t in request.tools or []}
+    names |= {t.function.name for m in request.messages for t in m.tools or [] if m.role in ("system", "developer")}
     choice = _tool_choice(request, names)
     max_tokens = request.max_completion_tokens or request.max_tokens
     stop = [request.stop] if isinstance(request.stop, str) else list(request.stop or [])
@@ -100,9 +115,26 @@ def to_conversation(request: ChatCompletionRequest, *, session_key: str | None =
             seed=request.seed,
         ),
         thinking=thinking,
+        output_format=_output_format(request),
         template_kwargs=dict(request.chat_template_kwargs or {}),
         session_key=session_key,
         user=request.user,
+    )
+
+
+def _output_format(request: ChatCompletionRequest) -> OutputFormat | None:
+    form = request.response_format
+    if form is None:
+        return None
+    spec = form.json_schema
+    if form.type == "json_schema" and spec is None:
+        raise invalid_request("response_format.json_schema: required for type 'json_schema'", "response_format")
+    return output_format(
+        form.type,
+        spec.schema_ if spec else None,
+        name=spec.name if spec else None,
+        where="response_format",
+        schema_param="response_format.json_schema.schema",
     )
 
 
@@ -162,8 +194,25 @@ def _messages(params: list[MessageParam]) -> list[Message]:
                 parts.append(ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments))
             out.append(Message(role="assistant", parts=parts))
         else:
-            out.append(Message(role=param.role, parts=_parts(param.content, where, allow_images=param.role == "user")))
+            parts = _parts(param.content, where, allow_images=param.role == "user")
+            if param.tools and param.role in ("system", "developer"):
+                parts.extend(_added_tools(param.tools, f"{where}.tools"))
+            out.append(Message(role=param.role, parts=parts))
     return out
+
+
+def _added_tools(tools: list[ToolParam], where: str) -> list[ToolChange]:
+    changes = []
+    for n, tool in enumerate(tools):
+        if tool.function.parameters is not None:
+            check_tool_schema(tool.function.parameters, f"{where}.{n}.function.parameters")
+        spec = ToolSpec(
+            name=tool.function.name,
+            description=tool.function.description or "",
+            parameters=tool.function.parameters or {"type": "object", "properties": {}},
+        )
+        changes.append(ToolChange(action="add", tool_name=spec.name, tool=spec))
+    return changes
 
 
 def _parts(content: str | list[dict[str, Any]] | None, where: str, *, allow_images: bool) -> list[Any]:

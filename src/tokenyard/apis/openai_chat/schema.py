@@ -59,6 +59,8 @@ class MessageParam(_Wire):
     # tool results
     tool_call_id: str | None = None
     name: str | None = None
+    # system messages: tools declared from here on (Kimi K3's templates read them)
+    tools: list[ToolParam] | None = None
 
 
 class FunctionSpec(_Wire):

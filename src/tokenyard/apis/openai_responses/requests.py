@@ -32,6 +32,7 @@ from ...conversation import (
     Conversation,
     Image,
     Message,
+    OutputFormat,
     Reasoning,
     SamplingParams,
     Text,
@@ -42,6 +43,7 @@ from ...conversation import (
     ToolSpec,
     model_facing_name,
 )
+from ...structured_output import output_format
 from ..errors import invalid_request, validation_message
 from ..replay_state import ReplayState
 from ..tool_schemas import check_tool_schema
@@ -181,10 +183,29 @@ def to_conversation(
             max_tokens=request.max_output_tokens, temperature=request.temperature, top_p=request.top_p
         ),
         thinking=ThinkingControl(effort=reasoning.effort if reasoning else None),
+        output_format=_output_format(request.text),
         session_key=session,
         agent=agent,
         user=request.user,
         request_kind=request_kind,
+    )
+
+
+def _output_format(text: dict[str, Any] | None) -> OutputFormat | None:
+    """`text.format`: `{"type": "text" | "json_object"}` or `{"type": "json_schema",
+    "name", "schema", "strict"}` (the schema inline, unlike Chat Completions)."""
+    form = (text or {}).get("format")
+    if form is None:
+        return None
+    if not isinstance(form, dict) or not isinstance(form.get("type"), str):
+        raise invalid_request("text.format: must be an object with a type", "text.format")
+    name = form.get("name")
+    return output_format(
+        form["type"],
+        form.get("schema"),
+        name=name if isinstance(name, str) else None,
+        where="text.format",
+        schema_param="text.format.schema",
     )
 
 
