@@ -20,7 +20,7 @@ call/no-call decision against the expected one (K2VV's definition); calls lost a
 object arguments — but the API returned none); markup left in the text (tool-call or
 control-token markup in `content`).
 
-Raw outputs are kept in benchmarks/out/tool_accuracy/MODEL/PATH.jsonl, so a
+Raw outputs are kept in benchmarks/out/tool_accuracy/MODEL/PATH.jsonl (`--out`), so a
 difference can be traced to the parser rather than the sampling: tokenyard's paths
 record what the engine produced; for an engine's own endpoint the rendered prompt is
 compared with tokenyard's (llama.cpp `/apply-template`, vLLM `/tokenize`) and, where
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -282,6 +283,15 @@ def llama_server(binary: str, gguf: Path, flag: str, log: Path) -> contextlib.Ab
     return server_process([*command, flag], port, log)
 
 
+def llama_cpp_window() -> int | None:
+    """The context window to give the remote engine for llama-server: none where the
+    engine recognises llama.cpp and reads its window itself (its `server` argument);
+    an older one needs it, as llama.cpp's /v1/models has no `max_model_len`."""
+    from tokenyard.engines.remote import RemoteEngine
+
+    return None if "server" in inspect.signature(RemoteEngine).parameters else CONTEXT
+
+
 def vllm_python() -> Path | None:
     from tokenyard.models.cache import cache_root
 
@@ -331,7 +341,7 @@ class Runner:
     def __init__(self, args: argparse.Namespace, cases: list[dict[str, Any]]):
         self.args = args
         self.cases = cases
-        self.folder = OUT / "tool_accuracy" / args.model
+        self.folder = args.out / args.model
 
     def file(self, path: str) -> Path:
         return self.folder / f"{path.replace('+', '_')}.jsonl"
@@ -460,7 +470,9 @@ def run(args: argparse.Namespace, runner: Runner) -> dict[str, str]:
         if "tokenyard+llama.cpp" in paths and runner.todo("tokenyard+llama.cpp"):
             print(f"tokenyard+llama.cpp: {len(runner.todo('tokenyard+llama.cpp'))} to run", flush=True)
             with llama_server(binary, gguf, "--special", logs / "llama-special.log") as url:
-                settings = ModelSettings(model=args.model, engine="remote", engine_url=url, max_model_len=CONTEXT)
+                settings = ModelSettings(
+                    model=args.model, engine="remote", engine_url=url, max_model_len=llama_cpp_window()
+                )
                 runner.through_tokenyard("tokenyard+llama.cpp", settings)
         if "llama.cpp" in paths and runner.todo("llama.cpp"):
             print(f"llama.cpp: {len(runner.todo('llama.cpp'))} to run", flush=True)
@@ -570,6 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"at most {QUICK_CASES} cases")
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--llama-server", default=None, help="the llama-server binary (default: PATH, the cache)")
+    parser.add_argument("--out", type=Path, default=OUT / "tool_accuracy", help="where the raw outputs are kept")
     parser.add_argument("--fresh", action="store_true", help="forget the recorded runs of the chosen paths")
     parser.add_argument("--report-only", action="store_true", help="score what is recorded, run nothing")
     args = parser.parse_args(argv)

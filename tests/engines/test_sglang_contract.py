@@ -39,6 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
+from tokenyard.conversation import AgentHints, Conversation
 from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineError, EngineRequest
 from tokenyard.engines.remote import CompletionStreamReader, RemoteEngine, structural_tag
 
@@ -96,6 +97,17 @@ def test_forced_tool_choice_guide_is_not_an_sglang_field():
     guide = CallGuide(("<tool_call>",), (CallTag('<tool_call>\n{"name": "f", "arguments": ', {"type": "object"}, "}\n</tool_call>"),))  # fmt: skip
     tag = structural_tag(Constraints(tool_choice="required", guide=guide))
     assert tag is not None and tag["type"] == "structural_tag" and tag["format"]["type"] == "triggered_tags"
+
+
+def test_a_forwarded_priority_is_lower_first_which_sglang_does_only_when_told():
+    """tokenyard forwards priorities the vLLM way (lower value first). SGLang
+    (arg_groups/fields/schedule.py) schedules higher values first unless started with
+    `--enable-priority-scheduling --schedule-low-priority-values-first` — the flags the
+    README gives with `--forward-priority` for SGLang."""
+    engine = RemoteEngine("http://127.0.0.1:1", model="m", max_model_len=4096, forward_priority=True)
+    urgent = Conversation(model="m", hints=AgentHints(priority=5))
+    assert engine.completion_body(engine_request(conversation=urgent))["priority"] == -5
+    assert "priority" in SGLANG_COMPLETION_REQUEST_FIELDS
 
 
 def sse(payload: dict) -> str:
