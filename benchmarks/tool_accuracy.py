@@ -314,15 +314,11 @@ def vllm_server(python: Path, folder: Path, name: str, log: Path) -> contextlib.
 
 
 def chat_body(case: dict[str, Any], model: str, max_tokens: int) -> dict[str, Any]:
-    return {
-        "model": model,
-        "messages": case["messages"],
-        "tools": case["tools"],
-        "tool_choice": "auto",
-        "temperature": 0,
-        "seed": 0,
-        "max_tokens": max_tokens,
-    }
+    body: dict[str, Any] = {"model": model, "messages": case["messages"], "temperature": 0, "seed": 0}
+    body["max_tokens"] = max_tokens
+    if case["tools"]:  # as a client sends it: vLLM refuses an empty `tools`
+        body.update(tools=case["tools"], tool_choice="auto")
+    return body
 
 
 def post_chat(url: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None, str | None]:
@@ -423,12 +419,14 @@ class Runner:
 
 
 def _same_prompt(path: str, url: str, served: str, case: dict[str, Any], ours: dict[str, Any]) -> bool | None:
+    body: dict[str, Any] = {"messages": case["messages"]}
+    if case["tools"]:
+        body["tools"] = case["tools"]
     try:
         if path == "llama.cpp":
-            body = {"messages": case["messages"], "tools": case["tools"]}
             prompt = httpx.post(f"{url}/apply-template", json=body, timeout=60).json()["prompt"]
             return bool(prompt == ours["prompt"])
-        body = {"model": served, "messages": case["messages"], "tools": case["tools"], "add_generation_prompt": True}
+        body.update(model=served, add_generation_prompt=True)
         tokens = httpx.post(f"{url}/tokenize", json=body, timeout=60).json()["tokens"]
         return bool(tokens == ours["prompt_ids"])
     except (httpx.HTTPError, KeyError, ValueError):
