@@ -31,8 +31,6 @@ resumes: cases already in a path's file are not sent again (`--fresh` starts ove
         [--quick] [--max-tokens 96] [--llama-server PATH] [--fresh] [--report-only]
 """
 
-from __future__ import annotations
-
 import argparse
 import contextlib
 import inspect
