@@ -39,8 +39,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(settings, config=None, engine=None) -> Iterator[tuple[str, Any]]:
-    """tokenyard on 127.0.0.1 in a background thread, for `settings` (ModelSettings)."""
+def serve(settings, config=None, engine=None, wrap=None) -> Iterator[tuple[str, Any]]:
+    """tokenyard on 127.0.0.1 in a background thread, for `settings` (ModelSettings).
+    `wrap(engine, model)`, when given, returns the engine to serve in place of the
+    loaded one (a recorder of what the engine produced, say)."""
     from tokenyard.prompting.prefix_watch import PrefixWatch
     from tokenyard.sealing import ReasoningSeal
     from tokenyard.server.app import ServerConfig, ServerState, create_app
@@ -48,6 +50,8 @@ def serve(settings, config=None, engine=None) -> Iterator[tuple[str, Any]]:
     from tokenyard.server.pipeline import Pipeline
 
     model, loaded = load(settings)
+    if wrap is not None:
+        loaded = wrap(loaded, model)
     state = ServerState(
         Pipeline(model, engine or loaded, prefix_watch=PrefixWatch()),
         ReasoningSeal(bytes(32)),

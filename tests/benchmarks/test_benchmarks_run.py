@@ -96,3 +96,19 @@ def test_litellm_path_quick(capsys):
     assert load("litellm_path").main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "prefilled per tool turn" in out and "\nqwen3 " in out
+
+
+@pytest.mark.slow
+def test_tool_accuracy_quick(capsys, tmp_path):
+    """Three requests through SmolLM2 on each local path; the scores are not asserted
+    (a 135M model rarely calls a tool), the table and the kept raw outputs are."""
+    pytest.importorskip("torch", reason="the embedded path needs the embedded extra")
+    paths = "embedded,tokenyard+llama.cpp,llama.cpp"
+    argv = ["--quick", "--limit", "3", "--model", "smollm2", "--max-tokens", "24", "--paths", paths]
+    module = load("tool_accuracy")
+    assert module.main([*argv, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "\nembedded " in out and "raw outputs:" in out
+    assert len((tmp_path / "smollm2" / "embedded.jsonl").read_text().splitlines()) == 3
+    if module.find_llama_server(None) is not None:  # scripts/install_llama_cpp.sh built it
+        assert "schema-valid calls: tokenyard " in out and "/3 vs llama.cpp " in out
