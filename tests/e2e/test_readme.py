@@ -92,12 +92,11 @@ def test_readme_launcher_line(server, tmp_path, index):
 
 
 # Seconds one README line may take on the default model, server start (and, for the
-# first, the model's conversion) included: what the README's first screen states, for
-# CI's own 2-core machine. It is a bound against a hang, not a speed target: on a VM
-# shared with other work the Claude Code line's first turn alone took over 220 s
-# (2026-11-28), so the bound leaves room for a busy CI machine;
-# TOKENYARD_FIRST_RUN_BOUND changes it.
-FIRST_RUN_BOUND = float(os.environ.get("TOKENYARD_FIRST_RUN_BOUND") or 600)
+# first, the model's conversion) included: a bound against a hang, not a speed target.
+# On CI's 2-core VM the Claude Code line sends four 4-6K-token requests of 512 output
+# tokens each (see CAPPED_BY_THE_MODEL), ~90 s apiece when idle, over 150 s on a busy
+# machine (2026-11-28); TOKENYARD_FIRST_RUN_BOUND changes it.
+FIRST_RUN_BOUND = float(os.environ.get("TOKENYARD_FIRST_RUN_BOUND") or 900)
 
 
 @pytest.fixture(scope="module")
@@ -116,20 +115,19 @@ def new_user_cache(tmp_path_factory):
     return cache
 
 
-# Codex ends `codex exec` with exit 1 ("Incomplete response returned, reason:
-# max_output_tokens") when the answer reaches the output cap (CODEX_NOTES.md), and
-# SmolLM2 under greedy decoding rambles until it does: uncapped, it rambles for the
-# 4,096-token default (over ten minutes of CPU decode). Seen on 2026-11-28; kept
-# running so a run where it does finish shows up as XPASS.
-CODEX_RAMBLES = pytest.mark.xfail(
-    reason="SmolLM2 rambles to the output cap and Codex exits 1 on an incomplete response", strict=False
-)
+# What each client says when the answer reaches the output cap, which SmolLM2 under
+# greedy decoding does: it repeats itself until cut off (seen 2026-11-28). Claude Code
+# then asks three times to "Resume directly" and exits with "API Error: Claude's
+# response exceeded the 512 output token maximum"; `codex exec` exits 1 with
+# "Incomplete response returned, reason: max_output_tokens" (CODEX_NOTES.md). The
+# path worked end to end and the model did not: that outcome alone is an expected
+# failure (reported, and a run that does finish passes); any other one fails.
+CAPPED_BY_THE_MODEL = {"claude": "output token maximum", "codex": "Incomplete response returned"}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "index",
-    [pytest.param(0, id="claude"), pytest.param(1, id="codex", marks=CODEX_RAMBLES), pytest.param(2, id="openclaw")],
+    "index", [pytest.param(0, id="claude"), pytest.param(1, id="codex"), pytest.param(2, id="openclaw")]
 )
 def test_readme_launcher_line_on_the_default_model(new_user_cache, tmp_path, index):
     line = readme_launcher_lines()[index]
@@ -149,6 +147,10 @@ def test_readme_launcher_line_on_the_default_model(new_user_cache, tmp_path, ind
     result = harness.run_isolated(argv, home=home, env=env, cwd=home / "project", timeout=FIRST_RUN_BOUND)
     server_log = log.read_bytes()[logged:].decode(errors="replace") if log.exists() else ""
     report = f"{result.report()}\nserver log:\n{server_log[-3000:]}"
+    capped = CAPPED_BY_THE_MODEL.get(argv[1])
+    if capped and not result.timed_out and result.returncode != 0 and capped in result.stdout + result.stderr:
+        assert "Traceback" not in server_log, report
+        pytest.xfail(f"SmolLM2 rambled to the output cap: {capped!r}")
     assert result.returncode == 0 and not result.timed_out, report
     assert result.stdout.strip(), report
     assert f"tokenyard {argv[1]}: lean profile" in result.stderr, report
