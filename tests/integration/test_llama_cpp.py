@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from tokenyard.server.loading import ModelSettings, load
 
 from ..engines.test_remote import running_server_with_engine
 from ..server.serving import free_port
+from .processes import answers, stop_group
 
 pytestmark = pytest.mark.slow
 
@@ -106,7 +106,7 @@ def llama(tmp_path_factory) -> LlamaServer:
     server = LlamaServer(f"http://127.0.0.1:{port}", log)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
-        while not _healthy(server.url):
+        while not answers(server.url, "/health"):
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(
                     f"llama-server did not start (exit {process.poll()}); its log ends:\n{server.log_text()[-4000:]}"
@@ -114,25 +114,7 @@ def llama(tmp_path_factory) -> LlamaServer:
             time.sleep(0.25)
         yield server
     finally:
-        _stop(process)
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def _stop(process: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        stop_group(process, grace=20)
 
 
 @pytest.fixture(scope="module")

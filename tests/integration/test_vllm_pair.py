@@ -34,7 +34,8 @@ from tokenyard.server.loading import ModelSettings, load
 
 from ..engines.test_remote import running_server_with_engine
 from ..server.serving import free_port
-from .test_vllm import RULES, SERVED_NAME, STARTUP_SECONDS, _answers, _stop, smollm2_folder, vllm_python
+from .processes import answers, stop_group
+from .test_vllm import RULES, SERVED_NAME, STARTUP_SECONDS, smollm2_folder, vllm_python
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +71,7 @@ def pair(tmp_path_factory):
     try:
         deadline = time.monotonic() + 2 * STARTUP_SECONDS
         for (process, url, _), name in zip(servers, ("a", "b"), strict=True):
-            while not _answers(url):
+            while not answers(url, "/v1/models"):
                 log = (folder / f"{name}.log").read_text(errors="replace")
                 if process.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"vLLM {name} did not start (exit {process.poll()}); its log ends:\n{log[-4000:]}")
@@ -79,7 +80,7 @@ def pair(tmp_path_factory):
     finally:
         for process, _, _ in servers:
             with contextlib.suppress(Exception):
-                _stop(process)
+                stop_group(process, grace=30)
 
 
 def test_a_new_session_lands_on_the_worker_holding_its_prefix(pair):
@@ -140,7 +141,7 @@ def vllm_router(pair, tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
-        while not _answers(url):
+        while not answers(url, "/v1/models"):
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(
                     f"vllm-router did not start (exit {process.poll()}); its log ends:\n{log.read_text()[-4000:]}"
@@ -148,7 +149,7 @@ def vllm_router(pair, tmp_path_factory):
             time.sleep(0.2)
         yield url
     finally:
-        _stop(process)
+        stop_group(process, grace=30)
 
 
 def served(urls: list[str]) -> list[float]:
