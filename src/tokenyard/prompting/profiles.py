@@ -120,14 +120,28 @@ PROFILES: dict[str, ModelProfile] = {
         # (and the reasoning Ministral) think in [THINK] blocks.
         ModelProfile("mistral", None, "mistral", reasoning_markers=None, stop=("</s>",)),
         ModelProfile("magistral", "mistral", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
+        ModelProfile("ministral-3", "ministral3", "mistral", reasoning_markers=("[THINK]", "[/THINK]"), stop=("</s>",)),
         ModelProfile(
             "gemma",
             "gemma4",
             "gemma4",
             reasoning_markers=("<|channel>thought\n", "<channel|>"),
-            stop=("<end_of_turn>", "<turn|>"),
+            # Gemma 4 ends a turn of calls at `<|tool_response>` (the results come next).
+            stop=("<end_of_turn>", "<turn|>", "<|tool_response>"),
         ),
         ModelProfile("smollm2", None, "hermes", reasoning_markers=None, stop=("<|im_end|>",)),
+        # SmolLM3: ChatML, `<think>` when reasoning (its `/think` flag), hermes calls.
+        ModelProfile("smollm3", "qwen3", "hermes", stop=("<|im_end|>",)),
+        # Hermes 2 Pro / Hermes 3: Llama 3 weights, ChatML turns, hermes calls.
+        ModelProfile("hermes", None, "hermes", reasoning_markers=None, stop=("<|im_end|>",)),
+        # Reka Edge: `<sep>`-separated `human:` / `assistant:` turns, Qwen3-style thinking and calls.
+        ModelProfile("reka", "qwen3", "hermes", stop=("<sep>",)),
+        # Phi-3.5 / Phi-4-mini: `<|assistant|>` turns ending in `<|end|>`; Phi-4-mini calls in `functools[...]`.
+        ModelProfile("phi", None, "phi4", reasoning_markers=None, stop=("<|end|>",)),
+        # Apriel 1.5: `<|assistant|>` turns, calls as a JSON list in `<tool_calls>` (jamba's syntax).
+        ModelProfile("apriel", None, "jamba", reasoning_markers=None, stop=("<|end|>",)),
+        # FireFunction v2: Llama 3 turns, calls as `functools[{...}]` (phi4's syntax).
+        ModelProfile("firefunction-v2", None, "phi4", reasoning_markers=None, stop=("<|eot_id|>",)),
         # MiniMax M3's template opens `<mm:think>` itself for thinking_mode="enabled"
         # (the prompt then ends inside reasoning); its default is "adaptive".
         ModelProfile(
@@ -235,6 +249,7 @@ PROFILES: dict[str, ModelProfile] = {
         ModelProfile("longcat", None, "longcat", reasoning_markers=None),
         # MiMo V2 (MiMo-VL writes hermes calls: its template says so).
         ModelProfile("mimo", "mimo", "mimo", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
+        ModelProfile("mimo-vl", "qwen3", "hermes", stop=_QWEN_STOP),
         # MiniCPM 5: ChatML, `<function name=..><param name=..>` calls; the prompt opens
         # `<think>` when enable_thinking is true, else the model may write it.
         ModelProfile("minicpm5", "qwen3", "minicpm5", thinking_kwarg="enable_thinking", stop=_QWEN_STOP),
@@ -285,11 +300,25 @@ _TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<|Bot|>", "spark-2.5"),
     ("<arg_key>", "glm-4.7"),
     ("<function=", "qwen3-coder"),
+    ("You are a function calling AI model", "hermes"),
+    ("Reasoning Mode", "smollm3"),
+    ("You are MiMo", "mimo-vl"),
+    ("<sep>", "reka"),
+    ("<tool_calls>[", "apriel"),
+    ("functools[", "firefunction-v2"),
+    ("<TOOLCALL>", "nemotron"),
+)
+
+# Syntax several families share: a model's name says which of them it is (a
+# DeepSeek-R1 distill is not DeepSeek V3.1), so these are read after the names.
+_GENERIC_TEMPLATE_SIGNS: tuple[tuple[str, str], ...] = (
     ("<｜tool▁sep｜>", "deepseek-v3.1"),
     ("<|python_tag|>", "llama-3"),
+    ("<|start_header_id|>", "llama-3"),
     ("[TOOL_CALLS]", "mistral"),
     ("<start_of_turn>", "gemma"),
-    ("<TOOLCALL>", "nemotron"),
+    ("<|turn>", "gemma"),
+    ("<|assistant|>", "phi"),
 )
 
 _NAME_SIGNS: tuple[tuple[str, str], ...] = (
@@ -345,9 +374,17 @@ _NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"qwen2", "qwen2.5"),
     (r"nemotron.*nano", "nemotron-nano"),
     (r"nemotron", "nemotron"),
+    (r"hermes-?[23]", "hermes"),
+    (r"firefunction", "firefunction-v2"),
+    (r"smollm-?3", "smollm3"),
+    (r"mimo-?vl", "mimo-vl"),
+    (r"reka", "reka"),
+    (r"apriel", "apriel"),
+    (r"phi-?[34]", "phi"),
     (r"llama-?4", "llama-4"),
     (r"llama-?3", "llama-3"),
-    (r"magistral|ministral.*reasoning", "magistral"),
+    (r"magistral", "magistral"),
+    (r"ministral.*reasoning", "ministral-3"),
     (r"mistral|ministral|devstral", "mistral"),
     (r"gemma", "gemma"),
     (r"smollm", "smollm2"),
@@ -381,6 +418,7 @@ def detect_profile(
                 str(data.get("_name_or_path", "")),
                 *map(str, data.get("architectures", [])),
             ]
+    joined = " ".join(names).lower()
     if chat_template:
         template = chat_template
         for sign, family in _TEMPLATE_SIGNS:
@@ -391,23 +429,31 @@ def detect_profile(
                     return PROFILES["deepseek-v3.2" if "function_calls" in template else "deepseek-v4"]
                 if family == "qwen3-coder" and "<think>" in template:
                     return PROFILES["qwen3.5"]
-                if family == "deepseek-v3.1" and "<think>" not in template:
-                    return PROFILES["deepseek-v3"]
                 if family == "kimi-k2" and "<think>" in template:
                     return PROFILES["kimi-k2.5"]
                 if family == "granite-4" and "<tool_call>" not in template:
                     return PROFILES["granite-3"]  # `<|tool_call|>[...]`
                 if family == "cohere-command3" and "<|START_TEXT|>" in template:
                     return PROFILES["cohere-command4"]
+                return PROFILES[family]
+    for pattern, family in _NAME_SIGNS:
+        if re.search(pattern, joined):
+            return PROFILES[family]
+    if chat_template:
+        template = chat_template
+        for sign, family in _GENERIC_TEMPLATE_SIGNS:
+            if sign in template:
+                if family == "deepseek-v3.1":
+                    # V3.1 switches thinking with `thinking`; R1 (and its distills)
+                    # always think; V3 never does.
+                    if "thinking is defined" in template:
+                        return PROFILES["deepseek-v3.1"]
+                    return PROFILES["deepseek-r1" if "<think>" in template else "deepseek-v3"]
                 if family == "mistral" and "[THINK]" in template:
-                    return PROFILES["magistral"]
+                    return PROFILES["ministral-3"]
                 return PROFILES[family]
         if "<tool_call>" in template and "<think>" in template:
             return PROFILES["qwen3"]
         if "<tool_call>" in template and "You are Qwen" in template:
             return PROFILES["qwen2.5"]
-    joined = " ".join(names).lower()
-    for pattern, family in _NAME_SIGNS:
-        if re.search(pattern, joined):
-            return PROFILES[family]
     return ModelProfile("generic", None, None, reasoning_markers=None)

@@ -164,6 +164,9 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     # thinking is off; a `<think>` it writes itself is syntax.
     ReasoningFormat("mimo", *_THINK, force=True),
     ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), force=True, aliases=("magistral",)),
+    # Ministral 3 Reasoning writes `[THINK]` itself (its template never opens it): an
+    # output without one is the answer (llama.cpp's Ministral-3 cases).
+    ReasoningFormat("ministral3", ("[THINK]",), ("[/THINK]",)),
     ReasoningFormat(
         "granite",
         ("Here's my thought process:", "Here is my thought process:"),
