@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from .conversation import ToolSpec
 from .engines.base import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from .events import ParseEvent, event_to_dict, merge_adjacent
+from .families.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
-from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter

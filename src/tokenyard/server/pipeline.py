@@ -78,6 +78,7 @@ from ..events import (
     ToolChoiceViolation,
     Usage,
 )
+from ..families.call_syntax import CallSyntax, call_syntax
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
 from ..parsing.splitter import OutputSplitter
@@ -88,7 +89,6 @@ from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
 from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
-from ..prompting.tool_choice import CallSyntax, call_syntax
 from ..structured_output import output_violation
 from .offload import Offload
 
