@@ -62,7 +62,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "muse_glimmer": ("to=self<|message|>", "<|eom|>", False),
     "olmo3": ("<think>", "</think>", True),
     "plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>", True),
-    "mistral": ("[THINK]", "[/THINK]", True),
+    "mistral": ("[THINK]", "[/THINK]", False),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
     "seed_oss": ("<seed:think>", "</seed:think>", False),

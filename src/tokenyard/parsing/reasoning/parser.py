@@ -163,7 +163,10 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     # MiMo reads as thinking from its first token (vLLM and SGLang alike) unless
     # thinking is off; a `<think>` it writes itself is syntax.
     ReasoningFormat("mimo", *_THINK, force=True),
-    ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), force=True, aliases=("magistral",)),
+    # Magistral and the reasoning Ministral write `[THINK]` themselves (their
+    # templates never open it): text outside the block is the answer (vLLM's
+    # mistral parser since it stopped reading an unmarked answer as reasoning).
+    ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), aliases=("magistral",)),
     ReasoningFormat(
         "granite",
         ("Here's my thought process:", "Here is my thought process:"),
