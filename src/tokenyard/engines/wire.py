@@ -332,10 +332,14 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
         )
         return f"<|begin|>assistant<|tool_calls|>{body}<|calls|>"
     if fmt == "cohere_command_r":
-        actions = [{"tool_name": c.name, "parameters": c.arguments} for c in calls]
-        return "\nAction:\n```json\n" + json.dumps(actions, indent=4, ensure_ascii=False) + "\n```"
+        listed = json.dumps(
+            [{"tool_name": c.name, "parameters": c.arguments} for c in calls], indent=4, ensure_ascii=False
+        )
+        return "\nAction:\n```json\n" + listed + "\n```"
     if fmt == "functionary_v3_1":
-        return "".join(f"<function={c.name}>" + json.dumps(c.arguments, ensure_ascii=False) + "</function>" for c in calls)
+        return "".join(
+            f"<function={c.name}>" + json.dumps(c.arguments, ensure_ascii=False) + "</function>" for c in calls
+        )
     if fmt == "functionary_v3_2":
         return "".join(f">>>{c.name}\n" + json.dumps(c.arguments, ensure_ascii=False) for c in calls)
     if fmt == "minimax_m1":
