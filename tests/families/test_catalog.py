@@ -32,6 +32,12 @@ THINKING_FAMILIES = [f.name for f in FAMILIES if f.reasoning and f.reasoning not
 
 # Parsers no record selects: users name them (as vLLM's, SGLang's and Dynamo's
 # users do) for checkpoints whose family the catalog does not detect.
+# Formats a forced call can not be prefilled in: the generation prompt already ends
+# inside the call's header, whose rest is the model's own.
+UNSTEERABLE = {
+    "functionary_v3_2": "the prompt ends with `>>>`: the recipient (a tool or `all`) is the model's first word",
+    "solar_open": "each call carries an id the model writes (`<|tool_call:begin|>ID<|tool_call:name|>`)",
+}
 NAME_ONLY_TOOL_PARSERS = {
     "generic_json": "any model told to answer with a bare JSON call; nothing in a template says so",
     "granite_20b_fc": "Granite 20B FunctionCalling (2024); no template in the fixtures to detect it by",
@@ -65,7 +71,11 @@ def test_a_record_names_parsers_that_exist(name):
 
 @pytest.mark.parametrize("name", TOOL_FAMILIES)
 def test_forced_tool_choice_steers_every_family_with_tools(name):
-    syntax = call_syntax(check_tool_parser_name(BY_NAME[name].tool_format or ""))
+    fmt = check_tool_parser_name(BY_NAME[name].tool_format or "")
+    if fmt in UNSTEERABLE:
+        assert call_syntax(fmt) is None
+        pytest.skip(UNSTEERABLE[fmt])
+    syntax = call_syntax(fmt)
     assert syntax is not None, f"{name}: no call opener for tool_choice required/named"
     pipeline = _pipeline(name)
     for choice in (ToolChoice(mode="required"), ToolChoice(mode="named", name="get_weather")):

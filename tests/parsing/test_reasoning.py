@@ -55,7 +55,6 @@ FORCED = {
     "kimi_k25",
     "minimax_m2",
     "minimax_append_think",
-    "mistral",
 }
 
 

@@ -108,7 +108,7 @@ def _llama_cpp_template(name: str) -> str:
         ("Mistral-Small-3.2-24B-Instruct-2506.jinja", "mistral", None),
         ("unsloth-mistral-Devstral-Small-2507.jinja", "mistral", None),
         # The templates of models that think in [THINK] blocks say so.
-        ("mistralai-Ministral-3-14B-Reasoning-2512.jinja", "ministral-3", "ministral3"),
+        ("mistralai-Ministral-3-14B-Reasoning-2512.jinja", "magistral", "mistral"),
         ("Kimi-K3.jinja", "kimi-k3", "kimi_k3"),
     ],
 )

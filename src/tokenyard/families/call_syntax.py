@@ -52,7 +52,8 @@ CALL_SYNTAX: dict[str, CallSyntax] = {
         "<|python_tag|>", "<|python_tag|>", lambda n, _: f'<|python_tag|>{{"name": {_q(n)}, "parameters": ', "}"
     ),
     "mistral": CallSyntax("[TOOL_CALLS]", "[TOOL_CALLS]", lambda n, _: f"[TOOL_CALLS]{n}[ARGS]", ""),
-    "phi4": CallSyntax("functools[", "functools[", lambda n, _: f'functools[{{"name": {_q(n)}, "arguments": ', "}]"),
+    # Phi-4-mini and FireFunction v2 write a space before `functools[` (their templates do).
+    "phi4": CallSyntax(" functools[", " functools[", lambda n, _: f' functools[{{"name": {_q(n)}, "arguments": ', "}]"),
     "jamba": CallSyntax(
         "<tool_calls>",
         "<tool_calls>[",
@@ -214,6 +215,13 @@ CALL_SYNTAX: dict[str, CallSyntax] = {
         lambda n, _: (
             f'<{FB}tool_calls_begin{FB}><{FB}tool_call_begin{FB}>function<{FB}tool_sep{FB}><steptml:invoke name="{n}">'
         ),
+    ),
+    "functionary_v3_1": CallSyntax("<function=", "<function=", lambda n, _: f"<function={n}>", "</function>"),
+    # Command R+ writes its JSON indented, so a guide gets no arguments tag.
+    "cohere_command_r": CallSyntax(
+        "\nAction:",
+        "\nAction:\n```json\n[\n    {\n",
+        lambda n, _: f'\nAction:\n```json\n[\n    {{\n        "tool_name": {_q(n)},\n        "parameters": ',
     ),
     "xlam": CallSyntax("[", '[{"name": ', lambda n, _: f'[{{"name": {_q(n)}, "arguments": ', "}]"),
 }

@@ -116,7 +116,6 @@ FAMILIES: tuple[Family, ...] = (
     # (and the reasoning Ministral) think in [THINK] blocks.
     Family("mistral", None, "mistral", stop=("</s>",)),
     Family("magistral", "mistral", "mistral", stop=("</s>",)),
-    Family("ministral-3", "ministral3", "mistral", stop=("</s>",)),
     Family(
         "gemma",
         "gemma4",
@@ -135,6 +134,18 @@ FAMILIES: tuple[Family, ...] = (
     Family("phi", None, "phi4", stop=("<|end|>",)),
     # Apriel 1.5: `<|assistant|>` turns, calls as a JSON list in `<tool_calls>` (jamba's syntax).
     Family("apriel", None, "jamba", stop=("<|end|>",)),
+    # Apriel 1.6 Thinker: its prompt opens `Here are my reasoning steps:`; the answer
+    # follows `[BEGIN FINAL RESPONSE]`.
+    Family("apriel-thinker", "apriel", "jamba", replay_markers=None, stop=("<|end|>",)),
+    # Solar Open 100B: special-token sections; `<|end|>` closes reasoning and the
+    # answer alike, so generation ends at the tokenizer's EOS.
+    Family("solar-open", "solar_open", "solar_open"),
+    # Command R+ (2024): a fenced `Action:` JSON list of calls.
+    Family("command-r-plus", None, "cohere_command_r", stop=("<|END_OF_TURN_TOKEN|>",)),
+    # Functionary v3.1 (Llama 3.1 turns, `<function=NAME>{json}</function>`) and v3.2
+    # (`>>>NAME\n{json}` recipients, `>>>all` for text).
+    Family("functionary-v3.1", None, "functionary_v3_1", stop=("<|eot_id|>", "<|eom_id|>")),
+    Family("functionary-v3.2", None, "functionary_v3_2", stop=("<|eot_id|>",)),
     # FireFunction v2: Llama 3 turns, calls as `functools[{...}]` (phi4's syntax).
     Family("firefunction-v2", None, "phi4", stop=("<|eot_id|>",)),
     # MiniMax M3's template opens `<mm:think>` itself for thinking_mode="enabled"
