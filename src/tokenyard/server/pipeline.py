@@ -43,22 +43,16 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..apis.errors import ENGINE_FAILED_MESSAGE
-from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
+from ..conversation import Conversation, Message, Reasoning, Text, ToolCall
 from ..engines.base import (
-    DEFAULT_ENGINE_TIMEOUT,
-    DEFAULT_MAX_TOKENS,
     CallGuide,
     CallTag,
     Constraints,
     Engine,
     EngineChunk,
-    EngineError,
     EngineFinish,
     EngineRequest,
-    EngineTimeout,
     OutputGuide,
-    PromptTooLong,
     ReasoningBudget,
 )
 from ..events import (
@@ -66,7 +60,6 @@ from ..events import (
     Event,
     Finish,
     FinishReason,
-    OutputFormatViolation,
     ParseEvent,
     PromptProcessed,
     ReasoningDelta,
@@ -75,8 +68,17 @@ from ..events import (
     ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
-    ToolChoiceViolation,
     Usage,
+)
+from ..faults import (
+    ENGINE_FAILED_MESSAGE,
+    EngineError,
+    EngineTimeout,
+    InvalidToolChoice,
+    OutputFormatViolation,
+    PromptTooLong,
+    TemplateError,
+    ToolChoiceViolation,
 )
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
@@ -86,9 +88,9 @@ from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
 from ..prompting.streams import is_side_query, prompt_stream
-from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
+from ..settings import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from ..structured_output import output_violation
 from .offload import Offload
 
