@@ -206,7 +206,8 @@ class ModelSettings:
     recover_fenced_calls: bool | None = setting(
         None,
         "turn a ```json fenced call to a declared tool at the very end of a turn into a real call (a small-model "
-        "failure shape; default: on for the built-in qwen2.5-coder-1.5b, off otherwise)",
+        "failure shape; default: on for the built-in qwen2.5-coder-1.5b, off otherwise). A fence with text after "
+        "it, an undeclared name, other keys or broken JSON stays text",
         per_model=True,
         alone=True,
     )
@@ -220,7 +221,8 @@ class ModelSettings:
     script: Path | None = setting(
         None,
         "scripted and simulated engines: a JSON file of turns (default: built-in rules that call a shell tool, "
-        "then quote its result)",
+        "then quote its result). As the safety classifier it allows every call, unless the file is "
+        '`{"turns": […], "verdicts": [{"contains": "rm -rf", "answer": "<block>yes</block>"}, …]}`',
         metavar="FILE",
         per_model=True,
     )
@@ -244,7 +246,8 @@ class ModelSettings:
     kv_events: tuple[str, ...] = setting(
         (),
         "remote engine pool: a worker's KV-event stream (vLLM's --kv-events-config endpoint and replay endpoint, "
-        "e.g. tcp://127.0.0.1:5557); one per --engine-url in the same order ('' for none)",
+        "e.g. tcp://127.0.0.1:5557; SGLang publishes the same format); one per --engine-url in the same order "
+        "('' for none)",
         metavar="ENDPOINT[,REPLAY]",
         separator=";",
         per_model=True,
@@ -258,19 +261,22 @@ class ModelSettings:
     )
     workers: int = setting(
         1,
-        "simulated engine: N workers, each publishing vLLM-format KV events over loopback ZMQ",
+        "simulated engine: N workers, each publishing vLLM-format KV events over loopback ZMQ, with integer block "
+        "hashes as vLLM publishes them (demos, benchmarks)",
         metavar="N",
         table="scale-out",
     )
     forward_priority: bool = setting(
         False,
-        "send agent-hint priorities to the engines, lower value first (vLLM needs --scheduling-policy priority)",
+        "send agent-hint priorities to the engines, lower value first (vLLM needs --scheduling-policy priority; "
+        "SGLang --enable-priority-scheduling --schedule-low-priority-values-first)",
         table="scale-out",
     )
     session_header: str = setting(
         ",".join(DEFAULT_SESSION_HEADERS),
         "remote engines: the header(s), comma-separated, that carry the conversation's session to the engine or "
-        "its router (llm-d, vllm-router) so a session stays on one worker; 'none' sends none",
+        "its router (llm-d, vllm-router) so a session stays on one worker; 'none' sends none (see *Deploying at "
+        "scale*)",
         metavar="NAMES",
         table="scale-out",
     )
@@ -305,13 +311,13 @@ class ServeSettings:
         None,
         'a TOML ([[models]] tables) or JSON ({"models": [...]}) file of models to serve; its keys are the '
         "per-model settings' names (engine_url for --engine-url), plus name and aliases; engine-wide flags are "
-        "their defaults",
+        "their defaults (see *Several models in one server*)",
         metavar="FILE",
     )
     tool_parser_plugin: tuple[str, ...] = setting(
         (),
         "load a tool parser from outside the tree (a tokenyard.parsing.tools.base.ToolParser subclass); "
-        "repeatable; then name it with --tool-call-parser",
+        "repeatable; then name it with --tool-call-parser (see *Parsing a model's output*)",
         metavar="MODULE:CLASS",
     )
     reasoning_parser_plugin: tuple[str, ...] = setting(
@@ -321,7 +327,9 @@ class ServeSettings:
         metavar="MODULE:CLASS",
     )
     enable_streaming_tool_dispatch: bool = setting(
-        False, "announce each complete tool call with a tool_call_dispatch event while the turn goes on"
+        False,
+        "announce each complete tool call with a tool_call_dispatch event while the turn goes on (see *Streaming "
+        "tool dispatch*)",
     )
     safeguards_model: str | None = setting(
         None,
@@ -331,14 +339,15 @@ class ServeSettings:
     )
     safeguards_timeout: float = setting(
         DEFAULT_SAFEGUARDS_TIMEOUT,
-        "how long one tool call's verdict may take; a call without a verdict is not run",
+        "how long one tool call's verdict may take; a call without a verdict is not run, nor are the turn's later "
+        "calls sent",
         metavar="SECONDS",
     )
     api_key: str | None = setting(None, "require this key (x-api-key or Authorization: Bearer)", metavar="KEY")
     server_key: str | None = setting(
         None,
-        "key that seals reasoning returned to clients (default: kept in the cache folder); replicas behind one "
-        "load balancer share it",
+        "key that seals reasoning handed to clients (Anthropic `signature`, Responses `encrypted_content`; "
+        "default: one kept in the cache folder); replicas behind one load balancer must share it",
         metavar="KEY",
         env_aliases=("seal_key",),
     )
@@ -350,14 +359,14 @@ class ServeSettings:
     processes: int = setting(
         1,
         "serve from N processes on one port (uvicorn --workers style), each loading its own models and engines; "
-        "they share the sealing key, which is all exact replay needs",
+        "they share the sealing key, which is all exact replay needs (see *Replicas and processes*)",
         metavar="N",
     )
     max_concurrency: int = setting(4, "generations at once; more requests queue", metavar="N")
     engine_timeout: float = setting(
         DEFAULT_ENGINE_TIMEOUT,
         "abort a generation whose engine sends nothing for this long (a stalled engine): the client gets the "
-        "API's error; 0 waits forever",
+        "API's error; 0 waits forever (the embedded engine sends heartbeats while it prefills)",
         metavar="SECONDS",
     )
     offload_workers: int | None = setting(
@@ -378,13 +387,14 @@ class ServeSettings:
     )
     allowed_hosts: str = setting(
         "",
-        "comma-separated Host names served without an API key besides loopback ones ('*': any); guards a "
-        "keyless local server against DNS rebinding",
+        "comma-separated Host names served without an API key besides loopback ones (localhost, *.localhost, "
+        "127.0.0.0/8, ::1; '*': any); guards a keyless local server against DNS rebinding",
         metavar="NAMES",
     )
     allowed_origins: str = setting(
         "",
-        "comma-separated browser origins (e.g. http://localhost:3000) allowed to call the API, with CORS; "
+        "comma-separated browser origins (e.g. http://localhost:3000) allowed to call the API, with CORS and "
+        "preflight; "
         "other cross-origin browser requests are refused",
         metavar="ORIGINS",
     )
@@ -416,7 +426,7 @@ class ServeSettings:
     codex_profile: str | None = setting(
         None,
         "serve Codex a model catalog (GET /v1/models?client_version=…, for model_catalog_url) whose entries "
-        "inherit this Codex catalog model's profile, e.g. gpt-5.5",
+        "inherit this Codex catalog model's profile, e.g. gpt-5.5 (see *Point Codex at it*)",
         metavar="SLUG",
     )
     codex_models: Path | None = setting(
@@ -444,11 +454,15 @@ def flag_table(table: str) -> str:
         if item.switch and item.default is not False:
             flag += f", `--no-{item.flag[2:]}`"
         elif not item.switch:
-            flag = f"`{item.flag} {item.spec.metavar or item.name.upper()}`" + (" (repeat)" if item.many else "")
+            metavar = item.spec.metavar or ("{" + ",".join(item.spec.choices) + "}" if item.spec.choices else "")
+            flag = f"`{item.flag} {metavar or item.name.upper()}`" + (" (repeat)" if item.many else "")
         default = item.default
         shown = "" if default in (None, (), "", False) else f" (default {_shown(default)})"
         text = item.spec.help.replace("|", "\\|")
-        rows.append(f"| {flag} | `{item.env}` | {text}{shown} |")
+        env = ", ".join(
+            f"`{ENV_PREFIX}{name.upper()}`" for name in (item.env[len(ENV_PREFIX) :], *item.spec.env_aliases)
+        )
+        rows.append(f"| {flag} | {env} | {text}{shown} |")
     return "\n".join(rows) + "\n"
 
 
