@@ -137,12 +137,11 @@ class Finish:
 
 @dataclass(slots=True)
 class StreamError:
-    """The generation failed after it started; nothing follows. `kind` is the
-    Anthropic error type; `cause` is the typed exception (an `EngineError` such as
-    `EngineTimeout`, a `ToolChoiceViolation`) for error tables that map by class."""
+    """The generation failed after it started; nothing follows. `cause` is the typed
+    exception (an `EngineError` such as `EngineTimeout`, a `ToolChoiceViolation`),
+    whose fault the error tables read."""
 
     message: str
-    kind: str = "api_error"
     cause: Exception | None = None
 
 

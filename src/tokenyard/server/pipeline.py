@@ -494,7 +494,7 @@ class _Turn:
             log.warning("engine failed: %s", error)  # its URL and upstream text stay here
             shown = isinstance(error, (EngineTimeout, PromptTooLong)) or str(error) == SHUTTING_DOWN
             message = str(error) if shown else ENGINE_FAILED_MESSAGE
-            yield StreamError(message, "api_error", error)
+            yield StreamError(message, error)
             return
         finally:
             await chunks.aclose()
@@ -505,11 +505,11 @@ class _Turn:
         if self.violation is None:
             self.violation = self._unmet_choice()
         if self.violation is not None:
-            yield StreamError(str(self.violation), "api_error", self.violation)
+            yield StreamError(str(self.violation), self.violation)
             return
         broken = self._broken_format()
         if broken is not None:
-            yield StreamError(str(broken), "api_error", broken)
+            yield StreamError(str(broken), broken)
             return
         reason = self._finish_reason()
         if reason == "tool_calls" and self.generation.conversation.hints.speculative_prefill:
