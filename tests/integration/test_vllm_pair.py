@@ -26,11 +26,13 @@ import anthropic
 import httpx
 import pytest
 
-from tokenyard.engines.base import EngineError, EngineRequest
+from tokenyard.engines.base import EngineRequest
 from tokenyard.engines.remote import RemoteEngine
+from tokenyard.faults import EngineError
 from tokenyard.models.cache import cache_root
 from tokenyard.routing.pool import EnginePool
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
+from tokenyard.settings import ModelSettings
 
 from ..engines.test_remote import running_server_with_engine
 from ..server.serving import free_port

@@ -11,8 +11,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tokenyard.conversation import AgentHints, Conversation
-from tokenyard.engines.base import EngineChunk, EngineError, EngineInfo, EngineRequest
+from tokenyard.engines.base import EngineChunk, EngineInfo, EngineRequest
 from tokenyard.engines.remote import RemoteEngine
+from tokenyard.faults import EngineError
 from tokenyard.kv_blocks import block_hashes
 from tokenyard.routing.kv_events import KvMirror
 from tokenyard.routing.kv_index import KvIndex

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from ..engines.base import Engine, EngineChunk, EngineError, EngineInfo, EngineRequest, PromptTooLong
+from ..engines.base import Engine, EngineChunk, EngineInfo, EngineRequest
+from ..faults import EngineError, PromptTooLong
 from .kv_publisher import ZmqKvPublisher
 from .kv_subscriber import KvEventSubscriber
 from .router import Candidate, Decision, Router, WorkerLoad
