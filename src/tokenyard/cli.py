@@ -570,8 +570,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--router-policy",
         default=_env("router_policy", "kv"),
-        choices=["kv", "least-loaded", "round-robin"],
-        help="engine pool: how a worker is chosen (default kv: cached prefix against load)",
+        metavar="POLICY",
+        help="engine pool: how a worker is chosen: kv (default: cached prefix against load), least-loaded, "
+        "round-robin, or dynamo=URL (Dynamo's selection service, python -m dynamo.select_service, chooses and "
+        "books each request; tokenyard's kv router when it does not answer)",
     )
     serve.add_argument(
         "--workers",

@@ -30,7 +30,8 @@ from .kv_index import KvIndex
 
 Policy = Literal["kv", "least-loaded", "round-robin"]
 POLICIES: tuple[Policy, ...] = ("kv", "least-loaded", "round-robin")
-Reason = Literal["kv-overlap", "session-affinity", "least-loaded", "round-robin"]
+# "dynamo": chosen by Dynamo's selection service (pool.py).
+Reason = Literal["kv-overlap", "session-affinity", "least-loaded", "round-robin", "dynamo"]
 
 DEFAULT_OSL = 256
 # Sessions remembered for affinity (the oldest are forgotten first).
@@ -40,7 +41,10 @@ SESSION_MEMORY = 100_000
 @dataclass
 class WorkerLoad:
     requests: int = 0
+    # Uncached prompt + expected output of the requests in flight.
     tokens: int = 0
+    # Of those, the prompt tokens still to be prefilled (requests without a first chunk yet).
+    prefill_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class Decision:
     overlap_tokens: int = 0
     # Load tokens the request adds to the worker until it finishes.
     load_tokens: int = 0
+    # Of those, its prompt tokens to prefill (counted until its first chunk).
+    prefill_tokens: int = 0
 
 
 @dataclass
@@ -88,10 +94,10 @@ class Router:
         output = self.default_osl if osl is None else osl
         if self.policy == "round-robin":
             worker = candidates[next(self._turns) % len(candidates)]
-            return Decision(worker.name, "round-robin", 0, len(prompt) + output)
+            return Decision(worker.name, "round-robin", 0, len(prompt) + output, len(prompt))
         if self.policy == "least-loaded":
             worker = min(candidates, key=lambda c: (c.load.tokens, c.load.requests))
-            return Decision(worker.name, "least-loaded", 0, len(prompt) + output)
+            return Decision(worker.name, "least-loaded", 0, len(prompt) + output, len(prompt))
         overlaps = self._overlaps(candidates, prompt, session)
         previous = self._sessions.get(session) if session else None
 
@@ -120,7 +126,7 @@ class Router:
             reason = "session-affinity"
         else:
             reason = "least-loaded"
-        return Decision(best.name, reason, overlap, len(prompt) - overlap + output)
+        return Decision(best.name, reason, overlap, len(prompt) - overlap + output, len(prompt) - overlap)
 
     def routed(self, session: str | None, worker: str, prompt: Sequence[int]) -> None:
         """Remember where `session` was sent, for affinity and for workers without events."""
