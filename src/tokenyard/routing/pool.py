@@ -9,9 +9,9 @@ error event. A worker with a health URL (remote servers' `/health`) is probed ev
 `health_interval` seconds and comes back when it answers; one without is tried
 again `retry_after` seconds after it failed.
 
-Load: each worker's in-flight requests and their load tokens (uncached prompt plus
-expected output) are counted from dispatch to the end of the stream, the uncached
-prompt also as prefill still to do until the first chunk.
+Load: each worker's in-flight requests and their load tokens, what they still cost:
+the uncached prompt from dispatch to the first chunk, the expected output from
+dispatch to the end of the stream.
 
 With an oracle (Dynamo's selection service, `dynamo.py`), each request's worker is the
 oracle's, booked there until the stream ends; when it cannot answer, the router picks.
@@ -198,7 +198,7 @@ class EnginePool:
                 async for chunk in stream:
                     if not started:
                         started = True
-                        worker.load.prefill_tokens -= decision.prefill_tokens
+                        worker.load.tokens -= decision.prefill_tokens
                         if booking is not None and self.oracle is not None:
                             self.oracle.prefill_complete(booking)
                         if self.on_first_chunk is not None:
@@ -217,9 +217,7 @@ class EnginePool:
                 if isinstance(stream, AsyncGenerator):
                     await stream.aclose()
                 worker.load.requests -= 1
-                worker.load.tokens -= decision.load_tokens
-                if not started:
-                    worker.load.prefill_tokens -= decision.prefill_tokens
+                worker.load.tokens -= decision.load_tokens - (decision.prefill_tokens if started else 0)
                 if booking is not None and self.oracle is not None:
                     self.oracle.free(booking)
 
@@ -227,7 +225,6 @@ class EnginePool:
         worker = self.workers[decision.worker]
         worker.load.requests += 1
         worker.load.tokens += decision.load_tokens
-        worker.load.prefill_tokens += decision.prefill_tokens
         conversation = request.conversation
         self.router.routed(conversation.affinity_key if conversation else None, worker.name, request.prompt_token_ids)
         self.stats.decisions[(worker.name, decision.reason)] += 1

@@ -7,10 +7,14 @@ KV-aware cost of a worker, in tokens of work ahead of the request's first token
     cost = (prompt tokens − tokens of its longest cached prefix there) + load_weight · load tokens
 
 where a worker's load is what its in-flight requests still cost: their uncached
-prompt tokens plus their expected output (`osl` hint, or `default_osl`). The
-cheapest worker wins; ties go to the worker this session was last sent to, then to
-the one with fewest requests, then in turn (the turn advances only when it
-decides). A worker that publishes no KV events has no index entries; its overlap
+prompt tokens until they are prefilled (their first chunk; as Dynamo's router drops
+a request's prefill load at `prefill_complete`), their expected output (`osl` hint,
+or `default_osl`) until they end. Prefill already done delays nobody: counted to the
+end, it made a worker that had just taken a new session's long prompt look loaded
+for the whole answer, and moved sessions off the worker holding their prefix, to
+prefill it all again elsewhere (`benchmarks/agentic_fleet.py`). The cheapest
+worker wins; ties go to the worker this session was last sent to, then to the one
+with fewest requests, then in turn (the turn advances only when it decides). A worker that publishes no KV events has no index entries; its overlap
 is then estimated from where this session went before: the prefix the session's
 last prompt there shares with this one.
 
@@ -41,10 +45,9 @@ SESSION_MEMORY = 100_000
 @dataclass
 class WorkerLoad:
     requests: int = 0
-    # Uncached prompt + expected output of the requests in flight.
+    # What the requests in flight still cost: their uncached prompt until their first
+    # chunk (prefill done), their expected output until they end.
     tokens: int = 0
-    # Of those, the prompt tokens still to be prefilled (requests without a first chunk yet).
-    prefill_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class Decision:
     overlap_tokens: int = 0
     # Load tokens the request adds to the worker until it finishes.
     load_tokens: int = 0
-    # Of those, its prompt tokens to prefill (counted until its first chunk).
+    # Of those, its prompt tokens to prefill, owed until its first chunk.
     prefill_tokens: int = 0
 
 
