@@ -49,6 +49,8 @@ class Spec:
     help: str
     metavar: str | None = None
     choices: tuple[str, ...] = ()
+    # Choices that carry a value after them ("dynamo=" takes dynamo=URL).
+    prefixed_choices: tuple[str, ...] = ()
     # The flag when it is not the field's name (`--engine-url` fills `engine_urls`).
     flag: str | None = None
     # Older environment variables that still work (TOKENYARD_SEAL_KEY).
@@ -101,7 +103,7 @@ class Setting:
     @property
     def accepts(self) -> str:
         if self.spec.choices:
-            return "one of " + ", ".join(self.spec.choices)
+            return "one of " + ", ".join((*self.spec.choices, *(p + "…" for p in self.spec.prefixed_choices)))
         return {
             int: "an integer",
             float: "a number",
@@ -131,7 +133,8 @@ class Setting:
             return lowered in TRUE
         value: Any = self.kind(text)
         if self.spec.choices and value not in self.spec.choices:
-            raise ValueError(text)
+            if not any(value.startswith(p) for p in self.spec.prefixed_choices):
+                raise ValueError(text)
         return Path(value).expanduser() if self.kind is Path else value
 
     def from_env(self, environ: Mapping[str, str]) -> tuple[bool, Any]:
@@ -255,8 +258,12 @@ class ModelSettings:
     )
     router_policy: str = setting(
         "kv",
-        "engine pool: how a worker is chosen (kv: cached prefix against load)",
+        "engine pool: how a worker is chosen: kv (cached prefix against load), least-loaded, round-robin, or "
+        "dynamo=URL (Dynamo's selection service, python -m dynamo.select_service, chooses and books each request; "
+        "tokenyard's kv router while it does not answer)",
         choices=("kv", "least-loaded", "round-robin"),
+        prefixed_choices=("dynamo=",),
+        metavar="POLICY",
         table="scale-out",
     )
     workers: int = setting(

@@ -19,6 +19,7 @@ from ..parsing.registry import check_tool_parser_name
 from ..prompting.profiles import detect_profile
 from ..prompting.render import PromptRenderer
 from ..prompting.template import ChatTemplate
+from ..routing.dynamo import POLICY_PREFIX, DynamoSelector
 from ..routing.kv_events import KvMirror
 from ..routing.kv_index import KvIndex
 from ..routing.kv_publisher import ZmqKvPublisher
@@ -153,9 +154,25 @@ def session_forwarding(settings: ModelSettings) -> SessionForwarding:
 
 
 def _router(settings: ModelSettings) -> Router:
+    if settings.router_policy.startswith(POLICY_PREFIX):
+        return Router(KvIndex())  # what routes while Dynamo's service does not answer
     if settings.router_policy not in POLICIES:
-        raise ValueError(f"unknown router policy {settings.router_policy!r}; known: {', '.join(POLICIES)}")
+        known = ", ".join([*POLICIES, f"{POLICY_PREFIX}URL"])
+        raise ValueError(f"unknown router policy {settings.router_policy!r}; known: {known}")
     return Router(KvIndex(), policy=settings.router_policy)
+
+
+def _pool(settings: ModelSettings, workers: list[Worker], router: Router) -> EnginePool:
+    oracle = None
+    if settings.router_policy.startswith(POLICY_PREFIX):
+        url = settings.router_policy.removeprefix(POLICY_PREFIX)
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"--router-policy {POLICY_PREFIX}URL: {url!r} is not an http(s) URL")
+        if not any(w.events is not None for w in workers):
+            raise ValueError(f"--router-policy {POLICY_PREFIX}URL needs workers that publish KV events (--kv-events)")
+        names = settings.served_model_names or (served_id(settings.model),)
+        oracle = DynamoSelector(url, names[0])
+    return EnginePool(workers, router, oracle=oracle)
 
 
 def _remote_pool(settings: ModelSettings, remotes: list[RemoteEngine]) -> EnginePool:
@@ -169,8 +186,8 @@ def _remote_pool(settings: ModelSettings, remotes: list[RemoteEngine]) -> Engine
         if n < len(settings.kv_events) and settings.kv_events[n]:
             endpoint, _, replay = settings.kv_events[n].partition(",")
             events = KvEventSubscriber(KvMirror(name, router.index), endpoint, replay_endpoint=replay or None)
-        workers.append(Worker(name, remote, events=events, health_url=f"{remote.base_url}/health"))
-    return EnginePool(workers, router)
+        workers.append(Worker(name, remote, url=remote.base_url, events=events, health_url=f"{remote.base_url}/health"))
+    return _pool(settings, workers, router)
 
 
 def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink, str], Engine]) -> EnginePool:
@@ -187,4 +204,4 @@ def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink, s
             KvMirror(name, router.index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
         )
         workers.append(Worker(name, simulated(publisher, name), events=events, publisher=publisher))
-    return EnginePool(workers, router)
+    return _pool(settings, workers, router)
