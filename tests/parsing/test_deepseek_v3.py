@@ -105,11 +105,11 @@ def test_forced_reasoning_then_text_then_call():
     ]
 
 
-def test_stray_text_after_the_section_opener_is_text_and_the_opener_syntax():
-    # The opener is a special token: it never reaches content, whatever follows it.
+def test_a_section_opener_followed_by_no_call_is_text_whole():
+    # No call follows, so the block is no call section: the model's text as written.
     events = parse(v3, BEGIN + "no call here")
     assert not [e for e in events if isinstance(e, ToolCallStart)]
-    assert "".join(e.text for e in events if not isinstance(e, Marker)) == "no call here"
+    assert "".join(e.text for e in events if not isinstance(e, Marker)) == BEGIN + "no call here"
 
 
 def test_end_of_sentence_token_is_a_marker_not_text():

@@ -72,9 +72,14 @@ def test_nested_elements_typed_by_schema():
 
 
 def test_without_a_schema_items_are_a_list_and_repeated_names_collect():
-    body = el("xs", el("item", "a") + el("item", "b")) + el("obj", el("k", "1") + el("k", "2") + el("j", "3"))
+    # Inside a structure the schema does not describe, numbers and booleans read back
+    # as the template wrote them (`{{ val }}`); a zero-led code stays text.
+    body = el("xs", el("item", "a") + el("item", "true")) + el(
+        "obj", el("k", "1") + el("k", "2.5") + el("j", "-3") + el("zip", "018956")
+    )
+    body += el("top", "7")  # a top-level value without a schema is the text written
     assert summary(parse(splitter_factory(None, "minimax_m3"), block(invoke("anything", body)))) == [
-        ("call", "anything", {"xs": ["a", "b"], "obj": {"k": ["1", "2"], "j": "3"}})
+        ("call", "anything", {"xs": ["a", True], "obj": {"k": [1, 2.5], "j": -3, "zip": "018956"}, "top": "7"})
     ]
 
 

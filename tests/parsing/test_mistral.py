@@ -126,7 +126,7 @@ def test_undeclared_tool_is_flagged():
 
 def test_interleaved_reasoning_and_calls_in_order():
     text = (
-        "Tokyo first.[/THINK]"
+        "[THINK]Tokyo first.[/THINK]"
         + LITERAL
         + "[THINK]Now Paris.[/THINK]"
         + LITERAL.replace("Tokyo", "Paris")
@@ -143,7 +143,7 @@ def test_interleaved_reasoning_and_calls_in_order():
 
 def test_interleaved_with_the_array_shape():
     text = (
-        "Tokyo first.[/THINK]"
+        "[THINK]Tokyo first.[/THINK]"
         + LITERAL_ARRAY
         + "[THINK]Now Paris.[/THINK]"
         + LITERAL.replace("Tokyo", "Paris")
@@ -159,7 +159,7 @@ def test_interleaved_with_the_array_shape():
 
 
 def test_call_inside_reasoning_ends_it():
-    text = "I need the weather." + LITERAL + "[/THINK]Done."
+    text = "[THINK]I need the weather." + LITERAL + "[/THINK]Done."
     assert summary(parse(magistral, text)) == [
         ("reasoning", "I need the weather."),
         ("call", "get_weather", {"city": "Tokyo", "days": 3}),

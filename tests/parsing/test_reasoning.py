@@ -54,7 +54,6 @@ FORCED = {
     "kimi_k25",
     "minimax_m2",
     "minimax_append_think",
-    "mistral",
 }
 
 

@@ -47,16 +47,11 @@ arguments = st.fixed_dictionaries(
     },
 )
 calls = arguments.map(lambda a: Call("edit_file", a))
-# MiniMax M3 writes nested values as elements of text: the untyped values inside
-# `options` come back as the strings they were written as.
-minimax_m3_calls = arguments.map(
-    lambda a: Call("edit_file", {**a, "options": {k: str(v) for k, v in a["options"].items()}} if "options" in a else a)
-)
 
 
 def turns(tool: str, reasoning: str | None):
     segment = st.one_of(
-        minimax_m3_calls if tool == "minimax_m3" else calls,
+        calls,
         prose.map(Text),
         *([prose.map(Reasoning)] if reasoning else []),
     )

@@ -225,4 +225,20 @@ TOOL_EXAMPLES: dict[str, tuple[str | None, str]] = {
     ),
     "xlam": (None, '[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'),
     "generic_json": (None, '{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}'),
+    "solar_open": (
+        "solar_open",
+        "<|begin|>assistant<|tool_calls|><|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>get_weather"
+        '<|tool_call:args|>{"city":"Tokyo","days":3}<|tool_call:end|><|calls|>',
+    ),
+    "apriel": (
+        "apriel",
+        '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}, "id": "a1b2c3"}]</tool_calls>',
+    ),
+    "firefunction_v2": (None, ' functools[{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]'),
+    "cohere_command_r": (
+        None,
+        'Action:\n```json\n[\n    {\n        "tool_name": "get_weather",\n        "parameters": {"city": "Tokyo", "days": 3}\n    }\n]```',
+    ),
+    "functionary_v3_1": (None, '<function=get_weather>{"city": "Tokyo", "days": 3}</function>'),
+    "functionary_v3_2": (None, 'get_weather\n{"city": "Tokyo", "days": 3}'),
 }

@@ -72,6 +72,16 @@ CASES = {
         "length",
         max_tokens=24,
     ),
+    # The output limit cuts the call right after its only (required) parameter
+    # closed: the end of output would complete it, but a call the token limit cut is
+    # never dispatched (17 tokens end at `</parameter>\n` in the fixture tokenizer).
+    "qwen3-coder-max-tokens-after-parameter": Case(
+        "qwen3-coder",
+        "<tool_call>\n<function=Bash>\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>",
+        "<parameter=command>\npwd",
+        "length",
+        max_tokens=17,
+    ),
     # A complete call, then a broken one: only the first is a call.
     "kimi-k2-valid-then-invalid": Case(
         "kimi-k2",

@@ -62,7 +62,7 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "muse_glimmer": ("to=self<|message|>", "<|eom|>", False),
     "olmo3": ("<think>", "</think>", True),
     "plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>", True),
-    "mistral": ("[THINK]", "[/THINK]", True),
+    "mistral": ("[THINK]", "[/THINK]", False),
     "granite": ("Here's my thought process:", "Here's my response:", False),
     "gemma4": ("<|channel>thought\n", "<channel|>", False),
     "seed_oss": ("<seed:think>", "</seed:think>", False),
@@ -78,6 +78,8 @@ REASONING_MARKERS: dict[str, tuple[str, str, bool]] = {
     "hunyuan_a13b": ("<think>", "</think>", False),
     "hy_v3": (f"<think{HY}>", f"</think{HY}>", False),
     "k2_horizon": ("<ifm|think>", "</ifm|think>", True),
+    "apriel": ("Here are my reasoning steps:\n", "[BEGIN FINAL RESPONSE]", True),
+    "solar_open": ("<|think|>", "<|end|>", False),
 }
 
 
@@ -137,6 +139,12 @@ FAMILY_REASONING: dict[str, str | None] = {
     "internlm": "qwen3",
     "k2_horizon": "k2_horizon",
     "solar_open2": "solar_open2",
+    "solar_open": "solar_open",
+    "apriel": "apriel",
+    "firefunction_v2": None,
+    "cohere_command_r": None,
+    "functionary_v3_1": None,
+    "functionary_v3_2": None,
 }
 
 
@@ -313,14 +321,33 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
         return f"{MINIMAX_NS}<tool_call>\n{body}{MINIMAX_NS}</tool_call>"
     if fmt == "nemotron_deci":
         return "<TOOLCALL>" + _json_list(calls, "arguments") + "</TOOLCALL>"
-    if fmt == "jamba":
+    if fmt in ("jamba", "apriel"):
         return "<tool_calls>" + _json_list(calls, "arguments") + "</tool_calls>"
+    if fmt == "solar_open":
+        body = "".join(
+            f"<|tool_call:begin|>{counter + n:010d}<|tool_call:name|>{c.name}<|tool_call:args|>"
+            + json.dumps(c.arguments, ensure_ascii=False)
+            + "<|tool_call:end|>"
+            for n, c in enumerate(calls)
+        )
+        return f"<|begin|>assistant<|tool_calls|>{body}<|calls|>"
+    if fmt == "cohere_command_r":
+        listed = json.dumps(
+            [{"tool_name": c.name, "parameters": c.arguments} for c in calls], indent=4, ensure_ascii=False
+        )
+        return "\nAction:\n```json\n" + listed + "\n```"
+    if fmt == "functionary_v3_1":
+        return "".join(
+            f"<function={c.name}>" + json.dumps(c.arguments, ensure_ascii=False) + "</function>" for c in calls
+        )
+    if fmt == "functionary_v3_2":
+        return "".join(f">>>{c.name}\n" + json.dumps(c.arguments, ensure_ascii=False) for c in calls)
     if fmt == "minimax_m1":
         # One call object per line, as the model's function-call guide writes them.
         body = "".join(json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n" for c in calls)
         return f"<tool_calls>\n{body}</tool_calls>"
-    if fmt == "phi4":
-        return "functools" + _json_list(calls, "arguments")
+    if fmt in ("phi4", "firefunction_v2"):
+        return " functools" + _json_list(calls, "arguments")
     if fmt == "llama3_json":
         return "<|python_tag|>" + "; ".join(
             json.dumps({"name": c.name, "parameters": c.arguments}, ensure_ascii=False) for c in calls

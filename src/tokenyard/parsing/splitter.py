@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..conversation import ToolSpec
-from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallDelta
+from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallIncomplete, ToolCallReady
 from .fenced_calls import FencedCallRecovery
 from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, canonical_reasoning_name, reasoning_format
 from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
@@ -98,7 +98,9 @@ class OutputSplitter:
             return self._tools.feed(text)
         return [TextDelta(text)] if text else []
 
-    def finish(self) -> list[ParseEvent]:
+    def finish(self, *, cut: bool = False) -> list[ParseEvent]:
+        """The output is over. `cut`: it ended because the engine hit its token
+        limit (finish reason `length`), not because the model ended its turn."""
         if self._harmony is not None:
             events = self._harmony.finish()
         else:
@@ -110,6 +112,8 @@ class OutputSplitter:
                 events = []
         if self._fenced is not None:
             events = self._fenced.finish(events)
+        if cut:
+            events = [_undispatched(event) if type(event) is ToolCallReady else event for event in events]
         out = self._trim(events)
         if self._pending_space:
             out.append(Marker(self._pending_space))
@@ -167,3 +171,14 @@ class OutputSplitter:
             else:
                 self._pending_space += text
         return out
+
+
+def _undispatched(ready: ToolCallReady) -> ToolCallIncomplete:
+    """A call that only the end of output completed, in an output the token limit
+    cut: its closing syntax never came, so the model may have had more to write
+    (a required parameter present is no proof: the next one may be the one that
+    matters). Every format's end-of-output recovery stops here; it is never
+    dispatched."""
+    return ToolCallIncomplete(
+        ready.index, ready.id, ready.name, ready.arguments, ready.raw, "truncated", ready.declared
+    )

@@ -500,7 +500,7 @@ class _Turn:
             await chunks.aclose()
             await stream.aclose()
         if self.violation is None:
-            for event in self._police(self.splitter.finish()):
+            for event in self._police(self.splitter.finish(cut=self.engine_finish == "length")):
                 yield event
         if self.violation is None:
             self.violation = self._unmet_choice()

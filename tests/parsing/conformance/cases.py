@@ -61,6 +61,10 @@ class Case:
     expect: dict[str, Any]
     disagreement: dict[str, Any] | None
     note: str | None = None
+    # The engine's finish reason where the case names one: `length` (the token
+    # limit cut the output) means no call completed only by the end of output is
+    # dispatched.
+    finish_reason: str | None = None
 
     @property
     def from_peer(self) -> bool:
@@ -108,6 +112,7 @@ def load_cases() -> list[Case]:
                     expect=merged["expect"],
                     disagreement=merged.get("disagreement"),
                     note=merged.get("note"),
+                    finish_reason=merged.get("finish_reason"),
                 )
             )
     return cases
@@ -124,7 +129,7 @@ def run(case: Case, chunks: list[str]) -> list[ParseEvent]:
     events: list[ParseEvent] = []
     for chunk in chunks:
         events.extend(splitter.feed(chunk))
-    events.extend(splitter.finish())
+    events.extend(splitter.finish(cut=case.finish_reason == "length"))
     return events
 
 

@@ -163,7 +163,29 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = (
     # MiMo reads as thinking from its first token (vLLM and SGLang alike) unless
     # thinking is off; a `<think>` it writes itself is syntax.
     ReasoningFormat("mimo", *_THINK, force=True),
-    ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), force=True, aliases=("magistral",)),
+    # Magistral and the reasoning Ministral write `[THINK]` themselves (their
+    # templates never open it): text outside the block is the answer (vLLM's
+    # mistral parser since it stopped reading an unmarked answer as reasoning).
+    ReasoningFormat("mistral", ("[THINK]",), ("[/THINK]",), aliases=("magistral",)),
+    # Apriel 1.5/1.6 (vLLM's `apriel`): everything before `[BEGIN FINAL RESPONSE]` is
+    # reasoning (1.6's generation prompt opens it with `Here are my reasoning
+    # steps:`); the answer's closing marker and the turn's end token are syntax.
+    ReasoningFormat(
+        "apriel",
+        ("Here are my reasoning steps:\n",),
+        ("[BEGIN FINAL RESPONSE]",),
+        force=True,
+        syntax=("[END FINAL RESPONSE]", "<|end|>"),
+    ),
+    # Solar Open 100B: `<|think|>` opens reasoning and `<|end|>` closes it (and the
+    # answer); `<|begin|>assistant<|content|>` heads the answer (the tool section is
+    # solar_open's tool parser's).
+    ReasoningFormat(
+        "solar_open",
+        ("<|think|>",),
+        ("<|end|>",),
+        syntax=("<|begin|>assistant<|content|>", "<|content|>", "<|flush|>"),
+    ),
     ReasoningFormat(
         "granite",
         ("Here's my thought process:", "Here is my thought process:"),

@@ -15,8 +15,8 @@ action block; they differ in the text block around a plain answer (reasoning for
 
 from __future__ import annotations
 
-from .base import JsonCallReader
-from .json_call_list import JsonCallListParser
+from .base import JsonCallReader, starts_with
+from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, WHITESPACE, JsonCallListParser
 
 
 class _ActionReader(JsonCallReader):
@@ -32,3 +32,51 @@ class CohereCommandToolParser(JsonCallListParser):
     # The end-of-turn token (the engine stops on it) is a control token, never text.
     stray_markers = ("<|END_OF_TURN_TOKEN|>",)
     reader = _ActionReader
+
+
+# Command R+'s states: between `Action:` and the list, its ```json fence.
+_FENCE = FIRST_SUBCLASS_STATE
+
+
+class CohereCommandRToolParser(JsonCallListParser):
+    """Command R / R+ (the `tool_use` template): the same action objects, as a
+    JSON list in a fenced block after `Action:`,
+
+        Action: ```json
+        [
+            {
+                "tool_name": "get_weather",
+                "parameters": {"city": "Tokyo", "days": 3}
+            }
+        ]
+        ```
+
+    `Action:` followed by anything but the fence or a list is text, whole. The
+    template's `directly-answer` action (the model choosing not to use a tool) is a
+    call like any other: delivered, flagged undeclared unless the request declares it.
+    """
+
+    name = "cohere_command_r"
+    aliases = ("command_r_plus",)
+    start_markers = ("Action:",)
+    close_tag = "```"
+    stray_markers = ("<|END_OF_TURN_TOKEN|>",)
+    reader = _ActionReader
+
+    def _after_start_marker(self) -> int:
+        return _FENCE
+
+    def _step(self, buf: str, final: bool) -> int:
+        if self._state != _FENCE:
+            return super()._step(buf, final)
+        i = WHITESPACE(buf).end()
+        for fence in ("```json", "```"):
+            found = starts_with(buf[i:], fence)
+            if found is None and not final:
+                return 0  # more input decides
+            if found:
+                i += len(fence)
+                break
+        self._pending += buf[:i]
+        self._state = LIST_OPEN
+        return i

@@ -329,14 +329,21 @@ def _resolve_union(schema: Any, children: list[tuple[str, Any]]) -> Any:
     return schema
 
 
-def _convert(element: _Element, schema: Any) -> Any:
+# How the template writes a number or a boolean inside a structure (`{{ val }}`,
+# `{{ val | tojson }}`): a JSON literal, no leading zero (`018956` stays text).
+_TEMPLATE_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false").fullmatch
+
+
+def _convert(element: _Element, schema: Any, nested: bool = False) -> Any:
     schema = schema if isinstance(schema, dict) else None
     if schema is not None and not isinstance(element, str):
         schema = _resolve_union(schema, element[1])
     kind = _container(schema) if schema is not None else None
     if isinstance(element, str):
         if schema is None:
-            return element
+            # A leaf of a structure the schema does not describe: the template wrote
+            # the model's JSON value, so a number or boolean reads back as one.
+            return json.loads(element) if nested and _TEMPLATE_SCALAR(element) else element
         types = schema_types(schema)
         if kind is not None and "string" not in types and not element.strip():
             return [] if kind == "array" else {}  # the template writes an empty list or dict as nothing
@@ -346,13 +353,13 @@ def _convert(element: _Element, schema: Any) -> Any:
         kind = "array"
     if kind == "array":
         items = schema.get("items") if schema is not None else None
-        return [_convert(child, items) for _, child in children]
+        return [_convert(child, items, True) for _, child in children]
     properties = (schema or {}).get("properties") or {}
     additional = (schema or {}).get("additionalProperties")
     out: dict[str, Any] = {}
     repeated: set[str] = set()
     for name, child in children:
-        value = _convert(child, properties.get(name, additional))
+        value = _convert(child, properties.get(name, additional), True)
         if name not in out:
             out[name] = value
         elif name in repeated:

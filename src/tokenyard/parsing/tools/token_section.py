@@ -147,7 +147,10 @@ class TokenSectionToolParser(ToolParser):
                     return self._read_header(buf, i, found_call.start(), final)
             elif found_call is None and not final and len(buf) - start <= self.header_limit:
                 return None
-            self._marker(opener)
+            # No call follows: the block is not a call section, so it is the model's
+            # text, whole and as written (the opener included, as a start marker
+            # followed by no call list is in every format).
+            self._text(opener)
             self._exit_region()
             return start
         self._marker(buf[i:j])
