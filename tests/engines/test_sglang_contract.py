@@ -40,8 +40,9 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from tokenyard.conversation import AgentHints, Conversation
-from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineError, EngineRequest
+from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineRequest
 from tokenyard.engines.remote import CompletionStreamReader, RemoteEngine, structural_tag
+from tokenyard.faults import EngineError
 
 from .test_remote import running
 
