@@ -10,6 +10,8 @@ whitespace aside).
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
 
 from tokenyard.conversation import ToolSpec
@@ -56,6 +58,7 @@ def _parse(profile: ModelProfile, turn: Turn, chunks: list[str]) -> tuple[str, s
     )
 
 
+@cache
 def round_trip(name: str, with_calls: bool) -> tuple[Turn, bool] | None:
     """The turn the template renders and whether it parses back exactly, whole and
     one character at a time; None where the template renders no such turn."""
