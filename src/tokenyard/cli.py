@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 from .conversation import ToolSpec
 from .events import ParseEvent, event_to_dict, merge_adjacent
-from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
+from .families.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter

@@ -1,7 +1,8 @@
 import pytest
 
 from tokenyard.events import Marker, ReasoningDelta, TextDelta
-from tokenyard.parsing.reasoning.parser import REASONING_FORMATS, reasoning_format, reasoning_parser_names
+from tokenyard.families.reasoning import REASONING_FORMATS
+from tokenyard.parsing.reasoning.parser import reasoning_format, reasoning_parser_names
 from tokenyard.parsing.registry import UnknownParserError
 
 from .support import parse, splitter_factory, summary

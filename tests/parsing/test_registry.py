@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tokenyard import cli
-from tokenyard.parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
+from tokenyard.families.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from tokenyard.parsing.reasoning.parser import canonical_reasoning_name, reasoning_format, reasoning_parser_names
 from tokenyard.parsing.registry import (
     HARMONY_TOOL_NAMES,
@@ -125,7 +125,7 @@ def test_a_peer_name_parses_like_ours():
 
 
 PLUGIN = '''
-from tokenyard.parsing.reasoning.parser import ReasoningFormat
+from tokenyard.families.reasoning import ReasoningFormat
 from tokenyard.parsing.tools.hermes import HermesToolParser
 
 

@@ -99,7 +99,7 @@ def tool_parser_names() -> list[str]:
 
 def check_tool_parser_name(name: str) -> str:
     """The canonical lowercase name, or `UnknownParserError` listing the known ones."""
-    from .peer_names import PEER_TOOL_NAMES, peer_mapping
+    from ..families.peer_names import PEER_TOOL_NAMES, peer_mapping
 
     key = resolve_name("tool-call", name, tool_parser_names(), peer_mapping(PEER_TOOL_NAMES), "--tool-parser-plugin")
     if key in HARMONY_TOOL_NAMES:

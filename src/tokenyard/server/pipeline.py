@@ -70,6 +70,7 @@ from ..events import (
     ToolCallStart,
     Usage,
 )
+from ..families.call_syntax import CallSyntax, call_syntax
 from ..faults import (
     ENGINE_FAILED_MESSAGE,
     EngineError,
@@ -89,7 +90,6 @@ from ..prompting.profiles import ModelProfile
 from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
 from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.tokenizer import Tokenizer
-from ..prompting.tool_choice import CallSyntax, call_syntax
 from ..settings import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from ..structured_output import output_violation
 from .offload import Offload
@@ -193,9 +193,12 @@ class Pipeline:
         self._tool_parser = _canonical_tool_parser(profile.tool_parser)
         self._syntax = call_syntax(self._tool_parser)
         reasoning = (profile.reasoning_parser or "").lower()
-        self._reasoning_forced = bool(
-            reasoning and reasoning not in HARMONY_REASONING_NAMES and reasoning_format(reasoning).force
-        )
+        syntax = reasoning_format(reasoning) if reasoning and reasoning not in HARMONY_REASONING_NAMES else None
+        self._reasoning_forced = bool(syntax and syntax.force)
+        # What opens and closes reasoning: the replay markers, or the syntax's own
+        # where the template reads reasoning from a field (Kimi K3, Muse Glimmer), so
+        # a thinking budget or a forced call can still end a block.
+        self._thinking_markers = profile.reasoning_markers or ((syntax.start[0], syntax.end[0]) if syntax else None)
 
     def drain(self) -> None:
         """The server is stopping: end every running stream with the API's error
@@ -316,7 +319,7 @@ class Pipeline:
         if choice.mode not in ("required", "named") or syntax is None or self._guided(conversation):
             return None
         opener = syntax.opener(choice.name if choice.mode == "named" else None, _calls_before(conversation))
-        end_marker = self.model.profile.reasoning_markers
+        end_marker = self._thinking_markers
 
         def prefill(opened_reasoning: bool, thinking_enabled: bool) -> str:
             inside = opened_reasoning or (self._reasoning_forced and thinking_enabled)
@@ -372,7 +375,7 @@ class Pipeline:
 
     def _reasoning_budget(self, conversation: Conversation, prompt: RenderedPrompt) -> ReasoningBudget | None:
         budget = conversation.thinking.budget_tokens
-        markers = self.model.profile.reasoning_markers
+        markers = self._thinking_markers
         reasoning = (self.model.profile.reasoning_parser or "").lower()
         if budget is None or not prompt.thinking_enabled or markers is None or not reasoning:
             return None

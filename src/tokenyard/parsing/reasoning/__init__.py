@@ -1,5 +1,4 @@
-"""Reasoning parsers: split raw output into reasoning and the rest."""
-
-from .parser import REASONING_FORMATS, ReasoningFormat, ReasoningParser, reasoning_format
+from ...families.reasoning import REASONING_FORMATS, ReasoningFormat
+from .parser import ReasoningParser, reasoning_format
 
 __all__ = ["REASONING_FORMATS", "ReasoningFormat", "ReasoningParser", "reasoning_format"]

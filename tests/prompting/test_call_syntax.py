@@ -11,8 +11,8 @@ import pytest
 from tokenyard.conversation import ToolSpec
 from tokenyard.engines.wire import Call, render_output
 from tokenyard.events import ToolCallReady
+from tokenyard.families.call_syntax import CALL_SYNTAX, call_syntax
 from tokenyard.parsing.splitter import OutputSplitter
-from tokenyard.prompting.tool_choice import CALL_SYNTAX, call_syntax
 
 ARGUMENTS = {"city": "Paris", "days": 3}
 TOOL = ToolSpec(

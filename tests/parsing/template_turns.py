@@ -1,0 +1,146 @@
+"""Assistant turns rendered by a model's real chat template, with transformers'
+renderer (HF semantics, independent of tokenyard's prompt path), cut to what the
+model itself would write: the text after the generation prompt, up to its stop.
+
+`render_turn` tries the richest turn first (reasoning, text, two calls) and steps
+down only as far as the template requires (one call, string arguments, no text
+beside calls, no reasoning), so each template is held to all it can render.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from itertools import product
+from typing import Any
+
+import jinja2
+import pytest
+
+from ..fixtures import fixtures_root
+
+WEATHER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    "required": ["city"],
+}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": "get_weather", "description": "Weather forecast", "parameters": WEATHER_SCHEMA},
+    }
+]
+CALLS = (("get_weather", {"city": "Paris", "days": 3}), ("get_weather", {"city": "東京"}))
+REASONING = "The user wants two forecasts."
+TEXT = "Let me check both cities."
+ANSWER = "Paris: sunny, 21 °C."
+# Stands for the tokenizer's EOS: the engine stops at it and never passes it on.
+EOS = "<<EOS>>"
+# Every spelling of "thinking on" the templates read; a template ignores the rest.
+THINKING_ON = {"enable_thinking": True, "thinking": True, "reasoning_effort": "high", "thinking_mode": "enabled"}
+
+TEMPLATE_DIR = "llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/"
+
+
+@cache
+def llama_cpp_templates() -> dict[str, str]:
+    """Every `*.jinja` in llama.cpp's models/templates, by file name."""
+    sdist = fixtures_root() / "downloads" / "llama_cpp_python-0.3.36.tar.gz"
+    if not sdist.exists():
+        pytest.skip("llama-cpp-python sdist not fetched; run `python scripts/build_fixtures.py`")
+    found: dict[str, str] = {}
+    with tarfile.open(sdist) as archive:
+        for info in archive:
+            if info.name.startswith(TEMPLATE_DIR) and info.name.endswith(".jinja"):
+                member = archive.extractfile(info)
+                assert member is not None
+                found[info.name.removeprefix(TEMPLATE_DIR)] = member.read().decode("utf-8")
+    return found
+
+
+@dataclass(frozen=True)
+class Turn:
+    prompt: str  # the generation prompt, as the engine is given it
+    output: str  # what the model writes after it, its stop token cut off
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+    reasoning: str
+    text: str
+
+
+def _render(template: str, messages: list[dict[str, Any]], generation: bool, kwargs: dict[str, Any]) -> str:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    rendered, _ = render_jinja_template(
+        [messages],
+        tools=TOOLS,
+        chat_template=template,
+        add_generation_prompt=generation,
+        bos_token="<s>",
+        eos_token=EOS,
+        **kwargs,
+    )
+    return rendered[0]
+
+
+def _variants(with_calls: bool, max_calls: int) -> Iterator[tuple[int, bool, bool, bool, bool, dict[str, Any]]]:
+    """(calls, string arguments, text, reasoning, system, kwargs), richest first."""
+    for reasoning, kwargs, calls, text, string_args, system in product(
+        (True, False),
+        (THINKING_ON, {}),
+        range(max_calls, 0, -1) if with_calls else (0,),
+        (True, False),
+        (False, True),
+        (True, False),
+    ):
+        if with_calls or text:
+            yield calls, string_args, text, reasoning, system, kwargs
+
+
+def render_turn(template: str, stop: tuple[str, ...], with_calls: bool, max_calls: int = 2) -> Turn | None:
+    """The richest turn the template renders as a clean continuation of its own
+    generation prompt, or None when it renders none (it refuses every variant)."""
+    for n, string_args, text, reasoning, system, kwargs in _variants(with_calls, max_calls):
+        messages: list[dict[str, Any]] = (
+            [{"role": "system", "content": "You are a helpful assistant."}] if system else []
+        )
+        messages.append({"role": "user", "content": "Weather in Paris and Tokyo?"})
+        assistant: dict[str, Any] = {"role": "assistant", "content": (TEXT if n else ANSWER) if text else ""}
+        if reasoning:
+            assistant["reasoning_content"] = REASONING
+        if n:
+            assistant["tool_calls"] = [
+                {
+                    "id": f"call{i:05d}",  # Mistral's templates want 9 alphanumerics
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": json.dumps(args, ensure_ascii=False) if string_args else args,
+                    },
+                }
+                for i, (name, args) in enumerate(CALLS[:n])
+            ]
+        try:
+            prompt = _render(template, messages, True, kwargs)
+            full = _render(template, [*messages, assistant], False, kwargs)
+        except (jinja2.TemplateError, TypeError, ValueError):
+            continue
+        if not full.startswith(prompt):
+            continue  # the generation prompt is not the turn's beginning here
+        output = full[len(prompt) :]
+        ends = [i for i in (output.find(s) for s in (*stop, EOS)) if i >= 0]
+        output = output[: min(ends)] if ends else output
+        shown_calls = tuple(CALLS[:n]) if n and "get_weather" in output else ()
+        if n and not shown_calls:
+            continue  # the template drops the calls: try a shape it shows
+        body = assistant["content"]
+        return Turn(
+            prompt,
+            output,
+            shown_calls,
+            REASONING if reasoning and REASONING in output else "",
+            body if body and body in output else "",
+        )
+    return None
