@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 
 from ..apis.errors import ApiError, Fault, invalid_request, not_found
 from ..apis.replay_state import ReplayState
@@ -104,7 +104,7 @@ class ServerState:
             pipeline.drain()
 
 
-def check_auth(request: Request, state: ServerState) -> None:
+def check_auth(request: HTTPConnection, state: ServerState) -> None:
     key = state.config.api_key
     if not key:
         return
