@@ -143,9 +143,14 @@ async def read_json(request: Request, limit: int, offload: Offload | None = None
         body += chunk
         if len(body) > limit:
             raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
+    return await decode_json(body, offload), len(body)
+
+
+async def decode_json(data: str | bytes | bytearray, offload: Offload | None = None) -> Any:
+    """A request body or message as JSON by wire_json's rules, off the event loop
+    when large and `offload` is given; what is not JSON is a 400."""
     try:
-        value = await offload.run_if_large(len(body), loads, body) if offload is not None else loads(body)
-        return value, len(body)
+        return await offload.run_if_large(len(data), loads, data) if offload is not None else loads(data)
     except JsonTooDeep as error:
         raise invalid_request(f"request body is nested more than {error.limit} levels deep") from None
     except ValueError as error:

@@ -21,12 +21,12 @@ from typing import Any
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..apis.errors import fault_of
+from ..apis.errors import ApiError, fault_of, invalid_request
 from ..apis.openai_responses.spoke import SPOKE
 from ..apis.openai_responses.websocket import Create, ResponsesSocket, error_message
 from ..events import Finish
 from . import metrics
-from .common import ServerState, acquire_slot, check_auth
+from .common import ServerState, acquire_slot, check_auth, decode_json
 from .limits import deny_websocket
 from .routes import context, start_generation
 from .sse import encoded_frames
@@ -58,7 +58,7 @@ async def responses_socket(websocket: WebSocket) -> None:
             if message["type"] == "websocket.disconnect":
                 break
             try:
-                create = socket.receive(message.get("text"))
+                create = await read_message(state, socket, message.get("text"))
             except Exception as error:
                 await send(error_message(error))
                 continue
@@ -75,9 +75,19 @@ async def responses_socket(websocket: WebSocket) -> None:
         log.info("a Responses WebSocket closed")
 
 
+async def read_message(state: ServerState, socket: ResponsesSocket, text: str | None) -> Create | None:
+    if text is None:
+        raise invalid_request("binary messages are not part of the protocol; send JSON text")
+    if len(text) > state.config.max_body_bytes:
+        raise ApiError(413, "request_too_large", f"message exceeds {state.config.max_body_bytes} bytes")
+    return socket.receive(await decode_json(text, state.pipeline.offload), len(text))
+
+
 async def respond(state: ServerState, websocket: WebSocket, socket: ResponsesSocket, create: Create, send: Any) -> None:
     """One `response.create`: a refusal is one error message; a response streams its
     events up to the terminal one."""
+    if create.continues is not None:
+        log.info("Responses WebSocket: continuing %s with %d new input items", create.continues, create.new_items)
     try:
         if not create.generate:
             await warm_up(state, websocket, socket, create, send)

@@ -22,7 +22,6 @@ whether a response is in flight (one at a time, as Codex sends them).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +42,8 @@ class Create:
     body: dict[str, Any]
     size: int  # the message's length, for the offload decision a body's size drives
     generate: bool
+    continues: str | None = None  # the previous response it continues, its input only the new items
+    new_items: int = 0
 
 
 class SocketError(ApiError):
@@ -60,17 +61,10 @@ class ResponsesSocket:
         self._last_items: list[Any] = []  # the last completed response's input, then its output
         self._input: list[Any] = []  # the whole input of the response in flight
 
-    def receive(self, text: str | None) -> Create | None:
-        """One client message (None: a binary one) → the create to serve, or None
-        for an acknowledgement. Raises `ApiError` for anything else."""
-        if text is None:
-            raise invalid_request("binary messages are not part of the protocol; send JSON text")
-        try:
-            message = json.loads(text)
-        except ValueError as error:
-            raise invalid_request(f"message is not valid JSON: {error}") from None
-        except RecursionError:
-            raise invalid_request("message is nested too deeply") from None
+    def receive(self, message: Any, size: int) -> Create | None:
+        """One client message, its JSON decoded (wire_json), of `size` characters →
+        the create to serve, or None for an acknowledgement. Raises `ApiError` for
+        anything else."""
         if not isinstance(message, dict):
             raise invalid_request("a message must be a JSON object")
         kind = message.get("type")
@@ -85,8 +79,8 @@ class ResponsesSocket:
                 "type",
             )
         if self.busy:
-            message = "a response is already in progress on this connection; wait for its terminal event"
-            raise SocketError(409, "invalid_request_error", message, "conversation_already_has_active_response")
+            busy = "a response is already in progress on this connection; wait for its terminal event"
+            raise SocketError(409, "invalid_request_error", busy, "conversation_already_has_active_response")
         body = {k: v for k, v in message.items() if k not in ("type", "generate", "previous_response_id")}
         body["stream"] = True  # its events are this connection's messages
         generate = message.get("generate") is not False
@@ -99,15 +93,17 @@ class ResponsesSocket:
             if previous != self._last_id:
                 # Only the last completed response of this connection is kept (as OpenAI and vLLM do).
                 self._last_id, self._last_items = None, []
-                message = f"previous response {previous!r} is not the last completed response on this connection"
+                unknown = f"previous response {previous!r} is not the last completed response on this connection"
                 raise SocketError(
-                    400, "invalid_request_error", message, "previous_response_not_found", "previous_response_id"
+                    400, "invalid_request_error", unknown, "previous_response_not_found", "previous_response_id"
                 )
+        new = len(items)
+        if previous is not None:
             items = [*self._last_items, *items]
         body["input"] = items
         self._input = items
         self.busy = True
-        return Create(body, len(text), generate)
+        return Create(body, size, generate, previous, new)
 
     def sent(self, event: dict[str, Any]) -> None:
         """Every event sent for the response in flight; a terminal one frees the
