@@ -118,8 +118,9 @@ async def count_tokens(request: Request, state: ServerState) -> Response:
     body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     check_tool_count(body)
     parsed = await state.pipeline.offload.run_if_large(size, parse_count_tokens, body, context(request.headers, state))
-    prompt = await state.pipeline_for(parsed.model).prepare_prompt(parsed.conversation)
-    return JSONResponse({"input_tokens": len(prompt.token_ids)})
+    return JSONResponse(
+        {"input_tokens": await state.pipeline_for(parsed.model).count_prompt_tokens(parsed.conversation)}
+    )
 
 
 def routes() -> list[Route]:
