@@ -211,11 +211,11 @@ class _SegmentCache:
         pos = 0
         for match in self._split(text):
             if match.start() > pos:
-                ids.extend(self._segment(text[pos : match.start()]))
+                self._segment(text[pos : match.start()], ids)
             ids.append(self._ids[match.group()])
             pos = match.end()
         if pos < len(text):
-            ids.extend(self._segment(text[pos:]))
+            self._segment(text[pos:], ids)
         return ids
 
     def encode_with_literals(self, text: str, literals: list[tuple[int, int]]) -> list[int]:
@@ -231,7 +231,7 @@ class _SegmentCache:
             nonlocal has_literal
             if chunk:
                 joined = "".join(chunk)
-                ids.extend(self._plain_segment(joined) if has_literal else self._segment(joined))
+                (self._plain_segment if has_literal else self._segment)(joined, ids)
                 chunk.clear()
             has_literal = False
 
@@ -256,17 +256,20 @@ class _SegmentCache:
         flush()
         return ids
 
-    def _plain_segment(self, text: str) -> list[int]:
+    def _plain_segment(self, text: str, out: list[int]) -> None:
         if self._plain is None:
             self._plain = _without_added_tokens(self._backend)
-        return self._cached(self._plain, self._plain_cache, text)
+        self._cached(self._plain, self._plain_cache, text, out)
 
-    def _segment(self, text: str) -> list[int]:
-        return self._cached(self._backend, self._cache, text)
+    def _segment(self, text: str, out: list[int]) -> None:
+        self._cached(self._backend, self._cache, text, out)
 
-    def _cached(self, backend: HFTokenizer, cache: dict[str, list[int]], text: str) -> list[int]:
+    def _cached(self, backend: HFTokenizer, cache: dict[str, list[int]], text: str, out: list[int]) -> None:
+        """`text`'s ids appended to `out` (a long text's straight from its pieces: never
+        copied again as a whole, a GIL-held copy of millions of ids)."""
         if not self._MIN_CACHED <= len(text) <= self._MAX_CACHED:
-            return _encode_plain(backend, text, pieces=self._cuttable)
+            _encode_plain(backend, text, pieces=self._cuttable, out=out)
+            return
         ids = cache.get(text)
         if ids is None:
             ids = _encode_plain(backend, text, pieces=self._cuttable)
@@ -276,7 +279,7 @@ class _SegmentCache:
                 self._chars = 0
             cache[text] = ids
             self._chars += len(text)
-        return ids
+        out.extend(ids)
 
     def _equivalent(self) -> bool:
         specials = list(self._ids)[:3]
@@ -303,7 +306,7 @@ class _SegmentCache:
 _GIL_FREE_CHARS = 4096
 # Turning the result into a Python list holds the GIL (0.3 s for 4.3M ids), so a long
 # text that may be cut into pieces is encoded as pieces of about this many characters
-# (~15K tokens each, a millisecond or two of GIL apiece), all in one call.
+# (~15K tokens each, a millisecond or two of GIL apiece).
 _PIECE_CHARS = 64 * 1024
 # Where a text may be cut: after a newline, or before a single space, between two
 # non-space characters. A pre-tokenizer of the GPT-2 kind splits there anyway; whether
@@ -321,19 +324,31 @@ _PIECE_PROBES = (
 )
 
 
-def _encode_plain(backend: HFTokenizer, text: str, add_special_tokens: bool = False, pieces: bool = False) -> list[int]:
-    """`pieces`: the text may be cut at `_PIECE_BOUNDARY` (verified for `backend`)."""
+def _encode_plain(
+    backend: HFTokenizer,
+    text: str,
+    add_special_tokens: bool = False,
+    pieces: bool = False,
+    out: list[int] | None = None,
+) -> list[int]:
+    """`text`'s ids, appended to `out` when given. `pieces`: the text may be cut at
+    `_PIECE_BOUNDARY` (verified for `backend`). The pieces are encoded one after
+    another, not as one batch: a batch runs on every core, and one huge request would
+    take the CPU from the event loop too."""
     if len(text) < _GIL_FREE_CHARS:
-        return backend.encode(text, add_special_tokens=add_special_tokens).ids
-    parts = _pieces(text) if pieces and not add_special_tokens else [text]
-    encodings = backend.encode_batch_fast(parts, add_special_tokens=add_special_tokens)
-    if len(encodings) == 1:
-        ids: list[int] = encodings[0].ids
+        ids: list[int] = backend.encode(text, add_special_tokens=add_special_tokens).ids
+    elif not pieces or add_special_tokens:
+        ids = backend.encode_batch_fast([text], add_special_tokens=add_special_tokens)[0].ids
+    else:
+        ids = [] if out is None else out
+        for part in _pieces(text):
+            # One piece's list at a time: the loop gets the GIL in between.
+            ids.extend(backend.encode_batch_fast([part], add_special_tokens=False)[0].ids)
         return ids
-    ids = []
-    for encoding in encodings:
-        ids.extend(encoding.ids)  # one piece's list at a time: the loop gets the GIL in between
-    return ids
+    if out is None:
+        return ids
+    out.extend(ids)
+    return out
 
 
 def _pieces(text: str) -> list[str]:

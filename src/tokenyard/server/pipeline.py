@@ -90,7 +90,7 @@ from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
 from ..structured_output import output_violation
-from .offload import Offload
+from .offload import Offload, free_in_pieces
 
 log = logging.getLogger("tokenyard.pipeline")
 
@@ -233,15 +233,23 @@ class Pipeline:
     async def count_prompt_tokens(self, conversation: Conversation) -> int:
         """The length of `render`'s prompt, off the event loop; the prompt is freed
         there too (see `render_within_window`)."""
-        return await self.offload.run(lambda: len(self.render(conversation).token_ids))
+
+        def count() -> int:
+            ids = self.render(conversation).token_ids
+            count = len(ids)
+            free_in_pieces(ids)
+            return count
+
+        return await self.offload.run(count)
 
     def render_within_window(self, conversation: Conversation) -> RenderedPrompt:
         """`render`, refusing a prompt the engine's window cannot hold. Such a prompt
-        (a 20 MB body: ~4M ids) is freed here, on the thread that rendered it: freed
-        on the event loop it would stall every other request (~0.1 s per 4M ids)."""
+        (a 20 MB body: ~4M ids) is freed here, a slice at a time: freed at once, on
+        any thread, it would hold the GIL and stall the event loop (~0.1 s per 4M ids)."""
         prompt = self.render(conversation)
         count, window = len(prompt.token_ids), self.engine.info().max_model_len
         if count >= window:
+            free_in_pieces(prompt.token_ids)
             del prompt
             raise PromptTooLong(count, window)
         return prompt
