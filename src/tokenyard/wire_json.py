@@ -69,7 +69,7 @@ def _loads_in_pieces(data: str | bytes | bytearray) -> Any:
     """`json.loads(data)` for a top-level object, its members and the elements of its
     arrays decoded one by one. Anything unexpected is left to `json.loads`, whose
     error (or value) is then the answer."""
-    text = data if isinstance(data, str) else bytes(data).decode(json.detect_encoding(data), "surrogatepass")
+    text = data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
     try:
         return _object_in_pieces(text)
     except (ValueError, IndexError):

@@ -63,7 +63,7 @@ def test_every_id_gets_the_profile_with_this_server_s_facts():
         )
         assert entry["supported_reasoning_levels"] == PROFILE["supported_reasoning_levels"][:2], "the template's"
         assert entry["default_reasoning_level"] == "low", "medium is not offered by the profile"
-        assert entry["upgrade"] is None and entry["prefer_websockets"] is False and entry["service_tiers"] == []
+        assert entry["upgrade"] is None and entry["prefer_websockets"] is True and entry["service_tiers"] == []
     assert PROFILE["slug"] == "gpt-5.5" and PROFILE["upgrade"], "the profile itself is not changed"
     plain = codex_catalog([card(thinking=False, effort=False)], PROFILE)["models"][0]
     assert plain["supported_reasoning_levels"] == [] and plain["default_reasoning_level"] is None

@@ -419,7 +419,12 @@ def codex_binary() -> Path:
 
 
 def codex_config(
-    server: NamespacedServer, model: str, *, sandbox: str = "read-only", model_catalog_url: str | None = None
+    server: NamespacedServer,
+    model: str,
+    *,
+    sandbox: str = "read-only",
+    model_catalog_url: str | None = None,
+    websockets: bool = False,
 ) -> str:
     """A config.toml that points Codex at the server and keeps it offline and quiet.
 
@@ -429,6 +434,7 @@ def codex_config(
     Codex fetch its model catalog from there (with the provider's key).
     """
     catalog = f'model_catalog_url = "{model_catalog_url}"\n' if model_catalog_url else ""
+    catalog += "supports_websockets = true\n" if websockets else ""
     return f"""\
 model = "{model}"
 model_provider = "tokenyard"
@@ -466,13 +472,15 @@ def run_codex(
     sandbox: str = "read-only",
     model_catalog_url: str | None = None,
     exec_args: Sequence[str] = (),
+    websockets: bool = False,
 ) -> Completed:
     """`codex exec` against the server, in its namespace, with CODEX_HOME=home/.codex;
     `resume` continues the latest session of that home, trace_file records connect() calls,
-    `exec_args` go to `codex exec` (e.g. `--output-schema FILE`)."""
+    `exec_args` go to `codex exec` (e.g. `--output-schema FILE`); `websockets`: the
+    provider says it supports Responses over WebSocket."""
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
-    config = codex_config(server, model, sandbox=sandbox, model_catalog_url=model_catalog_url)
+    config = codex_config(server, model, sandbox=sandbox, model_catalog_url=model_catalog_url, websockets=websockets)
     (codex_home / "config.toml").write_text(config)
     # --strict-config: an unknown key fails the run instead of being ignored.
     argv = [str(codex_binary()), "exec", "--skip-git-repo-check", "--strict-config", *exec_args]

@@ -18,6 +18,7 @@ wrote it.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -446,3 +447,50 @@ def test_codex_output_schema_never_passes_prose(tmp_path):
     assert "The answer is 42." not in result.stdout
     assert "JSON" in result.stderr, result.report() + "\nserver log:\n" + server_log
     assert_schema_requested(entries[-1])
+
+
+# ---- Responses over WebSocket ----------------------------------------------------------
+
+
+def test_codex_tool_round_trip_over_the_responses_websocket(tmp_path):
+    """Configured as `tokenyard codex` configures it (tokenyard's catalog, which
+    prefers WebSockets, and a provider that supports them), Codex talks to the server
+    over a Responses WebSocket: every generation of a tool round trip goes over it,
+    and the turn after the tool call continues the previous response with only the
+    new items (`previous_response_id`), which the server expands into the prompt the
+    HTTP replay renders."""
+    codex_binary()
+    prompt_log = tmp_path / "prompts.jsonl"
+    extra = ["--codex-profile", CODEX_PROFILE, "--codex-models", str(bundled_catalog(tmp_path / "bundled.json"))]
+    argv = tokenyard_server_argv(
+        model_dir("qwen3"),
+        served_model_name=OWN_ID,
+        tool_call_parser="hermes",
+        reasoning_parser="qwen3",
+        prompt_log=prompt_log,
+        extra_args=extra,
+    )
+    home = tmp_path / "home"
+    with serve_in_namespace(argv, workdir=tmp_path / "server") as server:
+        result = run_codex(
+            server,
+            PROMPT,
+            model=OWN_ID,
+            home=home,
+            cwd=home / "project",
+            model_catalog_url=server.base_url + "/v1/models",
+            websockets=True,
+        )
+        scrape = f"import urllib.request; print(urllib.request.urlopen('{server.base_url}/metrics').read().decode())"
+        metrics = server.run([sys.executable, "-c", scrape], home=tmp_path / "probe").stdout
+        log = server.log_text()
+    assert result.returncode == 0, result.report() + "\nserver log:\n" + log
+    assert result.stdout.startswith("The tool returned: ") and TOOL_OUTPUT in result.stdout
+    entries = prompt_log_entries(prompt_log)
+    assert len(entries) == 2, f"expected the call and the answer, got {len(entries)}"
+    [over_ws] = [line for line in metrics.splitlines() if line.startswith("tokenyard_websocket_responses_total{")]
+    assert float(over_ws.rsplit(" ", 1)[1]) == len(entries), "every generation went over the WebSocket"
+    assert "a Responses WebSocket opened" in log
+    assert "Responses WebSocket: continuing resp_" in log, "the answer turn sent only the new items"
+    call, answer = entries
+    assert answer["prompt_text"].startswith(call["prompt_text"]) and TOOL_OUTPUT in answer["prompt_text"]

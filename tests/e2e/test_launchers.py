@@ -96,7 +96,8 @@ def test_tokenyard_codex(tmp_path):
     assert result.returncode == 0, result.report()
     assert TOOL_OUTPUT in result.stdout, result.report()
     assert "Model metadata for" not in result.stderr, "Codex fell back to guessed metadata: no catalog"
-    assert (tmp_path / "cache" / "launchers" / "codex" / "config.toml").exists()
+    config = (tmp_path / "cache" / "launchers" / "codex" / "config.toml").read_text()
+    assert "supports_websockets = true" in config, "the server's catalog prefers the Responses WebSocket"
     assert_untouched_home(tmp_path, ".codex")
 
 

@@ -172,6 +172,10 @@ def test_codex_config_points_at_the_catalog_when_the_server_offers_one():
     config = tomllib.loads(codex.codex_config("http://127.0.0.1:8000/", MAIN, catalog=True))
     assert config["model_providers"]["tokenyard"]["model_catalog_url"] == "http://127.0.0.1:8000/v1/models"
     assert "model_context_window" not in config, "the catalog states the window"
+    assert "supports_websockets" not in config["model_providers"]["tokenyard"]
+    # A server whose catalog prefers Responses over WebSocket: Codex may use it only if the provider says so.
+    config = tomllib.loads(codex.codex_config("http://127.0.0.1:8000/", MAIN, catalog=True, websockets=True))
+    assert config["model_providers"]["tokenyard"]["supports_websockets"] is True
 
 
 def test_codex_lean_config_drops_what_codex_lets_a_config_drop(tmp_path):

@@ -320,3 +320,46 @@ def test_cached_segment_encoding_equals_whole_encoding(source):
         assert tokenizer.encode(text) == whole  # the second call reads the cache
 
     check()
+
+
+# ---- long texts encoded in pieces -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "qwen3",
+        "deepseek-v3.1",
+        "llama-3.1",
+        "gpt-oss",
+        "kimi-k2",
+        "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        "vocab-gguf/ggml-vocab-llama-bpe.gguf",
+        "vocab-gguf/ggml-vocab-llama-spm.gguf",
+    ],
+)
+def test_long_text_cut_into_pieces_equals_whole_encoding(source, monkeypatch):
+    """A long text is encoded as pieces cut where the pre-tokenizer splits anyway (so
+    that no GIL-held step is long); with tiny pieces every cut is exercised."""
+    from tokenyard.prompting import tokenizer as module
+
+    monkeypatch.setattr(module, "_PIECE_CHARS", 8)
+    monkeypatch.setattr(module, "_GIL_FREE_CHARS", 16)
+    tokenizer = load_tokenizer(source)
+    cuttable = tokenizer._segments._cuttable
+    if source.endswith("llama-spm.gguf"):
+        # SentencePiece marks a word with its space: cut before a space, it would get two.
+        assert not cuttable
+    elif source in ("qwen3", "gpt-oss", "llama-3.1"):
+        assert cuttable  # byte-level BPE with a GPT-style split pattern
+    words = st.sampled_from(
+        ["word", "数字", "x=f(1, 2)", "café", "\n", "\n\n", " ", "  ", "\t", "123", "don't", "🦙", "\r\n"]
+    )
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(st.one_of(words, st.text(max_size=12)), min_size=8, max_size=60))
+    def check(parts):
+        text = "".join(parts)
+        assert tokenizer.encode(text) == tokenizer.backend.encode(text, add_special_tokens=False).ids
+
+    check()

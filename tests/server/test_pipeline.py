@@ -127,3 +127,22 @@ def test_closing_the_stream_early_closes_the_engine(served):
 
     got = asyncio.run(first_two())
     assert isinstance(got[0], PromptProcessed) and engine.closed_count == 1
+
+
+def test_a_prompt_over_the_window_is_refused_without_keeping_it(served):
+    """The prompt of a refused request (millions of ids for a 20 MB body) is freed on
+    the thread that rendered it: nothing in the raised error's frames holds it, so
+    freeing it never falls to the event loop."""
+    from tokenyard.faults import PromptTooLong
+    from tokenyard.prompting.render import RenderedPrompt
+
+    _, state = served
+    window = state.pipeline.engine.info().max_model_len
+    with pytest.raises(PromptTooLong) as refused:
+        state.pipeline.render_within_window(conversation("word " * window))
+    frame, held = refused.value.__traceback__, []
+    while frame is not None:
+        held += [v for v in frame.tb_frame.f_locals.values() if isinstance(v, RenderedPrompt)]
+        frame = frame.tb_next
+    assert held == []
+    assert state.pipeline.render_within_window(conversation()).token_ids  # one that fits is returned

@@ -12,7 +12,8 @@ inherit (`--codex-profile gpt-5.5`: its base instructions, shell and apply_patch
 types, truncation policy…) with what is true of this server put over it: the id,
 the real context window, tool-search and parallel-call support, reasoning levels
 only where the chat template reads effort (the same fact the Anthropic model
-object states: `apis/models.effort_levels`), no upgrade prompt, no service tiers, no websockets.
+object states: `apis/models.effort_levels`), no upgrade prompt, no service tiers, and
+Responses over WebSocket preferred (server/websocket.py serves it).
 
 Codex 0.169.0 refuses an entry that lacks any of `REQUIRED_FIELDS`, or that has
 neither `base_instructions` nor `model_messages.instructions_template`, and then
@@ -81,7 +82,7 @@ def codex_model_entry(card: ModelCard, profile: Mapping[str, Any], *, priority: 
         priority=priority,
         upgrade=None,
         availability_nux=None,
-        prefer_websockets=False,
+        prefer_websockets=True,
         default_service_tier=None,
         service_tiers=[],
         additional_speed_tiers=[],

@@ -44,15 +44,19 @@ PROVIDER = "tokenyard"
 CODEX_PROFILE = "gpt-5.5"
 
 
-def offers_catalog(url: str) -> bool:
-    """Whether /v1/models answers Codex's catalog request with a `models` list."""
+def offers_catalog(url: str) -> tuple[bool, bool]:
+    """Whether /v1/models answers Codex's catalog request with a `models` list, and
+    whether its entries prefer Responses over WebSocket (a server that serves it)."""
     try:
         body = get_json(
             url.rstrip("/") + "/v1/models?client_version=0.0.0", {"authorization": f"Bearer {client_key()}"}, 10
         )
     except (OSError, ValueError):
-        return False
-    return isinstance(body, dict) and isinstance(body.get("models"), list)
+        return False, False
+    models = body.get("models") if isinstance(body, dict) else None
+    if not isinstance(models, list):
+        return False, False
+    return True, any(isinstance(m, dict) and m.get("prefer_websockets") is True for m in models)
 
 
 STREAM_IDLE_TIMEOUT_MS = 30 * 60 * 1000
@@ -82,8 +86,11 @@ LEAN_SECTIONS_OFF = (
 LEAN_FEATURES_OFF = ("goals", "multi_agent", "image_generation", "plugins", "tool_suggest")
 
 
-def codex_config(url: str, model: ServedModel, *, catalog: bool, instructions: Path | None = None) -> str:
-    """`instructions`: the lean profile's base-instructions file (None: the full profile)."""
+def codex_config(
+    url: str, model: ServedModel, *, catalog: bool, instructions: Path | None = None, websockets: bool = False
+) -> str:
+    """`instructions`: the lean profile's base-instructions file (None: the full profile);
+    `websockets`: the server speaks Responses over WebSocket (its catalog prefers it)."""
     lean = instructions is not None
     base = url.rstrip("/") + "/v1"
     lines = [
@@ -109,6 +116,9 @@ def codex_config(url: str, model: ServedModel, *, catalog: bool, instructions: P
         # it is complete), can be silent longer than that on a local model.
         f"stream_idle_timeout_ms = {STREAM_IDLE_TIMEOUT_MS}",
     ]
+    if websockets:
+        # Codex uses the WebSocket only for a provider that says it supports one.
+        lines.append("supports_websockets = true")
     if catalog:
         lines.append(f"model_catalog_url = {_toml_string(base + '/models')}")
     lines += ["", "[analytics]", "enabled = false"]
@@ -166,12 +176,12 @@ def launch(argv: Sequence[str]) -> int:
     try:
         main, _ = choose_models(served_models(options.url), options)
         codex_home = launcher_home("codex")
-        catalog = offers_catalog(options.url)
+        catalog, websockets = offers_catalog(options.url)
         profile = choose_profile(options, main, server.process is not None)
         instructions = codex_home / "lean-instructions.md" if profile.lean else None
         if instructions is not None:
             instructions.write_text(LEAN_BASE_INSTRUCTIONS, encoding="utf-8")
-        config = codex_config(options.url, main, catalog=catalog, instructions=instructions)
+        config = codex_config(options.url, main, catalog=catalog, instructions=instructions, websockets=websockets)
         (codex_home / "config.toml").write_text(config, encoding="utf-8")
     except BaseException:
         server.stop()

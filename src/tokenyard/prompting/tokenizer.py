@@ -195,6 +195,7 @@ class _SegmentCache:
             if t.special and not (t.lstrip or t.rstrip or t.single_word or t.normalized)
         }
         self._ids = splitters
+        self._cuttable = pieces_equivalent(backend)
         self._split = (
             re.compile("|".join(re.escape(t) for t in sorted(splitters, key=len, reverse=True))).finditer
             if splitters
@@ -205,16 +206,16 @@ class _SegmentCache:
 
     def encode(self, text: str) -> list[int]:
         if self._split is None:
-            return _encode_plain(self._backend, text)
+            return _encode_plain(self._backend, text, pieces=self._cuttable)
         ids: list[int] = []
         pos = 0
         for match in self._split(text):
             if match.start() > pos:
-                ids.extend(self._segment(text[pos : match.start()]))
+                self._segment(text[pos : match.start()], ids)
             ids.append(self._ids[match.group()])
             pos = match.end()
         if pos < len(text):
-            ids.extend(self._segment(text[pos:]))
+            self._segment(text[pos:], ids)
         return ids
 
     def encode_with_literals(self, text: str, literals: list[tuple[int, int]]) -> list[int]:
@@ -230,7 +231,7 @@ class _SegmentCache:
             nonlocal has_literal
             if chunk:
                 joined = "".join(chunk)
-                ids.extend(self._plain_segment(joined) if has_literal else self._segment(joined))
+                (self._plain_segment if has_literal else self._segment)(joined, ids)
                 chunk.clear()
             has_literal = False
 
@@ -255,27 +256,30 @@ class _SegmentCache:
         flush()
         return ids
 
-    def _plain_segment(self, text: str) -> list[int]:
+    def _plain_segment(self, text: str, out: list[int]) -> None:
         if self._plain is None:
             self._plain = _without_added_tokens(self._backend)
-        return self._cached(self._plain, self._plain_cache, text)
+        self._cached(self._plain, self._plain_cache, text, out)
 
-    def _segment(self, text: str) -> list[int]:
-        return self._cached(self._backend, self._cache, text)
+    def _segment(self, text: str, out: list[int]) -> None:
+        self._cached(self._backend, self._cache, text, out)
 
-    def _cached(self, backend: HFTokenizer, cache: dict[str, list[int]], text: str) -> list[int]:
+    def _cached(self, backend: HFTokenizer, cache: dict[str, list[int]], text: str, out: list[int]) -> None:
+        """`text`'s ids appended to `out` (a long text's straight from its pieces: never
+        copied again as a whole, a GIL-held copy of millions of ids)."""
         if not self._MIN_CACHED <= len(text) <= self._MAX_CACHED:
-            return _encode_plain(backend, text)
+            _encode_plain(backend, text, pieces=self._cuttable, out=out)
+            return
         ids = cache.get(text)
         if ids is None:
-            ids = _encode_plain(backend, text)
+            ids = _encode_plain(backend, text, pieces=self._cuttable)
             if self._chars + len(text) > self._MAX_CHARS:
                 self._cache.clear()
                 self._plain_cache.clear()
                 self._chars = 0
             cache[text] = ids
             self._chars += len(text)
-        return ids
+        out.extend(ids)
 
     def _equivalent(self) -> bool:
         specials = list(self._ids)[:3]
@@ -294,17 +298,92 @@ class _SegmentCache:
         return True
 
 
-# Longer texts are encoded with `encode_batch`, which releases the GIL while it works
-# (`encode` holds it throughout: measured, a thread encoding 1.3 MB starved the event
-# loop for 2.9 s); the result is the same. Shorter ones are not worth the hand-off.
+# Longer texts are encoded with `encode_batch_fast`, which releases the GIL while it
+# works (`encode` holds it throughout: measured, a thread encoding 1.3 MB starved the
+# event loop for 2.9 s) and keeps no character offsets, whose freeing is GIL-held
+# work too (0.7 s for a 20 MB text); the ids are the same. Shorter ones are not worth
+# the hand-off.
 _GIL_FREE_CHARS = 4096
+# Turning the result into a Python list holds the GIL (0.3 s for 4.3M ids), so a long
+# text that may be cut into pieces is encoded as pieces of about this many characters
+# (~15K tokens each, a millisecond or two of GIL apiece).
+_PIECE_CHARS = 64 * 1024
+# Where a text may be cut: after a newline, or before a single space, between two
+# non-space characters. A pre-tokenizer of the GPT-2 kind splits there anyway; whether
+# this tokenizer does is checked on probes at load (`pieces_equivalent`).
+_PIECE_BOUNDARY = re.compile(r"\n(?=\S)|(?<=\S)(?= \S)")
+_PIECE_PROBES = (
+    "The end.\nNext line",
+    "hello world, again and again",
+    "a\n\nb  c\n\td e",
+    "x = f(1, 2)\nreturn x",
+    "数字 测试\n漢字 かな",
+    "don't stop 123 456 7.5",
+    "café naïve\r\nok go",
+    " lead word\n trail",
+)
 
 
-def _encode_plain(backend: HFTokenizer, text: str, add_special_tokens: bool = False) -> list[int]:
+def _encode_plain(
+    backend: HFTokenizer,
+    text: str,
+    add_special_tokens: bool = False,
+    pieces: bool = False,
+    out: list[int] | None = None,
+) -> list[int]:
+    """`text`'s ids, appended to `out` when given. `pieces`: the text may be cut at
+    `_PIECE_BOUNDARY` (verified for `backend`). The pieces are encoded one after
+    another, not as one batch: a batch runs on every core, and one huge request would
+    take the CPU from the event loop too."""
     if len(text) < _GIL_FREE_CHARS:
-        return backend.encode(text, add_special_tokens=add_special_tokens).ids
-    ids: list[int] = backend.encode_batch([text], add_special_tokens=add_special_tokens)[0].ids
-    return ids
+        ids: list[int] = backend.encode(text, add_special_tokens=add_special_tokens).ids
+    elif not pieces or add_special_tokens:
+        ids = backend.encode_batch_fast([text], add_special_tokens=add_special_tokens)[0].ids
+    else:
+        ids = [] if out is None else out
+        for part in _pieces(text):
+            # One piece's list at a time: the loop gets the GIL in between.
+            ids.extend(backend.encode_batch_fast([part], add_special_tokens=False)[0].ids)
+        return ids
+    if out is None:
+        return ids
+    out.extend(ids)
+    return out
+
+
+def _pieces(text: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    while len(text) - pos > 2 * _PIECE_CHARS:
+        cut = _PIECE_BOUNDARY.search(text, pos + _PIECE_CHARS)
+        if cut is None:
+            break
+        out.append(text[pos : cut.end()])
+        pos = cut.end()
+    out.append(text[pos:])
+    return out
+
+
+def pieces_equivalent(backend: HFTokenizer) -> bool:
+    """Encoding a text cut at every `_PIECE_BOUNDARY` gives the ids of the whole text
+    (on the probes; no added token spans a boundary). SentencePiece tokenizers that
+    prefix a word with its space marker fail this and are encoded whole."""
+    if any(
+        _PIECE_BOUNDARY.search(t.content) or t.content.isspace() for t in backend.get_added_tokens_decoder().values()
+    ):
+        return False
+    for probe in _PIECE_PROBES:
+        whole = backend.encode(probe, add_special_tokens=False).ids
+        for cut in _PIECE_BOUNDARY.finditer(probe):
+            left, right = probe[: cut.end()], probe[cut.end() :]
+            if left and right:
+                parts = (
+                    backend.encode(left, add_special_tokens=False).ids
+                    + backend.encode(right, add_special_tokens=False).ids
+                )
+                if parts != whole:
+                    return False
+    return True
 
 
 def _without_added_tokens(backend: HFTokenizer) -> HFTokenizer:

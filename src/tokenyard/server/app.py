@@ -25,7 +25,7 @@ from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
 from ..faults import ApiError, Fault
 from ..routing.pool import EnginePool
-from . import metrics, tokenize_routes
+from . import metrics, tokenize_routes, websocket
 from . import routes as generation_routes
 from .admission import PriorityGate
 from .common import ServerConfig, ServerState
@@ -119,6 +119,7 @@ def create_app(state: ServerState) -> Starlette:
     routes = [
         *generation_routes.routes(),
         *tokenize_routes.routes(),
+        *websocket.routes(),
         Route("/v1/models", _models_route(list_models), methods=["GET"]),
         Route("/v1/models/{model_id:path}", _models_route(get_model), methods=["GET"]),
         Route("/health", health, methods=["GET"]),

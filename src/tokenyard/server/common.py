@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 
 from ..apis.errors import invalid_request, not_found
 from ..apis.replay_state import ReplayState
@@ -108,7 +108,7 @@ class ServerState:
             pipeline.drain()
 
 
-def check_auth(request: Request, state: ServerState) -> None:
+def check_auth(request: HTTPConnection, state: ServerState) -> None:
     key = state.config.api_key
     if not key:
         return
@@ -147,9 +147,14 @@ async def read_json(request: Request, limit: int, offload: Offload | None = None
         body += chunk
         if len(body) > limit:
             raise ApiError(Fault.REQUEST_TOO_LARGE, f"request body exceeds {limit} bytes")
+    return await decode_json(body, offload), len(body)
+
+
+async def decode_json(data: str | bytes | bytearray, offload: Offload | None = None) -> Any:
+    """A request body or message as JSON by wire_json's rules, off the event loop
+    when large and `offload` is given; what is not JSON is a 400."""
     try:
-        value = await offload.run_if_large(len(body), loads, body) if offload is not None else loads(body)
-        return value, len(body)
+        return await offload.run_if_large(len(data), loads, data) if offload is not None else loads(data)
     except JsonTooDeep as error:
         raise invalid_request(f"request body is nested more than {error.limit} levels deep") from None
     except ValueError as error:

@@ -81,6 +81,20 @@ async def send_error(send: Send, path: str, error: ApiError, headers: Iterable[t
     await send({"type": "http.response.body", "body": body})
 
 
+async def deny_websocket(scope: Scope, send: Send, path: str, error: ApiError) -> None:
+    """Refuse a WebSocket handshake: an HTTP answer in the API's envelope where the
+    server offers the ASGI denial-response extension (uvicorn does), else a close
+    before accepting, which the server answers with a 403."""
+    if "websocket.http.response" not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008, "reason": error.message[:120]})
+        return
+    table = error_table(path)
+    body = json.dumps(table.body(error)).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "websocket.http.response.start", "status": table.status(error), "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
+
+
 # After a request body this large, freed memory is handed back to the OS (below).
 TRIM_AFTER_BYTES = 4 * 1024 * 1024
 
@@ -133,21 +147,31 @@ def is_json_content_type(value: str) -> bool:
 
 class RequestGuard:
     """Host, Origin/CORS, content-type and header-count checks, before any route
-    (and so before authentication)."""
+    (and so before authentication). A WebSocket handshake passes the same Host,
+    Origin and header-count checks (a browser page may open a WebSocket to any
+    origin: only the server can refuse it)."""
 
     def __init__(self, app: ASGIApp, config: GuardConfig):
         self.app = app
         self.config = config
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
+        websocket = scope["type"] == "websocket"
+
+        async def refuse(error: ApiError, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+            if websocket:
+                await deny_websocket(scope, send, path, error)
+            else:
+                await send_error(send, path, error, headers)
+
         raw = scope["headers"]
         if len(raw) > self.config.max_header_count:
             message = f"more than {self.config.max_header_count} headers"
-            await send_error(send, path, ApiError(Fault.HEADERS_TOO_LARGE, message))
+            await refuse(ApiError(Fault.HEADERS_TOO_LARGE, message))
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
         host = headers.get("host", "")
@@ -156,7 +180,7 @@ class RequestGuard:
                 f"Host {host_name(host)!r} is not served without an API key; "
                 "start tokenyard with --allowed-hosts NAME or --api-key"
             )
-            await send_error(send, path, ApiError(Fault.PERMISSION, message))
+            await refuse(ApiError(Fault.PERMISSION, message))
             return
         origin = headers.get("origin")
         cross_site = headers.get("sec-fetch-site") in ("cross-site", "same-site")
@@ -166,7 +190,10 @@ class RequestGuard:
                 message = (
                     f"cross-origin request from {origin or 'another site'} refused; allow it with --allowed-origins"
                 )
-                await send_error(send, path, ApiError(Fault.PERMISSION, message))
+                await refuse(ApiError(Fault.PERMISSION, message))
+                return
+            if websocket:  # an allowed origin; CORS headers mean nothing to a WebSocket
+                await self.app(scope, receive, send)
                 return
             cors = [
                 (b"access-control-allow-origin", origin.encode("latin-1")),
@@ -176,6 +203,9 @@ class RequestGuard:
             if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
                 await self._preflight(send, headers, cors)
                 return
+        if websocket:
+            await self.app(scope, receive, send)
+            return
         if scope["method"] == "POST" and not is_json_content_type(headers.get("content-type", "")):
             given = headers.get("content-type") or "none"
             message = f"content-type must be application/json (got {given})"
@@ -257,6 +287,8 @@ class HttpLimits:
     send_timeout: float = _SERVE.send_timeout
     # Connections plus in-flight requests; beyond it uvicorn answers 503.
     limit_concurrency: int = _SERVE.limit_concurrency
+    # The largest WebSocket message (a Responses `response.create` is a request body).
+    max_message_bytes: int = 64 * 1024 * 1024
 
 
 class BoundedH11Protocol(H11Protocol):
@@ -346,6 +378,7 @@ def server_options(limits: HttpLimits) -> dict[str, Any]:
         "h11_max_incomplete_event_size": limits.max_header_bytes,
         "timeout_keep_alive": limits.keep_alive_timeout,
         "limit_concurrency": limits.limit_concurrency,
+        "ws_max_size": limits.max_message_bytes,
     }
 
 

@@ -74,6 +74,12 @@ DISPATCH_LEAD = Histogram(
     "tokenyard_dispatch_lead_seconds", "A tool call ready to dispatch → the end of its turn", ["api", "model"],
     buckets=_LATENCY, registry=REGISTRY,
 )  # fmt: skip
+WEBSOCKET_CONNECTIONS = Counter(
+    "tokenyard_websocket_connections", "Responses WebSocket connections accepted", registry=REGISTRY
+)
+WEBSOCKET_RESPONSES = Counter(
+    "tokenyard_websocket_responses", "Responses generated over a Responses WebSocket", ["model"], registry=REGISTRY
+)
 ENGINE_ERRORS = Counter(
     "tokenyard_engine_errors", "Generations that ended with an engine error", ["api", "model"], registry=REGISTRY
 )
@@ -105,7 +111,7 @@ class MetricsMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] in ("http", "websocket"):
             path = scope.get("path", "")
             _API.set(next((api for prefix, api in _API_PATHS.items() if path.startswith(prefix)), "other"))
         await self.app(scope, receive, send)

@@ -92,7 +92,7 @@ from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.tokenizer import Tokenizer
 from ..settings import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from ..structured_output import output_violation
-from .offload import Offload
+from .offload import Offload, free_in_pieces
 
 log = logging.getLogger("tokenyard.pipeline")
 
@@ -235,6 +235,30 @@ class Pipeline:
         """`render`, off the event loop."""
         return await self.offload.run(self.render, conversation, add_generation_prompt=add_generation_prompt)
 
+    async def count_prompt_tokens(self, conversation: Conversation) -> int:
+        """The length of `render`'s prompt, off the event loop; the prompt is freed
+        there too (see `render_within_window`)."""
+
+        def count() -> int:
+            ids = self.render(conversation).token_ids
+            count = len(ids)
+            free_in_pieces(ids)
+            return count
+
+        return await self.offload.run(count)
+
+    def render_within_window(self, conversation: Conversation) -> RenderedPrompt:
+        """`render`, refusing a prompt the engine's window cannot hold. Such a prompt
+        (a 20 MB body: ~4M ids) is freed here, a slice at a time: freed at once, on
+        any thread, it would hold the GIL and stall the event loop (~0.1 s per 4M ids)."""
+        prompt = self.render(conversation)
+        count, window = len(prompt.token_ids), self.engine.info().max_model_len
+        if count >= window:
+            free_in_pieces(prompt.token_ids)
+            del prompt
+            raise PromptTooLong(count, window)
+        return prompt
+
     # ------------------------------------------------------------------ starting
 
     def start(
@@ -251,7 +275,7 @@ class Pipeline:
         Raises `PromptTooLong`, `InvalidToolChoice`, `TemplateError` for the API
         layer to map to a 400."""
         self.check_tool_choice(conversation)
-        prompt = await self.prepare_prompt(conversation)
+        prompt = await self.offload.run(self.render_within_window, conversation)
         return self._begin(conversation, prompt, request_id, call_id_prefix)
 
     def check_tool_choice(self, conversation: Conversation) -> None:

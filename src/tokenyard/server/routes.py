@@ -6,8 +6,9 @@ assemble; any failure on the way is the API's own error from its one table."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -19,9 +20,10 @@ from ..apis.errors import ErrorTable, fault_of
 from ..apis.hints import read_agent_hints, read_harness_headers
 from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
-from ..apis.spoke import RequestContext, Spoke
+from ..apis.spoke import ParsedRequest, RequestContext, Spoke, StreamEncoder
 from ..prompting.streams import inferred_session
 from .common import ServerState, check_auth, check_tool_count, log_prompt, read_json
+from .pipeline import Generation
 from .safeguards import CallReviewer
 from .sse import event_stream, run_to_end
 
@@ -57,8 +59,41 @@ def guarded(errors: ErrorTable, handler: Handler) -> Callable[[Request], Awaitab
     return endpoint
 
 
-def context(request: Request, state: ServerState) -> RequestContext:
-    return RequestContext(request.headers, state.replay, state.config.enable_streaming_tool_dispatch)
+def context(headers: Mapping[str, str], state: ServerState) -> RequestContext:
+    return RequestContext(headers, state.replay, state.config.enable_streaming_tool_dispatch)
+
+
+async def start_generation(
+    spoke: Spoke, body: Any, size: int, headers: Mapping[str, str], state: ServerState
+) -> tuple[ParsedRequest, Generation, StreamEncoder]:
+    """A request body (HTTP or a Responses WebSocket message) → its parsed request,
+    its prepared generation and the API's encoder for its events."""
+    check_tool_count(body)
+    ctx = context(headers, state)
+    parsed = await state.pipeline.offload.run_if_large(size, spoke.parse, body, ctx)
+    pipeline = state.pipeline_for(parsed.model)
+    # The model's own view of the replay state: its calls' ids carry its JSON style.
+    ctx = replace(ctx, replay=state.replay.for_model(pipeline.model.name))
+    parsed.conversation.hints = read_agent_hints(body, headers)
+    parsed.conversation.harness_headers = read_harness_headers(headers)
+    if parsed.conversation.session_key is None and (session := inferred_session(parsed.conversation)):
+        # A client that names no session (OpenClaw): its prefix is watched and routed all the same.
+        parsed.conversation.session_key, parsed.conversation.agent = session, "openclaw"
+    # Rendering and tokenizing run off the event loop.
+    generation = await pipeline.prepare(
+        parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
+    )
+    if parsed.safeguards is not None:
+        generation.review = CallReviewer(
+            state.classifier_for(pipeline),
+            parsed.conversation,
+            parsed.safeguards,
+            timeout=state.config.safeguards_timeout,
+        )
+    log_prompt(state, body, generation)
+    if parsed.conversation.request_kind is not None:
+        log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)
+    return parsed, generation, spoke.encoder(parsed, ctx)
 
 
 def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
@@ -66,32 +101,7 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
 
     async def handler(request: Request, state: ServerState) -> Response:
         body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
-        check_tool_count(body)
-        ctx = context(request, state)
-        parsed = await state.pipeline.offload.run_if_large(size, spoke.parse, body, ctx)
-        pipeline = state.pipeline_for(parsed.model)
-        # The model's own view of the replay state: its calls' ids carry its JSON style.
-        ctx = replace(ctx, replay=state.replay.for_model(pipeline.model.name))
-        parsed.conversation.hints = read_agent_hints(body, request.headers)
-        parsed.conversation.harness_headers = read_harness_headers(request.headers)
-        if parsed.conversation.session_key is None and (session := inferred_session(parsed.conversation)):
-            # A client that names no session (OpenClaw): its prefix is watched and routed all the same.
-            parsed.conversation.session_key, parsed.conversation.agent = session, "openclaw"
-        # Rendering and tokenizing run off the event loop.
-        generation = await pipeline.prepare(
-            parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
-        )
-        if parsed.safeguards is not None:
-            generation.review = CallReviewer(
-                state.classifier_for(pipeline),
-                parsed.conversation,
-                parsed.safeguards,
-                timeout=state.config.safeguards_timeout,
-            )
-        log_prompt(state, body, generation)
-        if parsed.conversation.request_kind is not None:
-            log.info("session %s: a %s request", parsed.conversation.session_key, parsed.conversation.request_kind)
-        encoder = spoke.encoder(parsed, ctx)
+        parsed, generation, encoder = await start_generation(spoke, body, size, request.headers, state)
         if parsed.stream:
             return await event_stream(state, generation, encoder)
         result = await run_to_end(state, generation, encoder, request.receive)
@@ -107,9 +117,10 @@ async def count_tokens(request: Request, state: ServerState) -> Response:
     (the named model's template and tokenizer)."""
     body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     check_tool_count(body)
-    parsed = await state.pipeline.offload.run_if_large(size, parse_count_tokens, body, context(request, state))
-    prompt = await state.pipeline_for(parsed.model).prepare_prompt(parsed.conversation)
-    return JSONResponse({"input_tokens": len(prompt.token_ids)})
+    parsed = await state.pipeline.offload.run_if_large(size, parse_count_tokens, body, context(request.headers, state))
+    return JSONResponse(
+        {"input_tokens": await state.pipeline_for(parsed.model).count_prompt_tokens(parsed.conversation)}
+    )
 
 
 def routes() -> list[Route]:

@@ -151,52 +151,69 @@ def frame_bytes(frame: Frame) -> bytes:
     return sse(*frame)
 
 
+async def encoded_frames(
+    state: ServerState, generation: Generation, encoder: StreamEncoder, slot: Slot
+) -> AsyncGenerator[Frame | None]:
+    """A streaming generation (holding `slot`, released at the end) as the encoder's
+    frames, None where a keep-alive is due (a silence, or output held back). A
+    failure mid-stream ends it with the API's own error frames, never a truncated
+    stream. Closing this iterator aborts the engine request. Any transport (SSE, a
+    WebSocket) sends what it yields."""
+    interval = state.config.keepalive_seconds
+    events = with_keepalive(metrics.observed(generation, generation.events()), interval)
+    clock = asyncio.get_running_loop().time
+    sent = clock()
+    try:
+        for frame in encoder.start():
+            yield frame
+        async for event in events:
+            if event is IDLE:
+                yield None
+                sent = clock()
+                continue
+            frames = encoder.error(stream_failure(event)) if isinstance(event, StreamError) else None
+            out = frames if frames is not None else encoder.feed(event)
+            for frame in out:
+                yield frame
+            now = clock()
+            if out:
+                sent = now
+            elif now - sent >= interval:
+                # The engine is busy but nothing can be sent yet (a tool call is
+                # held until it is complete): a keep-alive, as during a silence.
+                yield None
+                sent = now
+    except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
+        for frame in encoder.error(fault_of(error)):
+            yield frame
+    except (GeneratorExit, asyncio.CancelledError):
+        log.info("the client went away mid-stream; its generation was stopped")
+        raise
+    finally:
+        try:
+            await events.aclose()  # aborts the engine request if it is still running
+        finally:
+            slot.release()
+    for frame in encoder.finish():
+        yield frame
+
+
 async def event_stream(state: ServerState, generation: Generation, encoder: StreamEncoder) -> StreamingResponse:
-    """A streaming request: the generation's events as the encoder's frames, in a
-    slot, with keep-alives during silences. A failure mid-stream ends it with the
-    API's own error frames, never a truncated stream."""
+    """A streaming request over SSE: the encoder's frames, in a slot, with SSE
+    keep-alives (the encoder's own, or a comment)."""
     slot = await acquire_slot(state, generation.conversation.hints)
 
     async def frames() -> AsyncGenerator[bytes]:
-        interval = state.config.keepalive_seconds
-        events = with_keepalive(metrics.observed(generation, generation.events()), interval)
-        clock = asyncio.get_running_loop().time
-        sent = clock()
+        source = encoded_frames(state, generation, encoder, slot)
         try:
-            for frame in encoder.start():
-                yield frame_bytes(frame)
-            async for event in events:
-                if event is IDLE:
+            async for frame in source:
+                if frame is None:
                     beat = encoder.keepalive()
                     yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
-                    sent = clock()
-                    continue
-                frames = encoder.error(stream_failure(event)) if isinstance(event, StreamError) else None
-                out = frames if frames is not None else encoder.feed(event)
-                for frame in out:
+                else:
                     yield frame_bytes(frame)
-                now = clock()
-                if out:
-                    sent = now
-                elif now - sent >= interval:
-                    # The engine is busy but nothing can be sent yet (a tool call is
-                    # held until it is complete): a keep-alive, as during a silence.
-                    beat = encoder.keepalive()
-                    yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
-                    sent = now
-        except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
-            for frame in encoder.error(fault_of(error)):
-                yield frame_bytes(frame)
-        except (GeneratorExit, asyncio.CancelledError):
-            log.info("the client went away mid-stream; its generation was stopped")
-            raise
         finally:
-            try:
-                await events.aclose()  # aborts the engine request if it is still running
-            finally:
-                slot.release()
-        for frame in encoder.finish():
-            yield frame_bytes(frame)
+            await source.aclose()
 
     return SlotStreamingResponse(frames(), slot)
 

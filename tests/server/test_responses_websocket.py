@@ -1,0 +1,195 @@
+"""Responses over a WebSocket (what Codex uses when its catalog says
+`prefer_websockets`): the official `openai` SDK's Responses connection for a tool
+round trip, and the wire itself (`websockets`) for the protocol's edges: a warm-up,
+`previous_response_id` continuation, error messages, the handshake guard, and a
+client that closes mid-response."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from urllib.parse import urlsplit
+
+import openai
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from tokenyard.engines.scripted import SCRIPTED_COMMAND
+from tokenyard.server.app import ServerConfig
+from tokenyard.server.limits import HttpLimits, server_options
+from tokenyard.server.metrics import REGISTRY
+
+from .serving import prompt_log, running_server
+from .test_disconnect import _EndlessEngine, _wait_for
+from .test_openai_responses import DEVELOPER, codex_body, user
+
+TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+OPTIONS = server_options(HttpLimits())  # the production protocol options, as `tokenyard serve` runs
+
+
+def ws_url(url: str) -> str:
+    return url.replace("http://", "ws://") + "/v1/responses"
+
+
+def until_terminal(ws) -> list[dict]:
+    events = []
+    while True:
+        event = json.loads(ws.recv(timeout=60))
+        events.append(event)
+        if event["type"] in TERMINAL or event["type"] == "error":
+            return events
+
+
+def test_sdk_tool_round_trip_continues_from_the_previous_response(tmp_path):
+    """Turn 1 calls exec_command; turn 2 sends only the tool's output with
+    `previous_response_id`, and the server expands it into the whole conversation:
+    the prompt is exactly what the HTTP replay of the same items renders."""
+    before = _websocket_responses()
+    with running_server("qwen3", tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
+        turn1 = [DEVELOPER, user("List the files.")]
+        body = {k: v for k, v in codex_body(turn1).items() if k != "stream"}
+        with client.responses.connect() as connection:
+            connection.response.create(**body)
+            first = [event for event in _sdk_events(connection)]
+            assert [e.sequence_number for e in first] == list(range(len(first)))
+            assert first[0].type == "response.created" and first[-1].type == "response.completed"
+            response = first[-1].response
+            assert [i.type for i in response.output] == ["reasoning", "function_call"]
+            call = response.output[1]
+            assert call.name == "exec_command" and json.loads(call.arguments) == {"cmd": SCRIPTED_COMMAND}
+
+            output = {"type": "function_call_output", "call_id": call.call_id, "output": "tokenyard-scripted-42"}
+            connection.response.create(**{**body, "input": [output], "previous_response_id": response.id})
+            second = [event for event in _sdk_events(connection)]
+            final = second[-1].response
+            assert second[-1].type == "response.completed" and final.id != response.id
+            assert [i.type for i in final.output] == ["reasoning", "message"]
+            assert "tokenyard-scripted-42" in final.output_text
+
+        ws_sent = prompt_log(state)
+        assert len(ws_sent) == 2
+        # The same conversation over HTTP, replayed in full as a stateless client sends it.
+        http = client.responses.create(
+            **{**body, "input": [*turn1, *(i.model_dump() for i in response.output), output]}
+        )
+        assert http.status == "completed"
+        assert prompt_log(state)[-1]["prompt_text"] == ws_sent[1]["prompt_text"]
+        assert ws_sent[1]["prefix_matched_tokens"] >= ws_sent[0]["prompt_tokens"]
+    # Both turns went over the WebSocket (the HTTP replay is not counted there).
+    assert _websocket_responses() - before == 2
+
+
+def _sdk_events(connection):
+    for event in connection:
+        yield event
+        if event.type in TERMINAL or event.type == "error":
+            return
+
+
+def _websocket_responses() -> float:
+    return REGISTRY.get_sample_value("tokenyard_websocket_responses_total", {"model": "test/model"}) or 0.0
+
+
+def test_warm_up_then_an_empty_continuation_generates_the_warmed_request(tmp_path):
+    """Codex's prewarm: `generate: false` answers created + completed with no output
+    and no generation; the next create names it and sends no new input."""
+    with running_server("qwen3", tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
+        with connect(ws_url(url)) as ws:
+            body = {"type": "response.create", **codex_body([DEVELOPER, user("List the files.")])}
+            ws.send(json.dumps({**body, "generate": False}))
+            warm = until_terminal(ws)
+            assert [e["type"] for e in warm] == ["response.created", "response.in_progress", "response.completed"]
+            assert warm[-1]["response"]["output"] == [] and prompt_log(state) == []
+            ws.send(json.dumps({"type": "response.processed", "response_id": warm[-1]["response"]["id"]}))
+            ws.send(json.dumps({**body, "input": [], "previous_response_id": warm[-1]["response"]["id"]}))
+            events = until_terminal(ws)
+            assert events[-1]["type"] == "response.completed"
+            assert [i["type"] for i in events[-1]["response"]["output"]] == ["reasoning", "function_call"]
+        [sent] = prompt_log(state)
+        assert "List the files." in sent["prompt_text"]
+
+
+@pytest.mark.parametrize(
+    ("message", "status", "code"),
+    [
+        ("{not json", 400, "invalid_request_error"),
+        (json.dumps(["a list"]), 400, "invalid_request_error"),
+        (json.dumps({"type": "session.update"}), 400, "unknown_event_type"),
+        (json.dumps({"type": "response.create", "input": "hi"}), 400, "invalid_request_error"),  # no model
+        (json.dumps({"type": "response.create", "model": "nope", "input": "hi"}), 404, "model_not_found"),
+        (
+            json.dumps({"type": "response.create", "model": "test/model", "input": [], "previous_response_id": "r"}),
+            400,
+            "previous_response_not_found",
+        ),
+        (b"\x00binary", 400, "invalid_request_error"),
+    ],
+)
+def test_bad_messages_get_error_messages_and_the_connection_stays_usable(message, status, code, tmp_path):
+    with running_server("qwen3", tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, _):
+        with connect(ws_url(url)) as ws:
+            ws.send(message)
+            error = json.loads(ws.recv(timeout=60))
+            assert error["type"] == "error" and error["status"] == status, error
+            assert code in (error["error"]["code"], error["error"]["type"]), error
+            assert error["error"]["message"]
+            ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}))
+            assert until_terminal(ws)[-1]["type"] == "response.completed"
+
+
+@pytest.mark.parametrize(
+    ("headers", "config", "status"),
+    [
+        ({"Origin": "http://evil.example"}, ServerConfig(), 403),  # a web page's WebSocket to localhost
+        ({"Host": "attacker.example"}, ServerConfig(), 403),  # DNS rebinding: a name that resolves here
+        ({}, ServerConfig(api_key="secret"), 401),
+    ],
+)
+def test_the_handshake_is_guarded_like_http(headers, config, status):
+    with running_server("qwen3", config=config, uvicorn_options=OPTIONS) as (url, _):
+        target = ws_url(url)
+        options: dict = {"additional_headers": headers}
+        if "Host" in headers:  # the URL's name is the Host; the connection goes to loopback all the same
+            port = urlsplit(url).port
+            target = f"ws://{headers['Host']}:{port}/v1/responses"
+            options = {"sock": socket.create_connection(("127.0.0.1", port))}
+        with pytest.raises(InvalidStatus) as refused:
+            connect(target, **options)
+        response = refused.value.response
+        assert response.status_code == status
+        assert json.loads(response.body)["error"]["message"]
+        if status == 401:  # the key opens it
+            with connect(ws_url(url), additional_headers={"Authorization": "Bearer secret"}) as ws:
+                ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}))
+                assert until_terminal(ws)[-1]["type"] == "response.completed"
+
+
+def test_the_same_origin_and_an_allowed_origin_are_served():
+    config = ServerConfig(allowed_origins=("http://app.example",))
+    with running_server("qwen3", config=config, uvicorn_options=OPTIONS) as (url, _):
+        for origin in ("http://app.example", url):
+            with connect(ws_url(url), additional_headers={"Origin": origin}) as ws:
+                ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}))
+                assert until_terminal(ws)[-1]["type"] == "response.completed"
+
+
+def test_closing_mid_response_aborts_the_generation(caplog):
+    caplog.set_level(logging.INFO)
+    config = ServerConfig(max_concurrency=1, max_queue=10)
+    with running_server("qwen3", config=config, uvicorn_options=OPTIONS) as (url, state):
+        engine = _EndlessEngine(state.pipeline.engine, state.pipeline.model.tokenizer.encode("la")[0])
+        state.pipeline.engine = engine
+        with connect(ws_url(url)) as ws:
+            ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "response.created"
+            ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "again"}))
+            while (event := json.loads(ws.recv(timeout=60)))["type"] != "error":
+                pass  # one response at a time: the second create is refused, the first streams on
+            assert event["status"] == 409
+        _wait_for(lambda: len(engine.closed) == 1, "the generation to be aborted")
+        _wait_for(lambda: state.busy == 0, "the slot to be given back")
+    assert any("closed mid-response" in r.getMessage() and r.levelno == logging.INFO for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
