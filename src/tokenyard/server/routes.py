@@ -21,9 +21,11 @@ from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import RequestContext, Spoke
 from ..prompting.streams import inferred_session
-from .common import ServerState, check_auth, check_tool_count, log_prompt, read_json
+from .intake import check_auth, check_tool_count, read_json
+from .prompt_log import log_prompt
 from .safeguards import CallReviewer
 from .sse import event_stream, run_to_end
+from .state import ServerState
 
 log = logging.getLogger("tokenyard.server")
 
