@@ -245,8 +245,6 @@ class Conversation(BaseModel):
     # that started it (Claude Code's x-claude-code-agent-id / -parent-agent-id).
     agent_id: str | None = None
     parent_agent_id: str | None = None
-    # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
-    agent: str | None = None
     # The end user the client names (OpenAI `user`; an Anthropic `metadata.user_id`
     # that holds no session): what engine routers keep together when there is no session.
     user: str | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -63,7 +64,7 @@ def context(request: Request, state: ServerState) -> RequestContext:
     return RequestContext(request.headers, state.replay, state.config.enable_streaming_tool_dispatch)
 
 
-def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
+def generate(spoke: Spoke[Any]) -> Callable[[Request], Awaitable[Response]]:
     """The endpoint of one API's generation route."""
 
     async def handler(request: Request, state: ServerState) -> Response:
@@ -78,7 +79,7 @@ def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
         parsed.conversation.harness_headers = read_harness_headers(request.headers)
         if parsed.conversation.session_key is None and (session := inferred_session(parsed.conversation)):
             # A client that names no session (OpenClaw): its prefix is watched and routed all the same.
-            parsed.conversation.session_key, parsed.conversation.agent = session, "openclaw"
+            parsed.conversation.session_key = session
         # Rendering and tokenizing run off the event loop.
         generation = await pipeline.prepare(
             parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)

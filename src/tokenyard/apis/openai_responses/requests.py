@@ -100,7 +100,6 @@ def to_conversation(
     replay: ReplayState | None = None,
     session_key: str | None = None,
     thread_key: str | None = None,
-    agent: str | None = None,
     request_kind: str | None = None,
 ) -> Conversation:
     refuse_stateful(request)
@@ -185,7 +184,6 @@ def to_conversation(
         thinking=ThinkingControl(effort=reasoning.effort if reasoning else None),
         output_format=_output_format(request.text),
         session_key=session,
-        agent=agent,
         user=request.user,
         request_kind=request_kind,
     )
@@ -495,12 +493,6 @@ def offered_tools(request: ResponsesRequest) -> list[dict[str, Any]]:
         for t in _raw_tools(request)
         if isinstance(t, dict) and isinstance(t.get("type"), str) and t["type"] in TOOL_TYPES
     ]
-
-
-def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
-    return frozenset(
-        t["name"] for t in offered_tools(request) if t.get("type") == "custom" and isinstance(t.get("name"), str)
-    )
 
 
 def _tool_model(raw: Any, where: str) -> BaseModel | None:

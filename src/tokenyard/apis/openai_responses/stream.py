@@ -32,7 +32,7 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ...events import (
     Event,
@@ -82,7 +82,6 @@ class ResponseStream:
         *,
         created_at: int,
         replay: ReplayState | None = None,
-        custom_tools: frozenset[str] = frozenset(),
         routes: Mapping[str, CallRoute] | None = None,
         summary: str | None = None,
         include_encrypted_reasoning: bool = False,
@@ -93,7 +92,6 @@ class ResponseStream:
         self._echo = echo
         self._created_at = created_at
         self._replay = replay
-        self._custom_tools = custom_tools
         self._routes = routes or {}
         self._summary = summary
         self._encrypted = include_encrypted_reasoning
@@ -269,12 +267,8 @@ class ResponseStream:
 
     def _call_start(self, start: ToolCallStart) -> list[WireEvent]:
         out = self._close("completed")
-        route = self._routes.get(start.name)
-        if route is None:
-            kind: Literal["function_call", "custom_tool_call"] = (
-                "custom_tool_call" if start.name in self._custom_tools else "function_call"
-            )
-            route = CallRoute(kind, start.name)
+        # Every offered tool has a route; a name the model made up streams as a function call.
+        route = self._routes.get(start.name) or CallRoute("function_call", start.name)
         if route.item_type == "tool_search_call":
             data: dict[str, Any] = {
                 "id": new_id("tsc"),
