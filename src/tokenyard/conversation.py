@@ -8,6 +8,7 @@ exactly.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -63,6 +64,17 @@ class Image(_Part):
     media_type: str | None = None
     data: str | None = None  # base64
     url: str | None = None
+
+    @classmethod
+    def from_url(cls, url: str) -> Image:
+        """An image given by URL: a base64 `data:` URL becomes inline data, else the URL."""
+        inline = _DATA_URL.fullmatch(url)
+        if inline:
+            return cls(media_type=inline["media"], data=inline["data"])
+        return cls(url=url)
+
+
+_DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
 
 
 class ToolReference(_Part):

@@ -350,15 +350,8 @@ def _content(content: str | list[dict[str, Any]], where: str) -> list[Text | Ima
         elif isinstance(part, RefusalPart):
             out.append(Text(text=part.refusal))
         elif isinstance(part, ImagePart) and part.image_url:
-            out.append(_image(part.image_url))
+            out.append(Image.from_url(part.image_url))
     return out
-
-
-def _image(url: str) -> Image:
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return Image(media_type=head or None, data=data)
-    return Image(url=url)
 
 
 def _output(output: str | list[dict[str, Any]], where: str) -> list[Text | Image]:
