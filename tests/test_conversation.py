@@ -7,7 +7,7 @@ from tokenyard.conversation import Image
     ("url", "expected"),
     [
         ("data:image/png;base64,iVBOR", Image(media_type="image/png", data="iVBOR")),
-        ("data:image/jpeg;name=a.jpg;base64,/9j/", Image(media_type="image/jpeg", data="/9j/")),
+        ("data:image/jpeg;charset=binary;base64,/9j/", Image(media_type="image/jpeg", data="/9j/")),
         ("data:;base64,AAAA", Image(data="AAAA")),
         ("https://example.com/a.png", Image(url="https://example.com/a.png")),
         ("data:text/plain,hello", Image(url="data:text/plain,hello")),  # not base64: passed on as a URL
