@@ -119,25 +119,20 @@ def to_conversation(
                 _assistant_turn(messages).parts.extend(parts)
             else:
                 messages.append(Message(role=item.role, parts=parts))
-        elif isinstance(item, FunctionCallItem):
+        elif isinstance(item, (FunctionCallItem, CustomToolCallItem)):
             call_names[item.call_id] = model_facing_name(item.name, item.namespace)
+            custom = isinstance(item, CustomToolCallItem)
             _assistant_turn(messages).parts.append(
                 ToolCall(
                     id=item.call_id,
                     name=item.name,
                     namespace=item.namespace,
-                    arguments=_function_arguments(item, replay),
-                )
-            )
-        elif isinstance(item, CustomToolCallItem):
-            call_names[item.call_id] = model_facing_name(item.name, item.namespace)
-            _assistant_turn(messages).parts.append(
-                ToolCall(
-                    id=item.call_id,
-                    name=item.name,
-                    namespace=item.namespace,
-                    arguments=_custom_arguments(item, replay),
-                    kind="custom",
+                    arguments=(
+                        _custom_arguments(item, replay)
+                        if isinstance(item, CustomToolCallItem)
+                        else _function_arguments(item, replay)
+                    ),
+                    kind="custom" if custom else "function",
                 )
             )
         elif isinstance(item, ToolSearchCallItem):
