@@ -27,11 +27,10 @@ class AnthropicMessages:
 
     def parse(self, body: Any, context: RequestContext) -> ParsedRequest[MessagesRequest]:
         wire = validate(MessagesRequest, body)
-        session = context.headers.get(SESSION_HEADER)
         conversation = to_conversation(
             wire,
             replay=context.replay,
-            session_key=session,
+            session_key=context.headers.get(SESSION_HEADER),
             agent_id=context.headers.get(AGENT_HEADER),
             parent_agent_id=context.headers.get(PARENT_AGENT_HEADER),
         )
