@@ -8,6 +8,7 @@ exactly.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -63,6 +64,17 @@ class Image(_Part):
     media_type: str | None = None
     data: str | None = None  # base64
     url: str | None = None
+
+    @classmethod
+    def from_url(cls, url: str) -> Image:
+        """An image given by URL: a base64 `data:` URL becomes inline data, else the URL."""
+        inline = _DATA_URL.fullmatch(url)
+        if inline:
+            return cls(media_type=inline["media"], data=inline["data"])
+        return cls(url=url)
+
+
+_DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
 
 
 class ToolReference(_Part):
@@ -245,8 +257,6 @@ class Conversation(BaseModel):
     # that started it (Claude Code's x-claude-code-agent-id / -parent-agent-id).
     agent_id: str | None = None
     parent_agent_id: str | None = None
-    # Which harness sent this ("claude-code", "codex", "openclaw"...), when known.
-    agent: str | None = None
     # The end user the client names (OpenAI `user`; an Anthropic `metadata.user_id`
     # that holds no session): what engine routers keep together when there is no session.
     user: str | None = None

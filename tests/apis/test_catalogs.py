@@ -14,7 +14,7 @@ from tokenyard.apis.catalogs import (
     with_codex_catalog,
 )
 from tokenyard.apis.models import ModelCard, anthropic_model, model_list
-from tokenyard.server.common import ServerConfig
+from tokenyard.server.state import ServerConfig
 
 from ..server.serving import running_server
 

@@ -1,8 +1,8 @@
 """The one interface every API package (`anthropic`, `openai_chat`,
 `openai_responses`) offers the server.
 
-A spoke parses its wire request into a `Conversation` plus its options
-(`ParsedRequest`), makes a sans-IO `StreamEncoder` for the generation's events, and
+A spoke parses its wire request into a `Conversation` plus what its encoder needs
+(`ParsedRequest.options`: the validated wire request, or more that parsing learned), makes a sans-IO `StreamEncoder` for the generation's events, and
 has one `ErrorTable`. The server's one route handler (server/routes.py) drives any
 spoke the same way; nothing in a spoke does I/O.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from ..conversation import Conversation
 from ..events import Event
@@ -59,22 +59,25 @@ class RequestContext:
     dispatch: bool = False  # streaming tool dispatch is on for this server
 
 
+Options = TypeVar("Options")
+
+
 @dataclass(frozen=True)
-class ParsedRequest:
+class ParsedRequest(Generic[Options]):
     conversation: Conversation
     model: str
     stream: bool
-    options: Any  # the API's validated wire request, for its encoder
+    options: Options  # what the spoke's encoder needs: its validated wire request, at least
     # The client asked the server to judge the turn's tool calls (Claude Code's auto
     # mode): the session facts it sent for that (safeguards.py). None: it did not ask.
     safeguards: Mapping[str, Any] | None = None
 
 
-class Spoke(Protocol):
+class Spoke(Protocol[Options]):
     name: str
     errors: ErrorTable
     call_id_prefix: str  # the ids of the calls the model makes (`toolu_`, `call_`)
 
-    def parse(self, body: Any, context: RequestContext) -> ParsedRequest: ...
+    def parse(self, body: Any, context: RequestContext) -> ParsedRequest[Options]: ...
 
-    def encoder(self, request: ParsedRequest, context: RequestContext) -> StreamEncoder: ...
+    def encoder(self, request: ParsedRequest[Options], context: RequestContext) -> StreamEncoder: ...

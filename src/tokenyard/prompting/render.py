@@ -22,7 +22,7 @@ from .literal_text import LiteralShield, Span
 from .preamble import strip_billing_preamble
 from .prefix_watch import PromptFacts
 from .profiles import ModelProfile
-from .replay import InlineSystem, clear_old_thinking, clear_old_tool_uses, template_input
+from .replay import InlineSystem, TemplateInput, clear_old_thinking, clear_old_tool_uses, template_input
 from .template import ChatTemplate
 from .tokenizer import Tokenizer
 
@@ -99,24 +99,12 @@ class PromptRenderer:
             conversation, stripped = strip_billing_preamble(conversation)
         original_tools = conversation.tools
         conversation = self._hide_special_spellings(conversation)
-        prepared = template_input(
-            conversation,
-            self.profile,
-            self.template.traits,
-            template_has_tools=self.template_has_tools,
-            inline_system=self.inline_system,
-        )
         # Templates that print today's date change the prompt at midnight only;
         # a fixed `now` keeps tests deterministic.
-        text, literals = self._reveal_special_spellings(
-            self.template.render(
-                prepared.messages,
-                prepared.tools,
-                add_generation_prompt,
-                now=now or datetime.now(UTC),
-                **prepared.kwargs,
-            )
+        rendered, prepared = self.template_text(
+            conversation, add_generation_prompt, now or datetime.now(UTC), self.inline_system
         )
+        text, literals = self._reveal_special_spellings(rendered)
         markers = self.profile.reasoning_markers
         opened = bool(
             add_generation_prompt
@@ -148,6 +136,23 @@ class PromptRenderer:
             prefill=extra,
         )
 
+    def template_text(
+        self, conversation: Conversation, add_generation_prompt: bool, now: datetime, inline_system: InlineSystem
+    ) -> tuple[str, TemplateInput]:
+        """The chat template's text for `conversation` as the profile prepares it, and
+        that preparation."""
+        prepared = template_input(
+            conversation,
+            self.profile,
+            self.template.traits,
+            template_has_tools=self.template_has_tools,
+            inline_system=inline_system,
+        )
+        text = self.template.render(
+            prepared.messages, prepared.tools, add_generation_prompt, now=now, **prepared.kwargs
+        )
+        return text, prepared
+
     # Special tokens can not be forged (literal_text.py): request text is rendered
     # with its added-token spellings hidden, and they come back as literal spans.
 
@@ -174,16 +179,7 @@ def probe_inline_system(renderer: PromptRenderer) -> InlineSystem:
 
     def render(messages: list[Message], generation: bool) -> str:
         conversation = Conversation(model="probe", system=[Text(text="probe system")], messages=messages, tools=[tool])
-        prepared = template_input(
-            conversation,
-            renderer.profile,
-            renderer.template.traits,
-            template_has_tools=renderer.template_has_tools,
-            inline_system=InlineSystem.PRESERVE,
-        )
-        return renderer.template.render(
-            prepared.messages, prepared.tools, generation, now=_PROBE_TIME, **prepared.kwargs
-        )
+        return renderer.template_text(conversation, generation, _PROBE_TIME, InlineSystem.PRESERVE)[0]
 
     try:
         history = render(base, False)

@@ -1,14 +1,22 @@
 """Generation slots, handed out by agent-hint priority: a waiting request with a
 higher `strict_priority` tier always goes first, then higher `priority`, then the
-earlier arrival. With no hints this is first come, first served."""
+earlier arrival. With no hints this is first come, first served. `acquire_slot` waits
+for one at most `max_queue_wait` and refuses (overloaded) past `max_queue` waiters."""
 
 from __future__ import annotations
 
 import asyncio
 import heapq
 import itertools
+import time
+from typing import TYPE_CHECKING
 
 from ..conversation import AgentHints
+from ..faults import ApiError, Fault
+from . import metrics
+
+if TYPE_CHECKING:
+    from .state import ServerState
 
 
 class PriorityGate:
@@ -47,3 +55,46 @@ class PriorityGate:
                 future.set_result(None)
                 return
         self._free += 1
+
+
+class Slot:
+    """One generation slot, held from `acquire` to the first `release` (later ones do
+    nothing), so every path that may end a request can release it safely."""
+
+    def __init__(self, state: ServerState) -> None:
+        assert state.slots is not None, "the app's lifespan makes the slots"
+        self._state = state
+        self._held = True
+        state.busy += 1
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._state.busy -= 1
+            self._state.slots.release()  # type: ignore[union-attr]  # checked in __init__
+
+
+async def acquire_slot(state: ServerState, hints: AgentHints | None = None) -> Slot:
+    """A generation slot, in agent-hint priority order, waited for at most max_queue_wait."""
+    assert state.slots is not None
+    if state.slots.locked() and state.waiting >= state.config.max_queue:
+        raise overloaded("too many requests are waiting for the model; retry shortly")
+    state.waiting += 1
+    started = time.perf_counter()
+    try:
+        # Not asyncio.wait_for: up to Python 3.11 it swallows a cancellation that comes
+        # as the slot is granted, so a request whose client just hung up would run.
+        async with asyncio.timeout(state.config.max_queue_wait):
+            await state.slots.acquire(hints)
+    except TimeoutError:
+        raise overloaded(
+            f"no generation slot became free within {state.config.max_queue_wait:g} s; retry shortly"
+        ) from None
+    finally:
+        state.waiting -= 1
+    metrics.observe_queue_wait(time.perf_counter() - started)
+    return Slot(state)
+
+
+def overloaded(message: str) -> ApiError:
+    return ApiError(Fault.OVERLOADED, message)

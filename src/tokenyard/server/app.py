@@ -28,11 +28,11 @@ from ..routing.pool import EnginePool
 from . import metrics, tokenize_routes, websocket
 from . import routes as generation_routes
 from .admission import PriorityGate
-from .common import ServerConfig, ServerState
 from .limits import GuardConfig, RequestGuard, error_table, normalize_hosts, normalize_origins
 from .openapi import openapi_document
 from .pipeline import Pipeline
 from .routes import guarded
+from .state import ServerConfig, ServerState
 
 __all__ = ["ServerConfig", "ServerState", "create_app"]
 

@@ -22,10 +22,12 @@ from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import ParsedRequest, RequestContext, Spoke, StreamEncoder
 from ..prompting.streams import inferred_session
-from .common import ServerState, check_auth, check_tool_count, log_prompt, read_json
+from .intake import check_auth, check_tool_count, read_json
 from .pipeline import Generation
+from .prompt_log import log_prompt
 from .safeguards import CallReviewer
 from .sse import event_stream, run_to_end
+from .state import ServerState
 
 log = logging.getLogger("tokenyard.server")
 
@@ -64,8 +66,8 @@ def context(headers: Mapping[str, str], state: ServerState) -> RequestContext:
 
 
 async def start_generation(
-    spoke: Spoke, body: Any, size: int, headers: Mapping[str, str], state: ServerState
-) -> tuple[ParsedRequest, Generation, StreamEncoder]:
+    spoke: Spoke[Any], body: Any, size: int, headers: Mapping[str, str], state: ServerState
+) -> tuple[ParsedRequest[Any], Generation, StreamEncoder]:
     """A request body (HTTP or a Responses WebSocket message) → its parsed request,
     its prepared generation and the API's encoder for its events."""
     check_tool_count(body)
@@ -78,7 +80,7 @@ async def start_generation(
     parsed.conversation.harness_headers = read_harness_headers(headers)
     if parsed.conversation.session_key is None and (session := inferred_session(parsed.conversation)):
         # A client that names no session (OpenClaw): its prefix is watched and routed all the same.
-        parsed.conversation.session_key, parsed.conversation.agent = session, "openclaw"
+        parsed.conversation.session_key = session
     # Rendering and tokenizing run off the event loop.
     generation = await pipeline.prepare(
         parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
@@ -96,7 +98,7 @@ async def start_generation(
     return parsed, generation, spoke.encoder(parsed, ctx)
 
 
-def generate(spoke: Spoke) -> Callable[[Request], Awaitable[Response]]:
+def generate(spoke: Spoke[Any]) -> Callable[[Request], Awaitable[Response]]:
     """The endpoint of one API's generation route."""
 
     async def handler(request: Request, state: ServerState) -> Response:

@@ -17,8 +17,9 @@ from ..apis.errors import fault_of, stream_failure
 from ..apis.spoke import Frame, StreamEncoder
 from ..events import StreamError
 from . import metrics
-from .common import ServerState, Slot, acquire_slot
+from .admission import Slot, acquire_slot
 from .pipeline import Generation
+from .state import ServerState
 
 log = logging.getLogger("tokenyard.server")
 

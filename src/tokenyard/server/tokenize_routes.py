@@ -19,9 +19,10 @@ from ..apis.errors import invalid_request, validate
 from ..apis.openai_chat.errors import ERRORS
 from ..apis.openai_chat.requests import supported, to_conversation
 from ..apis.openai_chat.schema import ChatCompletionRequest
-from .common import ServerState, check_tool_count, read_json
+from .intake import check_tool_count, read_json
 from .pipeline import Pipeline
 from .routes import guarded
+from .state import ServerState
 
 
 class _Wire(BaseModel):

@@ -27,10 +27,12 @@ from ..apis.openai_responses.websocket import Create, ResponsesSocket, error_mes
 from ..events import Finish
 from ..faults import ApiError, Fault
 from . import metrics
-from .common import ServerState, acquire_slot, check_auth, decode_json
+from .admission import acquire_slot
+from .intake import check_auth, decode_json
 from .limits import deny_websocket
 from .routes import context, start_generation
 from .sse import encoded_frames
+from .state import ServerState
 
 log = logging.getLogger("tokenyard.server.websocket")
 

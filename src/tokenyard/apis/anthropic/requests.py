@@ -161,7 +161,6 @@ def to_conversation(
     *,
     replay: ReplayState | None = None,
     session_key: str | None = None,
-    agent: str | None = None,
     agent_id: str | None = None,
     parent_agent_id: str | None = None,
 ) -> Conversation:
@@ -242,7 +241,6 @@ def to_conversation(
         output_format=form,
         context_edits=edits,
         session_key=session_key,
-        agent=agent,
         agent_id=agent_id,
         parent_agent_id=parent_agent_id,
         user=user,

@@ -13,7 +13,7 @@ from .safeguards import requested_context
 from .schema import CountTokensRequest, MessagesRequest
 from .stream import MessageStream
 
-# Claude Code names its session (and so itself) in this header.
+# Claude Code names its session in this header.
 SESSION_HEADER = "x-claude-code-session-id"
 # Its subagents name themselves and the agent that started them.
 AGENT_HEADER = "x-claude-code-agent-id"
@@ -25,14 +25,12 @@ class AnthropicMessages:
     errors = ERRORS
     call_id_prefix = "toolu_"
 
-    def parse(self, body: Any, context: RequestContext) -> ParsedRequest:
+    def parse(self, body: Any, context: RequestContext) -> ParsedRequest[MessagesRequest]:
         wire = validate(MessagesRequest, body)
-        session = context.headers.get(SESSION_HEADER)
         conversation = to_conversation(
             wire,
             replay=context.replay,
-            session_key=session,
-            agent="claude-code" if session else None,
+            session_key=context.headers.get(SESSION_HEADER),
             agent_id=context.headers.get(AGENT_HEADER),
             parent_agent_id=context.headers.get(PARENT_AGENT_HEADER),
         )
@@ -40,8 +38,8 @@ class AnthropicMessages:
             conversation, wire.model, bool(wire.stream), wire, safeguards=requested_context(wire.safeguards)
         )
 
-    def encoder(self, request: ParsedRequest, context: RequestContext) -> MessageStream:
-        wire: MessagesRequest = request.options
+    def encoder(self, request: ParsedRequest[MessagesRequest], context: RequestContext) -> MessageStream:
+        wire = request.options
         return MessageStream(
             f"msg_{secrets.token_hex(12)}",
             wire.model,
@@ -52,7 +50,7 @@ class AnthropicMessages:
         )
 
 
-def parse_count_tokens(body: Any, context: RequestContext) -> ParsedRequest:
+def parse_count_tokens(body: Any, context: RequestContext) -> ParsedRequest[CountTokensRequest]:
     """`/v1/messages/count_tokens`: the conversation whose prompt is counted."""
     wire = validate(CountTokensRequest, body)
     return ParsedRequest(to_conversation(wire, replay=context.replay), wire.model, False, wire)

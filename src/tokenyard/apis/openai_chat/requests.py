@@ -25,7 +25,6 @@ Mapping decisions where the API leaves room:
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -59,7 +58,6 @@ from .schema import (
 )
 
 _PART_TYPES: dict[str, type[BaseModel]] = {"text": TextPart, "image_url": ImagePart, "refusal": RefusalPart}
-_DATA_URL = re.compile(r"data:(?P<media>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*;base64,(?P<data>.*)", re.DOTALL)
 
 
 def parse_request(body: Any) -> ChatCompletionRequest:
@@ -236,12 +234,5 @@ def _parts(content: str | list[dict[str, Any]] | None, where: str, *, allow_imag
         elif isinstance(part, RefusalPart):
             out.append(Text(text=part.refusal))
         elif isinstance(part, ImagePart):
-            out.append(_image(part.image_url.url))
+            out.append(Image.from_url(part.image_url.url))
     return out
-
-
-def _image(url: str) -> Image:
-    inline = _DATA_URL.fullmatch(url)
-    if inline:
-        return Image(media_type=inline["media"], data=inline["data"])
-    return Image(url=url)

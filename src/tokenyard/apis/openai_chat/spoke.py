@@ -22,13 +22,13 @@ class OpenAIChat:
     errors = ERRORS
     call_id_prefix = "call_"
 
-    def parse(self, body: Any, context: RequestContext) -> ParsedRequest:
+    def parse(self, body: Any, context: RequestContext) -> ParsedRequest[ChatCompletionRequest]:
         wire = parse_request(body)
         conversation = to_conversation(wire, session_key=context.headers.get(SESSION_HEADER))
         return ParsedRequest(conversation, wire.model, bool(wire.stream), wire)
 
-    def encoder(self, request: ParsedRequest, context: RequestContext) -> ChatCompletionStream:
-        wire: ChatCompletionRequest = request.options
+    def encoder(self, request: ParsedRequest[ChatCompletionRequest], context: RequestContext) -> ChatCompletionStream:
+        wire = request.options
         return ChatCompletionStream(
             f"chatcmpl-{secrets.token_hex(12)}",
             wire.model,

@@ -100,7 +100,6 @@ def to_conversation(
     replay: ReplayState | None = None,
     session_key: str | None = None,
     thread_key: str | None = None,
-    agent: str | None = None,
     request_kind: str | None = None,
 ) -> Conversation:
     refuse_stateful(request)
@@ -120,25 +119,20 @@ def to_conversation(
                 _assistant_turn(messages).parts.extend(parts)
             else:
                 messages.append(Message(role=item.role, parts=parts))
-        elif isinstance(item, FunctionCallItem):
+        elif isinstance(item, (FunctionCallItem, CustomToolCallItem)):
             call_names[item.call_id] = model_facing_name(item.name, item.namespace)
+            custom = isinstance(item, CustomToolCallItem)
             _assistant_turn(messages).parts.append(
                 ToolCall(
                     id=item.call_id,
                     name=item.name,
                     namespace=item.namespace,
-                    arguments=_function_arguments(item, replay),
-                )
-            )
-        elif isinstance(item, CustomToolCallItem):
-            call_names[item.call_id] = model_facing_name(item.name, item.namespace)
-            _assistant_turn(messages).parts.append(
-                ToolCall(
-                    id=item.call_id,
-                    name=item.name,
-                    namespace=item.namespace,
-                    arguments=_custom_arguments(item, replay),
-                    kind="custom",
+                    arguments=(
+                        _custom_arguments(item, replay)
+                        if isinstance(item, CustomToolCallItem)
+                        else _function_arguments(item, replay)
+                    ),
+                    kind="custom" if custom else "function",
                 )
             )
         elif isinstance(item, ToolSearchCallItem):
@@ -185,7 +179,6 @@ def to_conversation(
         thinking=ThinkingControl(effort=reasoning.effort if reasoning else None),
         output_format=_output_format(request.text),
         session_key=session,
-        agent=agent,
         user=request.user,
         request_kind=request_kind,
     )
@@ -352,15 +345,8 @@ def _content(content: str | list[dict[str, Any]], where: str) -> list[Text | Ima
         elif isinstance(part, RefusalPart):
             out.append(Text(text=part.refusal))
         elif isinstance(part, ImagePart) and part.image_url:
-            out.append(_image(part.image_url))
+            out.append(Image.from_url(part.image_url))
     return out
-
-
-def _image(url: str) -> Image:
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return Image(media_type=head or None, data=data)
-    return Image(url=url)
 
 
 def _output(output: str | list[dict[str, Any]], where: str) -> list[Text | Image]:
@@ -495,12 +481,6 @@ def offered_tools(request: ResponsesRequest) -> list[dict[str, Any]]:
         for t in _raw_tools(request)
         if isinstance(t, dict) and isinstance(t.get("type"), str) and t["type"] in TOOL_TYPES
     ]
-
-
-def custom_tool_names(request: ResponsesRequest) -> frozenset[str]:
-    return frozenset(
-        t["name"] for t in offered_tools(request) if t.get("type") == "custom" and isinstance(t.get("name"), str)
-    )
 
 
 def _tool_model(raw: Any, where: str) -> BaseModel | None:

@@ -55,22 +55,23 @@ class MessageItem(_Wire):
     id: str | None = None
 
 
-class FunctionCallItem(_Wire):
+class _CallItem(_Wire):
+    """A call the model made, replayed: a function's or a custom tool's."""
+
+    call_id: str
+    name: str
+    id: str | None = None
+    namespace: str | None = None
+
+
+class FunctionCallItem(_CallItem):
     type: Literal["function_call"]
-    call_id: str
-    name: str
     arguments: str = ""
-    id: str | None = None
-    namespace: str | None = None
 
 
-class CustomToolCallItem(_Wire):
+class CustomToolCallItem(_CallItem):
     type: Literal["custom_tool_call"]
-    call_id: str
-    name: str
     input: str = ""
-    id: str | None = None
-    namespace: str | None = None
 
 
 class ToolSearchCallItem(_Wire):

@@ -32,7 +32,7 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ...events import (
     Event,
@@ -82,7 +82,6 @@ class ResponseStream:
         *,
         created_at: int,
         replay: ReplayState | None = None,
-        custom_tools: frozenset[str] = frozenset(),
         routes: Mapping[str, CallRoute] | None = None,
         summary: str | None = None,
         include_encrypted_reasoning: bool = False,
@@ -93,7 +92,6 @@ class ResponseStream:
         self._echo = echo
         self._created_at = created_at
         self._replay = replay
-        self._custom_tools = custom_tools
         self._routes = routes or {}
         self._summary = summary
         self._encrypted = include_encrypted_reasoning
@@ -191,28 +189,11 @@ class ResponseStream:
                 {"id": new_id("msg"), "type": "message", "status": "in_progress", "role": "assistant", "content": []}
             )
             out.append(self._added(item))
-            out.append(
-                self._event(
-                    "response.content_part.added",
-                    item_id=item.id,
-                    output_index=item.output_index,
-                    content_index=0,
-                    part=_output_text(""),
-                )
-            )
+            out.append(self._item_event("response.content_part.added", item, content_index=0, part=_output_text("")))
         current = self._open
         assert current is not None
         current.chunks.append(text)
-        out.append(
-            self._event(
-                "response.output_text.delta",
-                item_id=current.id,
-                output_index=current.output_index,
-                content_index=0,
-                delta=text,
-                logprobs=[],
-            )
-        )
+        out.append(self._item_event("response.output_text.delta", current, content_index=0, delta=text, logprobs=[]))
         return out
 
     def _reasoning(self, text: str) -> list[WireEvent]:
@@ -224,21 +205,16 @@ class ResponseStream:
             if self._summary:
                 item.summary = _Summary(concise=self._summary == "concise")
                 out.append(
-                    self._event(
+                    self._item_event(
                         "response.reasoning_summary_part.added",
-                        item_id=item.id,
-                        output_index=item.output_index,
+                        item,
                         summary_index=0,
                         part={"type": "summary_text", "text": ""},
                     )
                 )
             out.append(
-                self._event(
-                    "response.content_part.added",
-                    item_id=item.id,
-                    output_index=item.output_index,
-                    content_index=0,
-                    part={"type": "reasoning_text", "text": ""},
+                self._item_event(
+                    "response.content_part.added", item, content_index=0, part={"type": "reasoning_text", "text": ""}
                 )
             )
         current = self._open
@@ -248,33 +224,15 @@ class ResponseStream:
             delta = current.summary.feed(text)
             if delta:
                 out.append(
-                    self._event(
-                        "response.reasoning_summary_text.delta",
-                        item_id=current.id,
-                        output_index=current.output_index,
-                        summary_index=0,
-                        delta=delta,
-                    )
+                    self._item_event("response.reasoning_summary_text.delta", current, summary_index=0, delta=delta)
                 )
-        out.append(
-            self._event(
-                "response.reasoning_text.delta",
-                item_id=current.id,
-                output_index=current.output_index,
-                content_index=0,
-                delta=text,
-            )
-        )
+        out.append(self._item_event("response.reasoning_text.delta", current, content_index=0, delta=text))
         return out
 
     def _call_start(self, start: ToolCallStart) -> list[WireEvent]:
         out = self._close("completed")
-        route = self._routes.get(start.name)
-        if route is None:
-            kind: Literal["function_call", "custom_tool_call"] = (
-                "custom_tool_call" if start.name in self._custom_tools else "function_call"
-            )
-            route = CallRoute(kind, start.name)
+        # Every offered tool has a route; a name the model made up streams as a function call.
+        route = self._routes.get(start.name) or CallRoute("function_call", start.name)
         if route.item_type == "tool_search_call":
             data: dict[str, Any] = {
                 "id": new_id("tsc"),
@@ -304,22 +262,11 @@ class ResponseStream:
         if item.kind == "tool_search_call":
             return []  # its arguments are an object, sent whole when the call is complete
         if item.custom is None:
-            return [
-                self._event(
-                    "response.function_call_arguments.delta",
-                    item_id=item.id,
-                    output_index=item.output_index,
-                    delta=fragment,
-                )
-            ]
+            return [self._item_event("response.function_call_arguments.delta", item, delta=fragment)]
         text = item.custom.feed(fragment)
         if not text:
             return []
-        return [
-            self._event(
-                "response.custom_tool_call_input.delta", item_id=item.id, output_index=item.output_index, delta=text
-            )
-        ]
+        return [self._item_event("response.custom_tool_call_input.delta", item, delta=text)]
 
     def _call_done(self, ready: ToolCallReady) -> list[WireEvent]:
         item = self._open
@@ -426,6 +373,10 @@ class ResponseStream:
     def _done(self, item: _Item) -> WireEvent:
         self._open = None
         return self._event("response.output_item.done", output_index=item.output_index, item=dict(item.data))
+
+    def _item_event(self, kind: str, item: _Item, **fields: Any) -> WireEvent:
+        """An event about one output item (its id and output index first)."""
+        return self._event(kind, item_id=item.id, output_index=item.output_index, **fields)
 
     def _event(self, kind: str, **fields: Any) -> WireEvent:
         event = {"type": kind, "sequence_number": self._sequence, **fields}
