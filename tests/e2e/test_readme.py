@@ -1,4 +1,5 @@
-"""The README's launcher commands, run as written.
+"""The README's command blocks that run on a CPU, run as written (README_BLOCKS.md
+lists every block and how it is checked).
 
 The lines come from the README block marked `readme-launchers`, and run twice:
 - against a scripted `tokenyard serve` on the launchers' default URL
@@ -205,3 +206,34 @@ def test_readme_claude_code_recipe_on_a_fresh_offline_home(tmp_path):
             tui.close()
     assert "Unable to connect" not in screen and "api.anthropic.com" not in screen, screen
     assert (home / ".claude-tokenyard" / ".claude.json").exists()
+
+
+def test_readme_codex_recipe_as_written(tmp_path):
+    """*Point Codex at it*: the README's `tokenyard serve` line (a fixture model with the
+    same tokenizer and template in place of the 30B one, the scripted engine added) and
+    its config.toml as written, in a fresh CODEX_HOME, with a client key of any value;
+    `codex exec` gets the catalog's profile and the server's answer."""
+    codex = harness.codex_binary()
+    text = README.read_text(encoding="utf-8")
+    recipe = re.search(r"<!-- readme-codex-recipe:.*?-->\s*```sh\n(.*?)```\s*```toml\n(.*?)```", text, re.S)
+    assert recipe, "README has no readme-codex-recipe blocks"
+    serve = shlex.split(recipe.group(1).replace("\\\n", " "))
+    assert serve[:4] == ["tokenyard", "serve", "--model", "/models/Qwen3-Coder-30B-A3B"], serve
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([[{"text": "Hello from the scripted model."}]]))
+    # The user's Codex is where `--codex-profile` reads its bundled catalog from.
+    argv = ["env", f"TOKENYARD_CODEX_BIN={codex}", sys.executable, "-m", "tokenyard.cli", "serve"]
+    argv += ["--model", str(model_dir("qwen3-coder")), *serve[4:]]
+    argv += ["--engine", "scripted", "--script", str(script), "--host", "127.0.0.1", "--port", "8000"]
+    home = tmp_path / "home"
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True)
+    (codex_home / "config.toml").write_text(recipe.group(2))
+    with harness.serve_in_namespace(argv, workdir=tmp_path / "server", port=8000) as server:
+        env = {"CODEX_HOME": str(codex_home), "TOKENYARD_CLIENT_KEY": "any-value"}
+        result = server.run([str(codex), "exec", "--skip-git-repo-check", "Say hello."], home=home, env=env)
+        log = server.log_text()
+    assert result.returncode == 0, result.report()
+    assert "Hello from the scripted model." in result.stdout, result.report()
+    assert "Model metadata for" not in result.stdout + result.stderr, result.report()
+    assert "Codex catalog" in log, log
