@@ -238,7 +238,6 @@ def test_streams_token_ids_and_reports_cached_tokens_on_the_final_chunk(standin)
     assert body["stop_token_ids"] == [STOP_ID] and body["return_token_ids"] is True
     assert body["skip_special_tokens"] is False and body["spaces_between_special_tokens"] is False
     assert body["temperature"] == 0.0 and body["seed"] == 7 and "top_p" not in body and "top_k" not in body
-    assert "frequency_penalty" not in body
     assert standin.headers[0]["x-request-id"] == "req-1"
 
 
