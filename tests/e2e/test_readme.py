@@ -15,6 +15,9 @@ The lines come from the README block marked `readme-launchers`, and run twice:
   tool, is not checked: it cannot choose tools, and no harness lets a test force one
   (`tool_choice`); tests/server/test_builtin_tool_loop.py forces the round trip
   through the Messages API instead.
+
+The manual recipes (*Point Claude Code at it*, *Point Codex at it*) run as written
+against a scripted server on :8000 in a namespace without network, with a fresh HOME.
 """
 
 from __future__ import annotations
