@@ -45,9 +45,9 @@ class BuiltinModel:
     # The assembled GGUF's size in bytes: a file of this size is hashed to tell whether
     # it is this model (`builtin_of`).
     size: int = 0
-    # The OpenAI-style frequency penalty served when a request sets none: each token's
+    # The OpenAI-style frequency penalty every request to this model gets: each token's
     # logit drops by this much per time it already occurs in the answer (the prompt
-    # does not count). Decoding stays greedy, and so deterministic; a model that loops
+    # does not count). Greedy decoding stays deterministic; a model that loops
     # greedily until the output cap is pushed to end instead (the end-of-turn token
     # never occurs before it ends).
     frequency_penalty: float = 0.0

@@ -111,7 +111,8 @@ class ServedModel:
     renderer: PromptRenderer
     aliases: tuple[str, ...] = ()
     created: int = 0
-    # Served when a request sets none (a built-in model's record declares it).
+    # Applied to every request (a built-in model's record declares it; the APIs do not
+    # take one per request yet).
     frequency_penalty: float | None = None
 
     @property
