@@ -22,6 +22,7 @@ against a scripted server on :8000 in a namespace without network, with a fresh 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -197,14 +198,17 @@ def test_readme_claude_code_recipe_on_a_fresh_offline_home(tmp_path):
         tui = Tmux(tmp_path / "tmux.sock", command)
         try:
             # A folder it has not seen: the one question it asks, "No, exit" preselected.
-            tui.wait_for("Yes, I trust this folder", timeout=90)
-            tui.keys("Down")
-            tui.wait_for("❯ Yes, I trust this folder")
+            tui.wait_for("Yes, I trust this folder", timeout=180)
+            for _ in range(10):  # a key sent before the dialog reads input is lost: until "Yes" is selected
+                tui.keys("Down")
+                with contextlib.suppress(AssertionError):
+                    tui.wait_for("❯ Yes, I trust this folder", timeout=10)
+                    break
             tui.keys("Enter")
-            tui.wait_for("smollm2", timeout=60)
+            tui.wait_for("smollm2", timeout=120)
             time.sleep(2)
             tui.keys(*"Say hello.", "Enter")
-            screen = tui.wait_for("Hello from the scripted model.", timeout=120)
+            screen = tui.wait_for("Hello from the scripted model.", timeout=180)
         finally:
             tui.close()
     assert "Unable to connect" not in screen and "api.anthropic.com" not in screen, screen
