@@ -9,10 +9,13 @@ written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.e2e.harness import Completed, claude_binary, clients_dir, codex_binary, openclaw_binary, run_isolated
 from tests.fixtures import model_dir
@@ -131,12 +134,15 @@ def test_tokenyard_openclaw(tmp_path):
     assert_untouched_home(tmp_path, ".openclaw")
 
 
-def test_ctrl_c_on_a_launcher_stops_its_server_cleanly(tmp_path):
+@pytest.mark.parametrize("how", ["ctrl-c", "killed"])
+def test_ctrl_c_on_a_launcher_stops_its_server_cleanly(tmp_path, how):
     """Ctrl-C (SIGINT to the launcher's process group, as a terminal sends it) while
     the scripted model streams slowly: the client ends, the launcher stops the server
     it started once, gracefully (the server has a session of its own, so the terminal's
     signal does not reach it twice), the server log holds no traceback, and the run
-    does not report success."""
+    does not report success. `killed`: what `timeout -k` does, SIGTERM to the launcher
+    (it stops its server: one SIGINT) and SIGKILL soon after (the parent-death signal
+    is a second SIGINT, mid-shutdown): the server still shuts down cleanly."""
     import signal
     import subprocess
     import time
@@ -171,13 +177,24 @@ def test_ctrl_c_on_a_launcher_stops_its_server_cleanly(tmp_path):
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()
             time.sleep(0.2)
         time.sleep(1)  # the scripted model is mid-answer
-        os.killpg(process.pid, signal.SIGINT)
+        if how == "ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            process.send_signal(signal.SIGTERM)  # the launcher (unshare exec'd into it)
+            time.sleep(0.05)  # its SIGINT to the server is sent; the server is shutting down
+            process.kill()
+            process.wait(timeout=30)
+            deadline = time.monotonic() + 60  # a killed launcher does not wait for its server
+            while "Finished server process" not in log.read_text(errors="replace") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # the client it left behind
         stdout, stderr = process.communicate(timeout=90)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     server_log = log.read_text(errors="replace")
     report = f"exit {process.returncode}\nstderr:\n{stderr}\nserver log:\n{server_log[-3000:]}"
-    assert process.returncode == 130, report
+    assert process.returncode == (130 if how == "ctrl-c" else -signal.SIGKILL), report
     assert "Application shutdown complete" in server_log, report
     assert "Traceback" not in server_log and "Traceback" not in stderr, report

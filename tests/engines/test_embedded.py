@@ -151,6 +151,23 @@ def test_seeded_sampling_is_reproducible():
     assert greedy.pick(logits) == 499
 
 
+def test_a_frequency_penalty_counts_the_answer_and_keeps_greedy_deterministic():
+    torch = pytest.importorskip("torch")
+    logits = torch.zeros(10)
+    logits[3], logits[7] = 2.0, 1.0  # 3 leads 7 by one logit; 9 (the end token) by two
+    logits[9] = 0.0
+    plain = embedded._Sampler(EngineRequest("g", [3, 3, 3], max_tokens=1))
+    assert [plain.pick(logits) for _ in range(4)] == [3, 3, 3, 3], "greedy repeats itself"
+    penalised = EngineRequest("p", [3, 3, 3], max_tokens=1, frequency_penalty=0.6)
+    picks = [embedded._Sampler(penalised) for _ in range(2)]
+    runs = [[sampler.pick(logits) for _ in range(6)] for sampler in picks]
+    assert runs[0] == runs[1], "still greedy: the same picks every time"
+    # The prompt's three 3s do not count: the first pick is the plain argmax; then
+    # each pick of a token pushes it down until another one leads.
+    assert runs[0][0] == 3 and set(runs[0]) >= {3, 7}
+    assert runs[0].count(3) < 6
+
+
 def test_seeded_sampling_runs_on_the_model(engine: EmbeddedEngine, tokenizer: Tokenizer):
     prompt = render(tokenizer, [{"role": "user", "content": "Name a color."}])
     sampled = request(tokenizer, prompt, max_tokens=8, stop=False, temperature=1.0, top_p=0.9, top_k=50, seed=7)

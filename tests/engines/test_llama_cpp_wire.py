@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tokenyard.engines.base import CallGuide, CallTag
+from tokenyard.engines.base import CallGuide, CallTag, EngineRequest
 from tokenyard.engines.gbnf import calls_grammar
 from tokenyard.engines.remote import LlamaCppStreamReader, RemoteEngine, _http_error
 from tokenyard.faults import EngineError, PromptTooLong
@@ -141,3 +141,15 @@ def test_a_server_still_loading_is_waited_for():
 
         asyncio.run(run())
     assert len(calls) == 3 and engine.server == "llama.cpp" and engine.info().max_model_len == 4096
+
+
+def test_sampling_fields_reach_both_wire_bodies():
+    """A served model's frequency penalty (SmolLM2's record) goes to vLLM and llama.cpp
+    under the name both take; unset fields are left to the engine."""
+    engine = RemoteEngine("http://127.0.0.1:1/v1")
+    penalised = EngineRequest("r", [1, 2], max_tokens=8, temperature=0.0, frequency_penalty=0.5)
+    for body in (engine.completion_body(penalised), engine.llama_cpp_body(penalised)):
+        assert body["frequency_penalty"] == 0.5 and body["temperature"] == 0.0 and "top_p" not in body
+    plain = EngineRequest("r", [1, 2], max_tokens=8)
+    for body in (engine.completion_body(plain), engine.llama_cpp_body(plain)):
+        assert "frequency_penalty" not in body and "temperature" not in body

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import model_file
+from tests.fixtures import model_dir, model_file
 from tokenyard.models import builtin
 from tokenyard.models.builtin import BUILTIN_MODELS, QWEN25_CODER_15B, SMOLLM2, BuiltinModel, WheelPart
 from tokenyard.models.downloads import PYPI_FILES, DownloadError, PinnedFile, sha256_of
@@ -104,6 +104,15 @@ def test_a_builtin_model_brings_its_profile_switch(tmp_path, monkeypatch, switch
     (tmp_path / "models" / gguf.name).symlink_to(gguf)
     model, _ = load(ModelSettings(model="stand-in", engine="scripted", recover_fenced_calls=switch))
     assert model.profile.recover_fenced_calls is expected
+
+
+def test_a_builtin_models_frequency_penalty_is_served():
+    """SmolLM2's record declares a frequency penalty (greedy, it loops to the output
+    cap); the served model carries it into every engine request; other models none."""
+    assert SMOLLM2.frequency_penalty > 0 and not QWEN25_CODER_15B.frequency_penalty
+    gguf = model_file("smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert load(ModelSettings(model=str(gguf), engine="scripted"))[0].frequency_penalty == SMOLLM2.frequency_penalty
+    assert load(ModelSettings(model=str(model_dir("qwen3-coder")), engine="scripted"))[0].frequency_penalty is None
 
 
 def test_other_models_keep_the_switch_off_unless_asked(tmp_path):

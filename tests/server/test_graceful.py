@@ -111,3 +111,27 @@ def test_a_second_ctrl_c_exits_at_once_without_tracebacks(server):
         rest = list(lines)
     assert rest, "the stream ended with an event, not a cut connection"
     _finish(process)
+
+
+@pytest.mark.parametrize("in_flight", [True, False], ids=["stream-in-flight", "idle"])
+def test_a_second_signal_later_still_closes_the_engine(server, in_flight):
+    """The second signal comes while the first one's shutdown is under way (a killed
+    launcher: its own stop, then the parent-death signal): the lifespan shutdown still
+    runs, rather than being cancelled at exit with a CancelledError traceback."""
+    process, url = server
+    if in_flight:
+        with httpx.stream("POST", url + "/v1/chat/completions", json={
+            "model": MODEL, "messages": [{"role": "user", "content": "Talk."}], "stream": True,
+        }, timeout=30) as response:  # fmt: skip
+            lines = response.iter_lines()
+            next(line for line in lines if line.startswith("data:"))
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.5)
+            process.send_signal(signal.SIGINT)
+            list(lines)
+    else:
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+    stderr = _finish(process)
+    assert "Application shutdown complete" in stderr, stderr

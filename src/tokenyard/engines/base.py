@@ -128,6 +128,9 @@ class EngineRequest:
     top_p: float | None = None
     top_k: int | None = None
     seed: int | None = None
+    # OpenAI's frequency penalty: a token's logit minus this times its count in the
+    # answer so far (None: the engine's default, none).
+    frequency_penalty: float | None = None
     # Token ids that end generation (the family's end-of-turn tokens, eos).
     stop_token_ids: list[int] = field(default_factory=list)
     # The rendered prompt as text, and the conversation it came from: engines that

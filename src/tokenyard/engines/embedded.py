@@ -480,7 +480,8 @@ class _AnswerGuide:
 class _Sampler:
     """Greedy when temperature is 0 or unset (deterministic, what tests and agents
     replaying a turn want); otherwise temperature, then top-k, then top-p, from a
-    generator seeded by the request's seed when it gives one."""
+    generator seeded by the request's seed when it gives one. A frequency penalty
+    comes first, counting the tokens this sampler picked (the answer, not the prompt)."""
 
     def __init__(self, request: EngineRequest):
         import torch
@@ -489,6 +490,8 @@ class _Sampler:
         self.top_k = request.top_k if request.top_k and request.top_k > 0 else None
         self.top_p = request.top_p if request.top_p is not None and 0 < request.top_p < 1 else None
         self.guide: _AnswerGuide | None = None
+        self.frequency_penalty = request.frequency_penalty or 0.0
+        self.counts: dict[int, int] = {}
         self.generator = torch.Generator()
         if request.seed is not None:
             self.generator.manual_seed(request.seed)
@@ -498,8 +501,19 @@ class _Sampler:
     def pick(self, logits: torch.Tensor) -> int:
         import torch
 
+        if self.frequency_penalty and self.counts:
+            ids = torch.tensor(list(self.counts))
+            seen = torch.tensor(list(self.counts.values()), dtype=logits.dtype)
+            logits = logits.clone()
+            logits[ids] -= self.frequency_penalty * seen
         if self.guide is not None:
             logits = self.guide.mask(logits)
+        token = self._choose(logits)
+        self.counts[token] = self.counts.get(token, 0) + 1
+        return token
+
+    def _choose(self, logits: torch.Tensor) -> int:
+        import torch
 
         if self.temperature <= 0:
             return int(logits.argmax())

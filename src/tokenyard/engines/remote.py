@@ -239,7 +239,7 @@ class RemoteEngine:
         }
         if self._model is not None:
             body["model"] = self._model
-        for key in ("temperature", "top_p", "top_k", "seed"):
+        for key in ("temperature", "top_p", "top_k", "seed", "frequency_penalty"):
             value = getattr(request, key)
             if value is not None:
                 body[key] = value
@@ -276,7 +276,7 @@ class RemoteEngine:
                 body["grammar"] = grammar
         elif constraints.output is not None:  # a JSON answer: llama.cpp compiles the schema to a grammar
             body.update(output_guide_fields(constraints.output, guided_decoding=False))
-        for key in ("temperature", "top_p", "top_k", "seed"):
+        for key in ("temperature", "top_p", "top_k", "seed", "frequency_penalty"):
             value = getattr(request, key)
             if value is not None:
                 body[key] = value

@@ -45,6 +45,12 @@ class BuiltinModel:
     # The assembled GGUF's size in bytes: a file of this size is hashed to tell whether
     # it is this model (`builtin_of`).
     size: int = 0
+    # The OpenAI-style frequency penalty every request to this model gets: each token's
+    # logit drops by this much per time it already occurs in the answer (the prompt
+    # does not count). Greedy decoding stays deterministic; a model that loops
+    # greedily until the output cap is pushed to end instead (the end-of-turn token
+    # never occurs before it ends).
+    frequency_penalty: float = 0.0
 
 
 SMOLLM2_WHEEL = PinnedFile(
@@ -65,6 +71,9 @@ SMOLLM2 = BuiltinModel(
     parts=(WheelPart(SMOLLM2_WHEEL, SMOLLM2_GGUF_MEMBER),),
     folder="smollm2-135m-instruct-bf16-32k",
     license="Apache-2.0",
+    # Greedy, it repeats a line until the output cap under Claude Code's and Codex's
+    # first prompt, and both clients then report an error (README, first run).
+    frequency_penalty=0.5,
 )
 
 

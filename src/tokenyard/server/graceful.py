@@ -3,15 +3,22 @@
 The first signal stops accepting connections and ends every running stream at once
 with the API's own error event (Pipeline.drain; closing a stream aborts its engine
 work), then uvicorn waits up to GRACE_SECONDS for responses to finish and runs the
-lifespan shutdown (engine.close). A second signal skips the wait. No signal is
-re-raised afterwards, so the process exits with status 0 and no traceback.
+lifespan shutdown (engine.close). A second signal skips the wait, not the lifespan
+shutdown: uvicorn's force exit would skip it, leaving the engine unclosed and the
+lifespan task to be cancelled at exit, which Starlette logs as a CancelledError
+traceback. No signal is re-raised afterwards, and once a signal has stopped the server
+later ones are ignored (a killed launcher stops its server, then the parent-death
+signal follows), so the process exits with status 0 and no traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -29,6 +36,24 @@ class GracefulServer(uvicorn.Server):
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         await super().serve(sockets)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets)
+        if self.force_exit:  # uvicorn skipped the lifespan shutdown
+            await self.lifespan.shutdown()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():  # signals reach only the main thread
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig in handled:
+                signal.signal(sig, signal.SIG_IGN if self.should_exit else original[sig])
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # uvicorn's own handler also records the signal to raise it again after

@@ -58,7 +58,16 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
     template = ChatTemplate(source, bos_token=tokenizer.bos_token, eos_token=tokenizer.eos_token)
     renderer = PromptRenderer(profile, template, tokenizer, keep_anthropic_preamble=settings.keep_anthropic_preamble)
     names = settings.served_model_names or (served_id(settings.model),)
-    model = ServedModel(names[0], profile, tokenizer, renderer, aliases=tuple(names[1:]), created=int(time.time()))
+    penalty = builtin.frequency_penalty if builtin is not None and builtin.frequency_penalty else None
+    model = ServedModel(
+        names[0],
+        profile,
+        tokenizer,
+        renderer,
+        aliases=tuple(names[1:]),
+        created=int(time.time()),
+        frequency_penalty=penalty,
+    )
     if settings.engine in ("scripted", "simulated"):
         from ..engines.scripted import ScriptedEngine
 

@@ -111,6 +111,9 @@ class ServedModel:
     renderer: PromptRenderer
     aliases: tuple[str, ...] = ()
     created: int = 0
+    # Applied to every request (a built-in model's record declares it; the APIs do not
+    # take one per request yet).
+    frequency_penalty: float | None = None
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -557,6 +560,7 @@ class _Turn:
             top_p=sampling.top_p,
             top_k=sampling.top_k,
             seed=sampling.seed,
+            frequency_penalty=self.pipeline.model.frequency_penalty,
             stop_token_ids=self.pipeline.stop_ids,
             prompt_text=generation.prompt.text,
             conversation=generation.conversation,
