@@ -188,12 +188,10 @@ _PLUGIN_FORMATS: dict[str, ReasoningFormat] = {}
 def canonical_reasoning_name(name: str) -> str:
     """Our name for a reasoning parser name users type (ours, a kebab or squashed
     spelling, or vLLM's/SGLang's/Dynamo's); `UnknownParserError` otherwise."""
-    from ..peer_names import PEER_REASONING_NAMES, peer_mapping
+    from ..peer_names import PEER_REASONING_MAPPING
     from ..registry import resolve_name
 
-    return resolve_name(
-        "reasoning", name, reasoning_parser_names(), peer_mapping(PEER_REASONING_NAMES), "--reasoning-parser-plugin"
-    )
+    return resolve_name("reasoning", name, reasoning_parser_names(), PEER_REASONING_MAPPING, "--reasoning-parser-plugin")
 
 
 def reasoning_format(name: str) -> ReasoningFormat:
