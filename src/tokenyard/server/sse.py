@@ -120,10 +120,10 @@ async def until_disconnected(work: Coroutine[Any, Any, T], receive: Receive) -> 
     cancelled, which closes its event iterators and so aborts the engine request).
 
     The disconnect is the ASGI `http.disconnect` message, read from `receive` once
-    the body has been consumed. uvicorn's h11 protocol pauses reading after a
-    complete request (h11 PAUSED), but every `receive()` resumes it, so the peer's
-    EOF is read, the transport closes and `http.disconnect` follows; httptools
-    likewise. Unlike peeking at the socket this is plain ASGI, so it holds for any
+    the body has been consumed. uvicorn's httptools protocol reads on after a
+    complete request, so the peer's EOF is read, the transport closes and
+    `http.disconnect` follows; its h11 protocol pauses reading (h11 PAUSED), but
+    every `receive()` resumes it. Unlike peeking at the socket this is plain ASGI, so it holds for any
     server. (What hid it before: `asyncio.wait_for` in the slot queue swallowed the
     cancellation when a slot was granted at that moment: see `acquire_slot`.)"""
     task = asyncio.ensure_future(work)
