@@ -173,8 +173,8 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
                     continue
                 frames = encoder.error(stream_failure(event)) if isinstance(event, StreamError) else None
                 out = frames if frames is not None else encoder.feed(event)
-                for frame in out:
-                    yield frame_bytes(frame)
+                if out:  # one write for all of an event's frames
+                    yield b"".join(frame_bytes(frame) for frame in out)
                 now = clock()
                 if out:
                     sent = now
