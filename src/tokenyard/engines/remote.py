@@ -90,6 +90,7 @@ LLAMA_CPP_STOP_TYPES: dict[str, EngineFinish] = {"eos": "stop", "word": "stop", 
 # How much of a garbage line or an error body goes into an error message.
 SHOWN_CHARACTERS = 300
 STARTUP_POLL_SECONDS = 0.5
+KEEPALIVE_SECONDS = 3.0
 
 
 class RemoteEngine:
@@ -157,7 +158,10 @@ class RemoteEngine:
             headers=headers,
             # No total timeout: a long generation is fine as long as bytes keep coming.
             timeout=aiohttp.ClientTimeout(total=None, connect=self._connect_timeout, sock_read=self._read_timeout),
-            connector=aiohttp.TCPConnector(limit=self._max_connections),
+            # Idle connections are dropped before the server's own keep-alive timeout
+            # (uvicorn's, so vLLM's and SGLang's: 5 s) can close one just as a request
+            # is written to it ("Can not write request body", seen at 32 streams).
+            connector=aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=KEEPALIVE_SECONDS),
         )
         if self._max_model_len is None:
             try:
