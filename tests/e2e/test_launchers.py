@@ -14,8 +14,12 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.harness import Completed, claude_binary, clients_dir, codex_binary, openclaw_binary, run_isolated
 from tests.fixtures import model_dir
+
+pytestmark = pytest.mark.slow  # the real CLIs
 
 TOOL_OUTPUT = "tokenyard-scripted-42"  # only if the shell really ran the scripted command
 PROMPT = "Run a shell command and tell me what it printed."
