@@ -143,8 +143,14 @@ async def _stream_loop(port: int, request: bytes, deadline: float, done: list[in
         writer.close()
 
 
-def requests_per_second(port: int, body: dict, headers: dict, streams: int, seconds: float) -> tuple[float, int]:
-    """(complete answers per second, answers that ended with an error)."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def requests_per_second(port: int, body: dict, headers: dict, streams: int, seconds: float) -> tuple[float, int, int]:
+    """(complete answers per second, answers complete, answers that ended with an error)."""
     payload = json.dumps(body).encode()
     head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     request = (
@@ -152,12 +158,12 @@ def requests_per_second(port: int, body: dict, headers: dict, streams: int, seco
         f"{head}content-length: {len(payload)}\r\n\r\n"
     ).encode() + payload
 
-    async def run() -> tuple[float, int]:
+    async def run() -> tuple[float, int, int]:
         done = [0, 0]
         start = time.perf_counter()
         deadline = start + seconds
         await asyncio.gather(*(_stream_loop(port, request, deadline, done) for _ in range(streams)))
-        return done[0] / (time.perf_counter() - start), done[1]
+        return done[0] / (time.perf_counter() - start), done[0], done[1]
 
     return asyncio.run(run())
 
@@ -223,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         if baseline is not None and (tree := baseline_tree(baseline, Path(tmp))) is not None:
             servers[baseline] = tree
         ports: dict[str, int] = {}
+        pids: dict[str, int] = {}
         with contextlib.ExitStack() as stack:
             stack.enter_context(
                 process(
@@ -239,13 +246,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             for name, src in servers.items():
                 ports[name] = free_port()
-                stack.enter_context(
+                server = stack.enter_context(
                     process(
                         tokenyard_server(model_dir, engine, ports[name]),
                         f"http://127.0.0.1:{ports[name]}/health",
                         env={"PYTHONPATH": str(src)},
                     )
                 )
+                pids[name] = server.pid
                 paths[name] = (f"http://127.0.0.1:{ports[name]}/v1/messages", "anthropic")
             if litellm.exists():
                 # hosted_vllm: LiteLLM's provider for an OpenAI-compatible inference server
@@ -304,10 +312,18 @@ def main(argv: list[str] | None = None) -> int:
                         samples[name].append(timed_stream(client, url, bodies[shape], headers))
             throughput: dict[str, list[float]] = {name: [] for name in servers}
             failed = dict.fromkeys(servers, 0)
+            # The server's own CPU per answer: what the machine's other load moves least.
+            cpu = dict.fromkeys(servers, 0.0)
+            answers = dict.fromkeys(servers, 0)
             headers = {"anthropic-version": "2023-06-01"}
             for _ in range(tput_rounds):
                 for name in servers:
-                    rate, errors = requests_per_second(ports[name], bodies["anthropic"], headers, STREAMS, tput_seconds)
+                    before = cpu_seconds(pids[name])
+                    rate, complete, errors = requests_per_second(
+                        ports[name], bodies["anthropic"], headers, STREAMS, tput_seconds
+                    )
+                    cpu[name] += cpu_seconds(pids[name]) - before
+                    answers[name] += complete
                     throughput[name].append(rate)
                     failed[name] += errors
     direct_ttft = statistics.median(t for t, _ in samples["direct"])
@@ -336,12 +352,13 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     print(
         f"{STREAMS} streams at once, {tput_rounds} alternating rounds of {tput_seconds:.0f} s; "
-        f"median requests/s (load average {load:.1f})"
+        f"median requests/s, and the server's CPU per answer (load average {load:.1f})"
     )
     for name, rates in throughput.items():
         spread = f" (rounds {min(rates):.1f}–{max(rates):.1f})" if len(rates) > 1 else ""
+        per_answer = cpu[name] * 1000 / max(1, answers[name])
         errors = f"; {failed[name]} answers ended with an error" if failed[name] else ""
-        print(f"  {name:<11}{statistics.median(rates):>8.1f}{spread}{errors}")
+        print(f"  {name:<11}{statistics.median(rates):>8.1f}{spread}, {per_answer:.2f} ms CPU per answer{errors}")
     if len(throughput) > 1:
         ours, theirs = (statistics.median(r) for r in throughput.values())
         print(
