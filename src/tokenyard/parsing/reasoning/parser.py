@@ -191,7 +191,9 @@ def canonical_reasoning_name(name: str) -> str:
     from ..peer_names import PEER_REASONING_MAPPING
     from ..registry import resolve_name
 
-    return resolve_name("reasoning", name, reasoning_parser_names(), PEER_REASONING_MAPPING, "--reasoning-parser-plugin")
+    return resolve_name(
+        "reasoning", name, reasoning_parser_names(), PEER_REASONING_MAPPING, "--reasoning-parser-plugin"
+    )
 
 
 def reasoning_format(name: str) -> ReasoningFormat:
