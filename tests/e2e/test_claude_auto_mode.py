@@ -33,6 +33,8 @@ from tests.e2e.harness import (
 )
 from tests.fixtures import REPO_ROOT, model_dir
 
+pytestmark = pytest.mark.slow  # real Claude Code
+
 MODEL = "tokenyard/qwen3"
 NOTICE = "Auto mode can't check actions"
 ALLOWED_FILE = "tokenyard-allowed.txt"

@@ -28,6 +28,8 @@ from tests.e2e.harness import (
 from tests.fixtures import model_dir
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 
+pytestmark = pytest.mark.slow  # real Claude Code
+
 # Bash prints this only if it really ran SCRIPTED_COMMAND (`echo …-$((6*7))`).
 TOOL_OUTPUT = "tokenyard-scripted-42"
 BILLING_MARKER = "x-anthropic-billing-header"

@@ -36,6 +36,8 @@ from tests.e2e.standin_responses import ANSWER_PREFIX, SHELL_COMMAND
 from tests.fixtures import model_dir
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 
+pytestmark = pytest.mark.slow  # real Codex
+
 # The shell prints this only if it really ran SCRIPTED_COMMAND (`echo …-$((6*7))`).
 TOOL_OUTPUT = "tokenyard-scripted-42"
 

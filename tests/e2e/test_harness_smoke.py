@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.harness import (
     CLAUDE_CODE_VERSION,
     claude_binary,
@@ -26,6 +28,8 @@ BILLING_HEADER = re.compile(
     + re.escape(CLAUDE_CODE_VERSION)
     + r"\.[0-9a-f]{3}; cc_entrypoint=sdk-cli;"
 )
+
+pytestmark = pytest.mark.slow  # real Claude Code
 
 
 def read_requests(record_file: Path) -> list[dict]:

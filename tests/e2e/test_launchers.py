@@ -20,6 +20,8 @@ import pytest
 from tests.e2e.harness import Completed, claude_binary, clients_dir, codex_binary, openclaw_binary, run_isolated
 from tests.fixtures import model_dir
 
+pytestmark = pytest.mark.slow  # the real CLIs
+
 TOOL_OUTPUT = "tokenyard-scripted-42"  # only if the shell really ran the scripted command
 PROMPT = "Run a shell command and tell me what it printed."
 MODEL = "tokenyard/qwen3-coder"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tests.e2e.harness import (
     openclaw_binary,
     prompt_log_entries,
@@ -21,6 +23,8 @@ from tests.e2e.harness import (
 )
 from tests.fixtures import model_dir
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
+
+pytestmark = pytest.mark.slow  # real OpenClaw
 
 # The shell prints this only if it really ran SCRIPTED_COMMAND (`echo …-$((6*7))`).
 TOOL_OUTPUT = "tokenyard-scripted-42"

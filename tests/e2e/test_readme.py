@@ -80,6 +80,7 @@ def server(tmp_path_factory):
         yield running
 
 
+@pytest.mark.slow  # the real CLIs
 @pytest.mark.parametrize("index", range(3), ids=["claude", "codex", "openclaw"])
 def test_readme_launcher_line(server, tmp_path, index):
     line = readme_launcher_lines()[index]

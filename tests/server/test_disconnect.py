@@ -1,5 +1,5 @@
 """A non-streaming request whose client hangs up stops its generation: a real
-uvicorn on loopback (the production h11 protocol, and httptools), an engine that
+uvicorn on loopback (the production httptools protocol, and h11), an engine that
 would generate forever, and a raw socket that sends a complete request and closes
 without reading. The engine's stream must be closed (the engine request aborted),
 the slot given back, and the disconnect logged as one INFO line, not a traceback."""
@@ -62,7 +62,7 @@ def _wait_for(condition, what: str, timeout: float = 60) -> None:
         time.sleep(0.01)
 
 
-PROTOCOLS = {"h11-bounded": server_options(HttpLimits()), "httptools": {"http": "httptools"}}
+PROTOCOLS = {"httptools-bounded": server_options(HttpLimits()), "h11": {"http": "h11"}}
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
@@ -92,7 +92,7 @@ def test_a_client_that_hangs_up_stops_its_non_streaming_generation(protocol, cap
 def test_a_client_that_hangs_up_while_queued_never_starts_a_generation(caplog):
     caplog.set_level(logging.INFO)
     config = ServerConfig(max_concurrency=1, max_queue=10)
-    with running_server("qwen3", config=config, uvicorn_options=PROTOCOLS["h11-bounded"]) as (url, state):
+    with running_server("qwen3", config=config, uvicorn_options=PROTOCOLS["httptools-bounded"]) as (url, state):
         token = state.pipeline.model.tokenizer.encode("la")[0]
         engine = _EndlessEngine(state.pipeline.engine, token)
         state.pipeline.engine = engine

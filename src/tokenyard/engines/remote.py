@@ -81,6 +81,7 @@ LLAMA_CPP_STOP_TYPES: dict[str, EngineFinish] = {"eos": "stop", "word": "stop", 
 # How much of a garbage line or an error body goes into an error message.
 SHOWN_CHARACTERS = 300
 STARTUP_POLL_SECONDS = 0.5
+KEEPALIVE_SECONDS = 3.0
 
 
 class RemoteEngine:
@@ -148,7 +149,10 @@ class RemoteEngine:
             headers=headers,
             # No total timeout: a long generation is fine as long as bytes keep coming.
             timeout=aiohttp.ClientTimeout(total=None, connect=self._connect_timeout, sock_read=self._read_timeout),
-            connector=aiohttp.TCPConnector(limit=self._max_connections),
+            # Idle connections are dropped before the server's own keep-alive timeout
+            # (uvicorn's, so vLLM's and SGLang's: 5 s) can close one just as a request
+            # is written to it ("Can not write request body", seen at 32 streams).
+            connector=aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=KEEPALIVE_SECONDS),
         )
         if self._max_model_len is None:
             try:
@@ -303,14 +307,17 @@ class RemoteEngine:
                     if not first and chunk.cached_tokens is not None:
                         chunk.cached_tokens = None  # a continuation's cache hit is not the prompt's
                     first = False
-                    for token in chunk.token_ids:
+                    for n, token in enumerate(chunk.token_ids):
                         tracker.push(token)
+                        if tracker.exhausted and chunk.finish_reason is None and chunk.text is None:
+                            # Spent at this token: what the server sent past it is dropped.
+                            spent = True
+                            chunk.token_ids = chunk.token_ids[: n + 1]
+                            break
                     output.extend(chunk.token_ids)
-                    if tracker.exhausted and chunk.finish_reason is None and chunk.text is None:
-                        spent = True
-                        yield chunk
-                        break
                     yield chunk
+                    if spent:
+                        break
             finally:
                 await stream.aclose()
             if not spent:
@@ -360,16 +367,17 @@ class RemoteEngine:
                     async for data in response.content.iter_any():
                         lines = (pending + data).split(b"\n")
                         pending = lines.pop()
-                        for line in lines:
-                            chunk = reader.feed(line.decode("utf-8").rstrip("\r"))
-                            if chunk is not None:
-                                yield chunk
+                        chunks = [reader.feed(line.decode("utf-8").rstrip("\r")) for line in lines]
+                        # What one read brought is one chunk: everything above then
+                        # costs once per read, not once per token, when the server is ahead.
+                        for chunk in merge_chunks([c for c in chunks if c is not None]):
+                            yield chunk
                         if reader.done:
                             break  # a stop token the server does not stop at: closed below
                     if pending and not reader.done:
-                        chunk = reader.feed(pending.decode("utf-8").rstrip("\r"))
-                        if chunk is not None:
-                            yield chunk
+                        tail = reader.feed(pending.decode("utf-8").rstrip("\r"))
+                        if tail is not None:
+                            yield tail
                     finished = not reader.done
                 finally:
                     if not finished:
@@ -379,6 +387,30 @@ class RemoteEngine:
             yield reader.finish()
         except (TimeoutError, aiohttp.ClientError, UnicodeDecodeError) as error:
             raise EngineError(f"{self.base_url}: {_describe(error, self._read_timeout)}") from error
+
+
+def merge_chunks(chunks: list[EngineChunk]) -> list[EngineChunk]:
+    """`chunks` (none final), each run of the same kind (token ids, or text) as one
+    chunk; a chunk with cache counts (the readers set them on the first) starts a run."""
+    runs: list[list[EngineChunk]] = []
+    for chunk in chunks:
+        if (
+            runs
+            and (runs[-1][0].text is None) == (chunk.text is None)
+            and chunk.cached_tokens is None
+            and chunk.cache_written_tokens is None
+        ):
+            runs[-1].append(chunk)
+        else:
+            runs.append([chunk])
+    return [run[0] if len(run) == 1 else _joined(run) for run in runs]
+
+
+def _joined(run: list[EngineChunk]) -> EngineChunk:
+    first = run[0]
+    if first.text is not None:
+        return replace(first, text="".join(c.text or "" for c in run))
+    return replace(first, token_ids=[t for c in run for t in c.token_ids])
 
 
 def structural_tag(constraints: Constraints) -> dict[str, Any] | None:

@@ -285,5 +285,10 @@ def peer_mapping(tables: dict[str, dict[str, str | None]]) -> dict[str, str | No
     return merged
 
 
+# Merged once: names are resolved on every request's path (each request's parsers).
+PEER_TOOL_MAPPING = peer_mapping(PEER_TOOL_NAMES)
+PEER_REASONING_MAPPING = peer_mapping(PEER_REASONING_NAMES)
+
+
 def peers_using(tables: dict[str, dict[str, str | None]], name: str) -> list[str]:
     return [peer for peer in PEERS if name in tables[peer]]

@@ -162,7 +162,8 @@ def builtin_gguf(name: str, cache_dir: Path | None = None) -> Path:
     if target.exists():
         return target
     downloads = ensure_dir(root / "downloads")
-    partial = ensure_dir(target.parent) / (model.gguf + ".part")
+    # Per process: two processes fetching the same model (parallel test workers) never share one.
+    partial = ensure_dir(target.parent) / f"{model.gguf}.{os.getpid()}.part"
     digest = hashlib.sha256()
     split = len(model.parts) > 1
     if split:

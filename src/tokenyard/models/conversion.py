@@ -105,7 +105,11 @@ def convert_gguf(gguf: Path, target: Path, *, source_label: str) -> None:
             "seconds": round(time.monotonic() - started, 1),
         }
         (staging / CONVERSION_NOTE).write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
-        if target.exists():  # an older recipe, or a concurrent conversion that finished first
+        if is_converted(target):
+            # A concurrent conversion (another process, a parallel test worker) finished
+            # first: its folder may be in use, so it stays and this copy is dropped.
+            return
+        if target.exists():  # an older recipe
             shutil.rmtree(target)
         staging.rename(target)
     finally:

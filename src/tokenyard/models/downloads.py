@@ -7,6 +7,7 @@ The built-in models' files (builtin.py) and the test fixtures
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import urllib.request
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ def fetch(pinned: PinnedFile, downloads: Path, *, progress: bool = True) -> Path
     if target.exists() and sha256_of(target) == pinned.sha256:
         return target
     downloads.mkdir(parents=True, exist_ok=True)
-    partial = downloads / (pinned.filename + ".part")
+    partial = downloads / f"{pinned.filename}.{os.getpid()}.part"  # per process, as builtin.py's
     with urllib.request.urlopen(pinned.url, timeout=300) as response, open(partial, "wb") as out:
         total = int(response.headers.get("Content-Length") or 0)
         if progress:

@@ -11,7 +11,8 @@ needs, both in C-speed regex calls on the common path:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 
 def _prefix_pattern(marker: str) -> str:
@@ -22,6 +23,24 @@ def _prefix_pattern(marker: str) -> str:
     return pattern
 
 
+Search = Callable[..., re.Match[str] | None]
+
+
+@lru_cache(maxsize=1024)
+def _compiled(markers: tuple[str, ...]) -> tuple[Search, frozenset[str], Search]:
+    """(find a marker, every proper prefix, find where one starts) for `markers`,
+    longest first; built once per marker set, as every request's parsers need them."""
+    # Longest first, so the alternation prefers `<tool_calls>` over `<tool_call>`
+    # when both start at the same position.
+    search = re.compile("|".join(re.escape(m) for m in markers)).search
+    prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
+    # Matches where a marker starts, or where text ends in the beginning of one:
+    # the only places a parser must look at. A marker's first character alone
+    # (the `t` of Muse Glimmer's `to=self`, common in prose) is not enough.
+    trigger = re.compile("|".join(_prefix_pattern(m) for m in markers)).search
+    return search, prefixes, trigger
+
+
 class MarkerSet:
     __slots__ = ("markers", "_search", "_prefixes", "_trigger", "_hold", "trigger")
 
@@ -30,14 +49,7 @@ class MarkerSet:
         if not unique:
             raise ValueError("a MarkerSet needs at least one marker")
         self.markers: tuple[str, ...] = tuple(unique)
-        # Longest first, so the alternation prefers `<tool_calls>` over `<tool_call>`
-        # when both start at the same position.
-        self._search = re.compile("|".join(re.escape(m) for m in unique)).search
-        self._prefixes = frozenset(m[:i] for m in unique for i in range(1, len(m)))
-        # Matches where a marker starts, or where text ends in the beginning of one:
-        # the only places a parser must look at. A marker's first character alone
-        # (the `t` of Muse Glimmer's `to=self`, common in prose) is not enough.
-        self._trigger = re.compile("|".join(_prefix_pattern(m) for m in unique)).search
+        self._search, self._prefixes, self._trigger = _compiled(self.markers)
         # `could_start` without the method call, for the hottest paths: None when no
         # marker's first character occurs in the text.
         self.trigger = self._trigger

@@ -99,9 +99,9 @@ def tool_parser_names() -> list[str]:
 
 def check_tool_parser_name(name: str) -> str:
     """The canonical lowercase name, or `UnknownParserError` listing the known ones."""
-    from ..families.peer_names import PEER_TOOL_NAMES, peer_mapping
+    from ..families.peer_names import PEER_TOOL_MAPPING
 
-    key = resolve_name("tool-call", name, tool_parser_names(), peer_mapping(PEER_TOOL_NAMES), "--tool-parser-plugin")
+    key = resolve_name("tool-call", name, tool_parser_names(), PEER_TOOL_MAPPING, "--tool-parser-plugin")
     if key in HARMONY_TOOL_NAMES:
         return "harmony"
     return _all_tool_parsers()[key].name.lower()  # an alias becomes its format's own name

@@ -137,6 +137,7 @@ async def observed(generation: Generation, events: AsyncIterator[Event]) -> Asyn
             DIVERGENCES.labels(*labels, report.divergence.cause).inc()
     last_output: float | None = None
     ready: list[float] = []
+    inter_token = INTER_TOKEN.labels(*labels)  # looked up once: it is observed per event
     try:
         async for event in events:
             now = time.perf_counter()
@@ -156,7 +157,7 @@ async def observed(generation: Generation, events: AsyncIterator[Event]) -> Asyn
                 if last_output is None:
                     TTFT.labels(*labels).observe(now - started)
                 else:
-                    INTER_TOKEN.labels(*labels).observe(now - last_output)
+                    inter_token.observe(now - last_output)
                 last_output = now
                 if kind is ToolCallReady:
                     ready.append(now)

@@ -121,10 +121,10 @@ async def until_disconnected(work: Coroutine[Any, Any, T], receive: Receive) -> 
     cancelled, which closes its event iterators and so aborts the engine request).
 
     The disconnect is the ASGI `http.disconnect` message, read from `receive` once
-    the body has been consumed. uvicorn's h11 protocol pauses reading after a
-    complete request (h11 PAUSED), but every `receive()` resumes it, so the peer's
-    EOF is read, the transport closes and `http.disconnect` follows; httptools
-    likewise. Unlike peeking at the socket this is plain ASGI, so it holds for any
+    the body has been consumed. uvicorn's httptools protocol reads on after a
+    complete request, so the peer's EOF is read, the transport closes and
+    `http.disconnect` follows; its h11 protocol pauses reading (h11 PAUSED), but
+    every `receive()` resumes it. Unlike peeking at the socket this is plain ASGI, so it holds for any
     server. (What hid it before: `asyncio.wait_for` in the slot queue swallowed the
     cancellation when a slot was granted at that moment: see `acquire_slot`.)"""
     task = asyncio.ensure_future(work)
@@ -154,30 +154,29 @@ def frame_bytes(frame: Frame) -> bytes:
 
 async def encoded_frames(
     state: ServerState, generation: Generation, encoder: StreamEncoder, slot: Slot
-) -> AsyncGenerator[Frame | None]:
+) -> AsyncGenerator[list[Frame] | None]:
     """A streaming generation (holding `slot`, released at the end) as the encoder's
-    frames, None where a keep-alive is due (a silence, or output held back). A
-    failure mid-stream ends it with the API's own error frames, never a truncated
-    stream. Closing this iterator aborts the engine request. Any transport (SSE, a
-    WebSocket) sends what it yields."""
+    frames, one batch per event (a transport writes a batch at once), None where a
+    keep-alive is due (a silence, or output held back). A failure mid-stream ends it
+    with the API's own error frames, never a truncated stream. Closing this iterator
+    aborts the engine request. Any transport (SSE, a WebSocket) sends what it yields."""
     interval = state.config.keepalive_seconds
     events = with_keepalive(metrics.observed(generation, generation.events()), interval)
     clock = asyncio.get_running_loop().time
     sent = clock()
     try:
-        for frame in encoder.start():
-            yield frame
+        if opening := list(encoder.start()):
+            yield opening
         async for event in events:
             if event is IDLE:
                 yield None
                 sent = clock()
                 continue
             frames = encoder.error(stream_failure(event)) if isinstance(event, StreamError) else None
-            out = frames if frames is not None else encoder.feed(event)
-            for frame in out:
-                yield frame
+            out = list(frames if frames is not None else encoder.feed(event))
             now = clock()
             if out:
+                yield out
                 sent = now
             elif now - sent >= interval:
                 # The engine is busy but nothing can be sent yet (a tool call is
@@ -185,8 +184,7 @@ async def encoded_frames(
                 yield None
                 sent = now
     except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
-        for frame in encoder.error(fault_of(error)):
-            yield frame
+        yield list(encoder.error(fault_of(error)))
     except (GeneratorExit, asyncio.CancelledError):
         log.info("the client went away mid-stream; its generation was stopped")
         raise
@@ -195,8 +193,8 @@ async def encoded_frames(
             await events.aclose()  # aborts the engine request if it is still running
         finally:
             slot.release()
-    for frame in encoder.finish():
-        yield frame
+    if closing := list(encoder.finish()):
+        yield closing
 
 
 async def event_stream(state: ServerState, generation: Generation, encoder: StreamEncoder) -> StreamingResponse:
@@ -207,12 +205,12 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
     async def frames() -> AsyncGenerator[bytes]:
         source = encoded_frames(state, generation, encoder, slot)
         try:
-            async for frame in source:
-                if frame is None:
+            async for batch in source:
+                if batch is None:
                     beat = encoder.keepalive()
                     yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
-                else:
-                    yield frame_bytes(frame)
+                else:  # one write for all of an event's frames
+                    yield b"".join(frame_bytes(frame) for frame in batch)
         finally:
             await source.aclose()
 

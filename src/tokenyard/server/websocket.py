@@ -104,13 +104,13 @@ async def respond(state: ServerState, websocket: WebSocket, socket: ResponsesSoc
         slot = await acquire_slot(state, generation.conversation.hints)
         frames = encoded_frames(state, generation, encoder, slot)
         try:
-            async for frame in frames:
-                if frame is None:
+            async for batch in frames:
+                if batch is None:
                     continue  # a WebSocket has its own pings; Codex ignores unknown events anyway
-                _, data = frame
-                assert isinstance(data, dict)  # Responses frames are JSON objects
-                socket.sent(data)
-                await send(data)
+                for _, data in batch:
+                    assert isinstance(data, dict)  # Responses frames are JSON objects
+                    socket.sent(data)
+                    await send(data)
         finally:
             await frames.aclose()
             slot.release()

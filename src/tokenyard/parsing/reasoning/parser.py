@@ -29,11 +29,11 @@ _PLUGIN_FORMATS: dict[str, ReasoningFormat] = {}
 def canonical_reasoning_name(name: str) -> str:
     """Our name for a reasoning parser name users type (ours, a kebab or squashed
     spelling, or vLLM's/SGLang's/Dynamo's); `UnknownParserError` otherwise."""
-    from ...families.peer_names import PEER_REASONING_NAMES, peer_mapping
+    from ...families.peer_names import PEER_REASONING_MAPPING
     from ..registry import resolve_name
 
     return resolve_name(
-        "reasoning", name, reasoning_parser_names(), peer_mapping(PEER_REASONING_NAMES), "--reasoning-parser-plugin"
+        "reasoning", name, reasoning_parser_names(), PEER_REASONING_MAPPING, "--reasoning-parser-plugin"
     )
 
 
