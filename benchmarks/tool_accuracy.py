@@ -28,7 +28,7 @@ they are identical, greedy decoding gave both parsers the same raw output. A rer
 resumes: cases already in a path's file are not sent again (`--fresh` starts over).
 
     python benchmarks/tool_accuracy.py [--model qwen2.5-coder-1.5b] [--paths ...] [--limit N]
-        [--quick] [--max-tokens 96] [--llama-server PATH] [--fresh] [--report-only]
+        [--quick] [--max-tokens 96] [--llama-server PATH] [--threads N] [--fresh] [--report-only]
 """
 
 import argparse
@@ -274,9 +274,13 @@ def find_llama_server(given: str | None) -> str | None:
     return str(built[-1]) if built else None
 
 
-def llama_server(binary: str, gguf: Path, flag: str, log: Path) -> contextlib.AbstractContextManager[str]:
+def llama_server(
+    binary: str, gguf: Path, flag: str, log: Path, threads: int | None
+) -> contextlib.AbstractContextManager[str]:
     port = free_port()
     command = [binary, "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port), "-c", str(CONTEXT), "-np", "1"]
+    if threads:  # both servers alike, so neither path is favoured
+        command += ["--threads", str(threads), "--threads-batch", str(threads)]
     return server_process([*command, flag], port, log)
 
 
@@ -458,10 +462,14 @@ def run(args: argparse.Namespace, runner: Runner) -> dict[str, str]:
         with contextlib.ExitStack() as stack:
             # tokenyard's server keeps special tokens in its text (`--special`); the
             # engine's own chat endpoint runs as its docs say, with `--jinja`.
-            ours = stack.enter_context(llama_server(binary, gguf, "--special", logs / "llama-special.log"))
+            ours = stack.enter_context(
+                llama_server(binary, gguf, "--special", logs / "llama-special.log", args.threads)
+            )
             own = None
             if "llama.cpp" in paths:
-                theirs = stack.enter_context(llama_server(binary, gguf, "--jinja", logs / "llama-jinja.log"))
+                theirs = stack.enter_context(
+                    llama_server(binary, gguf, "--jinja", logs / "llama-jinja.log", args.threads)
+                )
                 own = ("llama.cpp", theirs, args.model)
             settings = ModelSettings(model=args.model, engine="remote", engine_url=ours)
             if "tokenyard+llama.cpp" in paths:
@@ -567,6 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"at most {QUICK_CASES} cases")
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--llama-server", default=None, help="the llama-server binary (default: PATH, the cache)")
+    parser.add_argument("--threads", type=int, default=None, help="llama-server's threads (default: its own)")
     parser.add_argument("--out", type=Path, default=OUT / "tool_accuracy", help="where the raw outputs are kept")
     parser.add_argument("--fresh", action="store_true", help="forget the recorded runs of the chosen paths")
     parser.add_argument("--report-only", action="store_true", help="score what is recorded, run nothing")

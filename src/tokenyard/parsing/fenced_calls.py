@@ -18,6 +18,11 @@ end of the output. Anything else stays text: a fence with text after it (a model
 *showing* a call), an undeclared name, other keys, invalid JSON, a fence followed by
 a real call or by reasoning.
 
+Qwen2.5's own template shows the call shape as `{{"name": ..., "arguments": ...}}`
+(doubled braces in its text), and the model sometimes copies them: an object opened
+with `{{` is read as one object that must then close with `}}`; anything else
+(`{{` closed by one brace) stays text, so a malformed call is never dispatched.
+
 Whether a fence ends the output is known only at the end, so text is held back from
 a line that starts like a fence for only as long as it can still become such a call,
 and released as soon as it can not (a top-level key other than `name` or
@@ -43,7 +48,7 @@ _SPACE = " \t\r"
 _WHITESPACE = " \t\r\n"
 
 # Phases of a held fence.
-_OPEN, _HEADER, _LEAD, _OBJECT, _BEFORE_CLOSE, _CLOSE, _TAIL = range(7)
+_OPEN, _HEADER, _LEAD, _OBJECT, _BEFORE_CLOSE, _CLOSE, _TAIL, _BRACE, _DOUBLE_CLOSE = range(9)
 
 
 class _CallObject:
@@ -107,7 +112,18 @@ class _HeldFence:
     """A fence being held, checked character by character; `alive` turns False for
     good once the text can no longer be a fenced call that ends the output."""
 
-    __slots__ = ("text", "alive", "_phase", "_matched", "_scanner", "_object", "_json", "_close_end")
+    __slots__ = (
+        "text",
+        "alive",
+        "_phase",
+        "_matched",
+        "_scanner",
+        "_object",
+        "_json",
+        "_close_end",
+        "_doubled",
+        "_gap",
+    )
 
     def __init__(self, declared: frozenset[str]):
         self.text = ""
@@ -118,6 +134,8 @@ class _HeldFence:
         self._object = _CallObject(declared)
         self._json: list[str] = []  # the object as validated (control characters in strings escaped)
         self._close_end = 0  # index in `text` just past the closing fence
+        self._doubled = False  # the object opened with `{{` (Qwen2.5's template shape)
+        self._gap = ""  # whitespace after the first `{`, until the next character decides
 
     def feed(self, chunk: str) -> bool:
         start = len(self.text)
@@ -149,8 +167,24 @@ class _HeldFence:
                 self.alive = False
             return i + 1
         if phase == _LEAD and char == "{":
+            self._phase = _BRACE
+            return i + 1
+        if phase == _BRACE:  # after the first `{`: a second one doubles the braces
+            if char in _WHITESPACE:
+                self._gap += char
+                return i + 1
             self._phase = _OBJECT
-            return self._step_object(chunk, i)
+            if char == "{":
+                self._doubled = True
+                return self._step_object(chunk, i)
+            self._feed_object("{" + self._gap)
+            return i if self.alive else i + 1
+        if phase == _DOUBLE_CLOSE:  # the object closed: its doubled brace must follow
+            if char == "}":
+                self._phase = _BEFORE_CLOSE
+            elif char not in _WHITESPACE:
+                self.alive = False
+            return i + 1
         if phase == _BEFORE_CLOSE and char == "`":
             self._phase = _CLOSE
             return i
@@ -161,18 +195,23 @@ class _HeldFence:
         return i + 1
 
     def _step_object(self, chunk: str, i: int) -> int:
+        end = self._feed_object(chunk[i:])
+        return len(chunk) if end < 0 else i + end
+
+    def _feed_object(self, text: str) -> int:
+        """Feeds the object's JSON; the index just past its end in `text`, or -1."""
         try:
-            out, end = self._scanner.feed(chunk[i:])
+            out, end = self._scanner.feed(text)
         except JsonStreamError:
             self.alive = False
-            return i
+            return 0
         self._json.append(out)
         self.alive = self._object.feed(out)
         if end < 0:
-            return len(chunk)
-        self._phase = _BEFORE_CLOSE
+            return -1
+        self._phase = _DOUBLE_CLOSE if self._doubled else _BEFORE_CLOSE
         self.alive = self.alive and self.call() is not None
-        return i + end
+        return end
 
     def call(self) -> tuple[str, str] | None:
         """(name, arguments JSON) when the object has a call's shape."""

@@ -2,8 +2,12 @@
 `Conversation` and leaves as `Event`s:
 
 Conversation → preamble strip + replay + chat template (+ call prefill) → tokens →
-engine → incremental detokenize → stop sequences → OutputSplitter → tool-choice
-policy → events, with usage.
+engine → incremental detokenize (control tokens dropped) → stop sequences →
+OutputSplitter → tool-choice policy → events, with usage.
+
+A control token the model writes mid-answer that is not a stop token (Qwen2.5's
+`<|im_start|>`) never becomes text (parsing/control_tokens.py): token ids are
+dropped by id; a text-only engine's output has the control texts cut out.
 
 `Pipeline.prepare` (async: the rendering runs off the event loop) or `Pipeline.start`
 (the same, on the calling thread) renders and validates, so a bad request fails with
@@ -78,6 +82,8 @@ from ..events import (
     ToolChoiceViolation,
     Usage,
 )
+from ..parsing.control_tokens import ControlTokenFilter, control_texts, syntax_texts
+from ..parsing.markers import MarkerSet
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
 from ..parsing.splitter import OutputSplitter
@@ -124,6 +130,14 @@ class ServedModel:
         if self.tokenizer.eos_token_id is not None:
             ids.append(self.tokenizer.eos_token_id)
         return sorted({i for i in ids if i is not None})
+
+    def control_tokens(self) -> dict[int, str]:
+        """The special tokens that are no part of the family's output syntax (id ->
+        text): written mid-answer, they are dropped, never shown."""
+        special = self.tokenizer.special_tokens
+        profile = self.profile
+        controls = control_texts(special.values(), syntax_texts(profile.reasoning_parser, profile.tool_parser))
+        return {i: t for i, t in special.items() if t in controls}
 
 
 class CallReview(Protocol):
@@ -181,6 +195,11 @@ class Pipeline:
         # Shared with the routes (body parsing of large requests): one pool per server.
         self.offload = offload if offload is not None else Offload()
         self.stop_ids = model.stop_token_ids()
+        controls = model.control_tokens()
+        self.control_ids = frozenset(controls)
+        # For text-only engines (their stop texts already end the turn).
+        texts = set(controls.values()) - set(model.stop_texts())
+        self.control_markers = MarkerSet(texts) if texts else None
         # Graceful shutdown: once draining, every running generation ends with a
         # StreamError; those waiting on the engine are woken by cancelling their task.
         self._draining = False
@@ -433,6 +452,8 @@ class _Turn:
         self.detokenizer = self.tokenizer.detokenizer()
         self.stops = _StopScanner(generation.conversation.sampling.stop)
         self.end_marks = _StopScanner(pipeline.model.stop_texts())
+        self.controls = pipeline.control_ids
+        self.control_filter = ControlTokenFilter(pipeline.control_markers)
         # Accounting
         self.completion_tokens = 0
         self.text_only_output: list[str] = []
@@ -479,6 +500,7 @@ class _Turn:
                     text, stop_token = self.end_marks.feed(text, final=final)
                     if stop_token is not None:
                         self.engine_finish, final = "stop", True
+                    text = self.control_filter.feed(text, final=final)
                 released, self.stop_sequence = self.stops.feed(text, final=final)
                 for event in self._police(self.splitter.feed(released) if released else []):
                     yield event
@@ -569,9 +591,14 @@ class _Turn:
             text = chunk.text
             self.text_only_output.append(text)
         else:
-            self.completion_tokens += len(chunk.token_ids)
+            ids = chunk.token_ids
+            self.completion_tokens += len(ids)
             push = self.detokenizer.push
-            text = "".join(push(t) for t in chunk.token_ids)
+            if self.controls.isdisjoint(ids):
+                text = "".join(push(t) for t in ids)
+            else:
+                controls = self.controls
+                text = "".join(push(t) for t in ids if t not in controls)
         if chunk.finish_reason is not None:
             self.engine_finish = chunk.finish_reason
             text += self.detokenizer.flush()

@@ -120,6 +120,9 @@ class ToolParser:
     # code (a fence, an inline code span), or a stray one right after a quote mark,
     # is text, not a call (quoting.py).
     quote_aware: ClassVar[bool] = False
+    # A call object opened with `{{` and closed with `}}` is one call (Qwen2.5's
+    # template shows the shape with doubled braces, and its models copy them).
+    doubled_braces: ClassVar[bool] = False
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
@@ -414,7 +417,7 @@ class BadCallSyntax(Exception):
 
 
 # Reader states.
-_OPEN, _KEY_OR_CLOSE, _KEY, _KEY_STRING, _COLON, _VALUE_START, _VALUE, _AFTER = range(8)
+_OPEN, _KEY_OR_CLOSE, _KEY, _KEY_STRING, _COLON, _VALUE_START, _VALUE, _AFTER, _DOUBLE_CLOSE = range(9)
 _NAME_KEYS = frozenset(("name",))
 _ARGUMENT_KEYS = frozenset(("arguments", "parameters"))
 
@@ -456,6 +459,8 @@ class JsonCallReader:
         self._model_id: str | None = None
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
+        # The object opened with `{{` (`ToolParser.doubled_braces`): it must close with `}}`.
+        self._doubled = False
 
     def feed(self, text: str) -> int:
         owner = self._owner
@@ -529,6 +534,10 @@ class JsonCallReader:
                         continue  # the scanner reads the opening quote
                     if c == "}" and st == _KEY_OR_CLOSE:
                         return self._object_closed(text, segment, i + 1)
+                    if c == "{" and st == _KEY_OR_CLOSE and not self._doubled and owner.doubled_braces:
+                        self._doubled = True
+                        i += 1
+                        continue
                     raise NotACall(i) if not self.started else BadCallSyntax(i)
                 elif st == _COLON:
                     if c != ":":
@@ -544,10 +553,16 @@ class JsonCallReader:
                 elif st == _AFTER:
                     if c == ",":
                         self._state = _KEY
+                    elif c == "}" and self._doubled:
+                        self._state = _DOUBLE_CLOSE
                     elif c == "}":
                         return self._object_closed(text, segment, i + 1)
                     else:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
+                elif st == _DOUBLE_CLOSE:
+                    if c != "}":
+                        raise NotACall(i) if not self.started else BadCallSyntax(i)
+                    return self._object_closed(text, segment, i + 1)
                 i += 1
         except JsonStreamError as error:
             if (
@@ -574,7 +589,7 @@ class JsonCallReader:
     def arguments_complete(self) -> bool:
         """The call's arguments closed; at most the object's own brace is missing
         (a call the end-of-output policy recovers)."""
-        return self.started and self._args_seen and self._state == _AFTER
+        return self.started and self._args_seen and self._state == (_DOUBLE_CLOSE if self._doubled else _AFTER)
 
     def _attribute(self, raw: str) -> None:
         if self.started:
