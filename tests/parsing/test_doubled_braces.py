@@ -1,9 +1,10 @@
 """Calls written in doubled braces, `{{"name": ..., "arguments": {...}}}`: Qwen2.5's
-template shows the call shape that way and its models copy it. Inside `<tool_call>`
-(hermes) and in a final ```json fence (fenced-call recovery) such an object is one
-call when it closes with `}}`; anything malformed is never dispatched. Every case is
-parsed split at every character boundary (support.parse), with conservation and
-the call-event contract checked, and hypothesis chunks mixtures of the pieces."""
+template shows the call shape that way and its models copy it (closing it with two
+braces, or with one). Inside `<tool_call>` (hermes), in a final ```json fence and as
+the whole output (fenced-call recovery) the object inside is the call; anything
+malformed is never dispatched. Every case is parsed split at every character
+boundary (support.parse), with conservation and the call-event contract checked,
+and hypothesis chunks mixtures of the pieces."""
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,11 +27,26 @@ CALL = ("call", "get_weather", {"city": "Oslo", "days": 2})
         f'{{ {{"name": "get_weather", "arguments": {ARGS}}} }}',
         f'{{{{\n  "name": "get_weather",\n  "arguments": {ARGS}\n}}}}',
         f'{{{{"arguments": {ARGS}, "name": "get_weather"}}}}',
+        # One closing brace: the shape Qwen2.5-Coder-1.5B wrote in the accuracy run.
+        f'{{{{"name": "get_weather", "arguments": {ARGS}}}',
+        f'{{{{"name": "get_weather", "arguments": {ARGS}}} ',
     ],
 )
 def test_doubled_braces_are_one_call(obj):
     assert summary(parse(hermes, f"<tool_call>\n{obj}\n</tool_call>")) == [CALL]
+    assert summary(parse(hermes, f"<tool_call>\n{obj}")) == [CALL]  # the output ends in the call
     assert summary(parse(recovering, f"Checking.\n```json\n{obj}\n```\n")) == [("text", "Checking."), CALL]
+    assert summary(parse(recovering, f"\n{obj}\n")) == [CALL]  # the whole output, bare
+
+
+@pytest.mark.parametrize(
+    "obj", [f'{{"name": "get_weather", "arguments": {ARGS}}}', f'  {{{{"name": "get_weather", "arguments": {ARGS}}}}}']
+)
+def test_a_bare_call_object_is_a_call_only_as_the_whole_output(obj):
+    assert summary(parse(recovering, obj)) == [CALL]
+    assert [k for k, *_ in summary(parse(recovering, f"Here it is: {obj.strip()}"))] == ["text"]
+    assert [k for k, *_ in summary(parse(recovering, f"{obj}\nThat is the call."))] == ["text"]
+    assert [k for k, *_ in summary(parse(hermes, obj))] == ["text"], "only where the recovery is switched on"
 
 
 def test_the_call_keeps_its_exact_text():
@@ -42,7 +58,8 @@ def test_the_call_keeps_its_exact_text():
 
 
 MALFORMED = [
-    f'{{{{"name": "get_weather", "arguments": {ARGS}}}',  # `{{` closed by one brace
+    '{{"name": "get_weather", "arguments": {"city": "Oslo"',  # cut short
+    '{{"name": "get_weather", "arguments": {"city": Oslo}}}',  # not JSON
     f'{{{{{{"name": "get_weather", "arguments": {ARGS}}}}}}}',  # tripled
     f'{{{{"name": "get_weather", "arguments": {ARGS}}}, "x": 1}}',  # another key outside the call
 ]
@@ -50,8 +67,8 @@ MALFORMED = [
 
 @pytest.mark.parametrize("obj", MALFORMED)
 def test_malformed_doubled_braces_are_never_a_call(obj):
-    fenced = summary(parse(recovering, f"```json\n{obj}\n```"))
-    assert not any(kind == "call" for kind, *_ in fenced)
+    for text in (f"```json\n{obj}\n```", obj):
+        assert not any(kind == "call" for kind, *_ in summary(parse(recovering, text)))
     block = summary(parse(hermes, f"<tool_call>\n{obj}\n</tool_call>"))
     assert not any(kind == "call" for kind, *_ in block)
 
@@ -62,6 +79,7 @@ def test_a_brace_too_many_is_read_as_with_single_braces():
     after a single-brace call."""
     extra = f'{{{{"name": "get_weather", "arguments": {ARGS}}}}}}}'
     assert [kind for kind, *_ in summary(parse(recovering, f"```json\n{extra}\n```"))] == ["text"]
+    assert [kind for kind, *_ in summary(parse(recovering, extra))] == ["text"]
     single = summary(parse(hermes, f'<tool_call>\n{{"name": "get_weather", "arguments": {ARGS}}}}}\n</tool_call>'))
     assert (
         summary(parse(hermes, f"<tool_call>\n{extra}\n</tool_call>")) == single == [CALL, ("text", "}\n</tool_call>")]

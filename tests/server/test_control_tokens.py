@@ -26,8 +26,7 @@ from tokenyard.engines.base import EngineChunk
 from tokenyard.engines.wire import Call, Reasoning, render_output
 from tokenyard.engines.wire import Text as TextSegment
 from tokenyard.events import ReasoningDelta, TextDelta, ToolCallReady, merge_adjacent
-from tokenyard.parsing.control_tokens import ControlTokenFilter, control_texts, syntax_texts
-from tokenyard.parsing.markers import MarkerSet
+from tokenyard.parsing.control_tokens import ControlTexts, ControlTokenFilter, control_texts, syntax_texts
 from tokenyard.prompting.profiles import detect_profile
 from tokenyard.server.pipeline import Pipeline
 
@@ -86,7 +85,7 @@ def test_no_control_token_in_the_familys_own_output(family):
 
 # ---- the text filter, sans-IO ------------------------------------------------------------------
 
-FILTER = MarkerSet(["<|im_start|>", "<|endoftext|>"])
+FILTER = ControlTexts(["<|im_start|>", "<|endoftext|>"])
 
 
 def filtered(pieces: list[str]) -> str:

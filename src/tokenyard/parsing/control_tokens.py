@@ -23,6 +23,7 @@ in an encoder.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from collections.abc import Iterable, Iterator
 
@@ -89,35 +90,54 @@ def syntax_texts(reasoning_parser: str | None, tool_parser: str | None) -> froze
 def control_texts(special: Iterable[str], syntax: Iterable[str]) -> frozenset[str]:
     """The special tokens that are no part of the output syntax (`syntax_texts`):
     a special token's text found inside a syntax string is syntax."""
-    syntax = tuple(syntax)
-    return frozenset(t for t in special if t and not any(t in s for s in syntax))
+    joined = "\x00".join(syntax)  # one substring search per token
+    return frozenset(t for t in special if t and t not in joined)
+
+
+class ControlTexts:
+    """The control tokens' texts, compiled once for `ControlTokenFilter`: a regex of
+    the literal texts, and every proper prefix (what a stream must hold back). A
+    family has up to ~1,300 of them (reserved tokens), which a `MarkerSet` (built for
+    a few markers) takes seconds to compile."""
+
+    __slots__ = ("find", "prefixes", "hold")
+
+    def __init__(self, texts: Iterable[str]):
+        unique = sorted({t for t in texts if t}, key=len, reverse=True)
+        if not unique:
+            raise ValueError("no control token texts")
+        self.find = re.compile("|".join(map(re.escape, unique))).search
+        self.prefixes = frozenset(t[:i] for t in unique for i in range(1, len(t)))
+        self.hold = max(map(len, unique)) - 1
 
 
 class ControlTokenFilter:
-    """Text in, text out with every control token cut (`MarkerSet` of their texts;
-    None: nothing to cut). It holds back only a suffix that may still grow into one;
-    `final` releases it."""
+    """Text in, text out with every control token cut (None: nothing to cut). It holds
+    back only a suffix that may still grow into one; `final` releases it."""
 
-    __slots__ = ("_markers", "_buf")
+    __slots__ = ("_texts", "_buf")
 
-    def __init__(self, controls: MarkerSet | None):
-        self._markers = controls
+    def __init__(self, texts: ControlTexts | None):
+        self._texts = texts
         self._buf = ""
 
     def feed(self, text: str, final: bool = False) -> str:
-        markers = self._markers
-        if markers is None:
+        texts = self._texts
+        if texts is None:
             return text
         buf = self._buf + text
-        if markers.trigger(buf) is None:
-            self._buf = ""
-            return buf
         kept: list[str] = []
         pos = 0
-        while (match := markers.find(buf, pos)) is not None:
+        while (match := texts.find(buf, pos)) is not None:
             kept.append(buf[pos : match.start()])
             pos = match.end()
-        held = 0 if final else markers.held_suffix(buf, pos)
+        held = 0
+        if not final:
+            prefixes = texts.prefixes
+            for size in range(min(texts.hold, len(buf) - pos), 0, -1):
+                if buf[-size:] in prefixes:
+                    held = size
+                    break
         kept.append(buf[pos : len(buf) - held])
         self._buf = buf[len(buf) - held :]
         return "".join(kept)

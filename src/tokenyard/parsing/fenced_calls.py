@@ -18,10 +18,14 @@ end of the output. Anything else stays text: a fence with text after it (a model
 *showing* a call), an undeclared name, other keys, invalid JSON, a fence followed by
 a real call or by reasoning.
 
+The same call object as the whole output, with no fence (nothing but whitespace
+around it), is recovered the same way.
+
 Qwen2.5's own template shows the call shape as `{{"name": ..., "arguments": ...}}`
-(doubled braces in its text), and the model sometimes copies them: an object opened
-with `{{` is read as one object that must then close with `}}`; anything else
-(`{{` closed by one brace) stays text, so a malformed call is never dispatched.
+(doubled braces in its text), and the model copies them: an object opened with `{{`
+is the call object inside, closed by `}}` or, as the model also writes it, by one
+brace where the fence or the output ends. The object inside must be a complete,
+valid call: nothing malformed is ever dispatched.
 
 Whether a fence ends the output is known only at the end, so text is held back from
 a line that starts like a fence for only as long as it can still become such a call,
@@ -115,6 +119,7 @@ class _HeldFence:
     __slots__ = (
         "text",
         "alive",
+        "bare",
         "_phase",
         "_matched",
         "_scanner",
@@ -125,10 +130,12 @@ class _HeldFence:
         "_gap",
     )
 
-    def __init__(self, declared: frozenset[str]):
+    def __init__(self, declared: frozenset[str], bare: bool = False):
         self.text = ""
         self.alive = True
-        self._phase = _OPEN
+        # The whole output is the object, with no fence around it.
+        self.bare = bare
+        self._phase = _LEAD if bare else _OPEN
         self._matched = 0  # characters of the fence marker being read
         self._scanner = JsonValueScanner()
         self._object = _CallObject(declared)
@@ -179,9 +186,12 @@ class _HeldFence:
                 return self._step_object(chunk, i)
             self._feed_object("{" + self._gap)
             return i if self.alive else i + 1
-        if phase == _DOUBLE_CLOSE:  # the object closed: its doubled brace must follow
+        if phase == _DOUBLE_CLOSE:  # the object closed: its doubled brace, or where the call ends
             if char == "}":
-                self._phase = _BEFORE_CLOSE
+                self._after_object(start + i + 1)
+            elif char == "`" and not self.bare:
+                self._phase = _CLOSE
+                return i
             elif char not in _WHITESPACE:
                 self.alive = False
             return i + 1
@@ -209,9 +219,21 @@ class _HeldFence:
         self.alive = self._object.feed(out)
         if end < 0:
             return -1
-        self._phase = _DOUBLE_CLOSE if self._doubled else _BEFORE_CLOSE
         self.alive = self.alive and self.call() is not None
+        closed = len(self.text) - len(text) + end  # in `text`, just past the object
+        if self._doubled:
+            self._phase, self._close_end = _DOUBLE_CLOSE, closed  # the second brace may be missing
+        else:
+            self._after_object(closed)
         return end
+
+    def _after_object(self, end: int) -> None:
+        """The call object is closed at `end` in `text`: the closing fence follows, or
+        (bare) nothing but whitespace."""
+        if self.bare:
+            self._phase, self._close_end = _TAIL, end
+        else:
+            self._phase = _BEFORE_CLOSE
 
     def call(self) -> tuple[str, str] | None:
         """(name, arguments JSON) when the object has a call's shape."""
@@ -229,7 +251,8 @@ class _HeldFence:
     def recovered(self) -> tuple[str, str, str, str] | None:
         """(name, arguments, raw: fence to closing fence, the whitespace after it)
         when the fence is complete and still alive at the end of the output."""
-        call = self.call() if self.alive and self._phase == _TAIL else None
+        ended = self._phase == _TAIL or (self.bare and self._phase == _DOUBLE_CLOSE)
+        call = self.call() if self.alive and ended else None
         if call is None:
             return None
         return call[0], call[1], self.text[: self._close_end], self.text[self._close_end :]
@@ -263,6 +286,7 @@ class FencedCallRecovery:
         self._declared = frozenset(t.name for t in tools)
         self._ids = call_ids
         self._line_start = True  # the next text character begins a line
+        self._spoken = False  # text (other than whitespace) or a call came already: no bare call
         self._held: _HeldFence | None = None
         self._calls = 0  # calls in this output so far: the next call's index
 
@@ -279,6 +303,7 @@ class FencedCallRecovery:
             self._line_start = True
             if type(event) is ToolCallStart:
                 self._calls += 1
+                self._spoken = True
             out.append(event)
         return out
 
@@ -304,6 +329,14 @@ class FencedCallRecovery:
         return out
 
     def _text(self, text: str, out: list[ParseEvent]) -> None:
+        if not self._spoken and self._held is None:
+            body = text.lstrip()
+            if body:
+                self._spoken = True
+                if body[0] == "{":  # the output may be one bare call object
+                    if len(body) < len(text):
+                        out.append(TextDelta(text[: len(text) - len(body)]))
+                    self._held, text = _HeldFence(self._declared, bare=True), body
         if self._held is None and "`" not in text:  # the common case
             if text:
                 out.append(TextDelta(text))

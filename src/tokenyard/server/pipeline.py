@@ -82,8 +82,7 @@ from ..events import (
     ToolChoiceViolation,
     Usage,
 )
-from ..parsing.control_tokens import ControlTokenFilter, control_texts, syntax_texts
-from ..parsing.markers import MarkerSet
+from ..parsing.control_tokens import ControlTexts, ControlTokenFilter, control_texts, syntax_texts
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
 from ..parsing.splitter import OutputSplitter
@@ -197,9 +196,9 @@ class Pipeline:
         self.stop_ids = model.stop_token_ids()
         controls = model.control_tokens()
         self.control_ids = frozenset(controls)
-        # For text-only engines (their stop texts already end the turn).
-        texts = set(controls.values()) - set(model.stop_texts())
-        self.control_markers = MarkerSet(texts) if texts else None
+        # For text-only engines (their stop texts already end the turn): compiled on first use.
+        self._control_texts = frozenset(controls.values()) - set(model.stop_texts())
+        self._compiled_controls: ControlTexts | None = None
         # Graceful shutdown: once draining, every running generation ends with a
         # StreamError; those waiting on the engine are woken by cancelling their task.
         self._draining = False
@@ -213,6 +212,12 @@ class Pipeline:
         self._reasoning_forced = bool(
             reasoning and reasoning not in HARMONY_REASONING_NAMES and reasoning_format(reasoning).force
         )
+
+    def control_text_matcher(self) -> ControlTexts | None:
+        """The control tokens' texts, for a text-only engine's output."""
+        if self._compiled_controls is None and self._control_texts:
+            self._compiled_controls = ControlTexts(self._control_texts)
+        return self._compiled_controls
 
     def drain(self) -> None:
         """The server is stopping: end every running stream with the API's error
@@ -453,7 +458,7 @@ class _Turn:
         self.stops = _StopScanner(generation.conversation.sampling.stop)
         self.end_marks = _StopScanner(pipeline.model.stop_texts())
         self.controls = pipeline.control_ids
-        self.control_filter = ControlTokenFilter(pipeline.control_markers)
+        self.control_filter: ControlTokenFilter | None = None  # for a text-only engine
         # Accounting
         self.completion_tokens = 0
         self.text_only_output: list[str] = []
@@ -500,6 +505,8 @@ class _Turn:
                     text, stop_token = self.end_marks.feed(text, final=final)
                     if stop_token is not None:
                         self.engine_finish, final = "stop", True
+                    if self.control_filter is None:
+                        self.control_filter = ControlTokenFilter(self.pipeline.control_text_matcher())
                     text = self.control_filter.feed(text, final=final)
                 released, self.stop_sequence = self.stops.feed(text, final=final)
                 for event in self._police(self.splitter.feed(released) if released else []):

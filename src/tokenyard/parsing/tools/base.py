@@ -120,8 +120,9 @@ class ToolParser:
     # code (a fence, an inline code span), or a stray one right after a quote mark,
     # is text, not a call (quoting.py).
     quote_aware: ClassVar[bool] = False
-    # A call object opened with `{{` and closed with `}}` is one call (Qwen2.5's
-    # template shows the shape with doubled braces, and its models copy them).
+    # A call object opened with `{{` is the call object inside (Qwen2.5's template
+    # shows the shape with doubled braces, and its models copy them), closed by `}}`
+    # or by one brace before what follows the call.
     doubled_braces: ClassVar[bool] = False
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
@@ -338,7 +339,7 @@ class ToolParser:
         With `recover_complete` (list formats, whose peers recover it), a call whose
         arguments closed and only the object's own brace is missing is recovered; hermes
         blocks and the others keep vLLM's reading of that as broken JSON."""
-        if recover_complete and reader.arguments_complete:
+        if reader.object_complete or (recover_complete and reader.arguments_complete):
             self._close_call()
         elif reader.started:
             self._fail_call("truncated")
@@ -560,9 +561,11 @@ class JsonCallReader:
                     else:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
                 elif st == _DOUBLE_CLOSE:
-                    if c != "}":
-                        raise NotACall(i) if not self.started else BadCallSyntax(i)
-                    return self._object_closed(text, segment, i + 1)
+                    # The second brace, or (as the model also writes it) what follows the
+                    # call; more JSON there means the outer braces hold more than the call.
+                    if c in ',:"{[':
+                        raise BadCallSyntax(i)
+                    return self._object_closed(text, segment, i + 1 if c == "}" else i)
                 i += 1
         except JsonStreamError as error:
             if (
@@ -589,7 +592,13 @@ class JsonCallReader:
     def arguments_complete(self) -> bool:
         """The call's arguments closed; at most the object's own brace is missing
         (a call the end-of-output policy recovers)."""
-        return self.started and self._args_seen and self._state == (_DOUBLE_CLOSE if self._doubled else _AFTER)
+        return self.started and self._args_seen and self._state == _AFTER
+
+    @property
+    def object_complete(self) -> bool:
+        """A call in doubled braces whose call object closed: only its second brace
+        may be missing."""
+        return self.started and self._state == _DOUBLE_CLOSE
 
     def _attribute(self, raw: str) -> None:
         if self.started:

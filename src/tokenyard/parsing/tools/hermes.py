@@ -14,7 +14,8 @@ marker are syntax; an entry that is not a call ends the reading (the calls befor
 it stand, the rest of the block is text), and a list that is not a call list from
 its first entry is text, whole. A call object in doubled braces,
 `{{"name": ..., "arguments": {...}}}`, copies the shape Qwen2.5's template shows:
-it is one call, provided it closes with `}}` (`ToolParser.doubled_braces`).
+it is the call object inside, closed by `}}` or by one brace
+(`ToolParser.doubled_braces`).
 """
 
 from __future__ import annotations
