@@ -187,6 +187,9 @@ def test_length_and_abort():
     assert chunks[-1].finish_reason == "length" and chunks[-1].token_ids == OUTPUT[2:]
     aborted = {"type": "abort", "message": "Abort before prefill", "status_code": 503}
     assert read([line([], 0, aborted, cached=0)])[-1].finish_reason == "abort"
+    # --incremental-streaming-output: an abort's last line repeats the last id, not a new one.
+    chunks = read([line(OUTPUT[:1], 1), line(OUTPUT[1:2], 2), line(OUTPUT[1:2], 2, aborted)])
+    assert [c.token_ids for c in chunks] == [OUTPUT[:1], OUTPUT[1:2], []] and chunks[-1].finish_reason == "abort"
 
 
 def test_errors_are_engine_errors_and_the_context_error_a_prompt_too_long():

@@ -554,17 +554,19 @@ class SglangStreamReader:
         if not isinstance(ids, list) or not all(type(t) is int for t in ids) or not isinstance(meta, dict):
             raise EngineError(f"{self._source} sent a chunk that is not a /generate chunk: {raw[:SHOWN_CHARACTERS]!r}")
         # All ids so far (the default), or only the new ones (--incremental-streaming-output).
-        new = ids[self._seen :] if meta.get("completion_tokens") == len(ids) else ids
+        cumulative = meta.get("completion_tokens") == len(ids)
+        reason = meta.get("finish_reason")
+        kind = reason.get("type") if isinstance(reason, dict) else None
+        # An aborted request's last line repeats its last id in the incremental mode.
+        new = ids[self._seen :] if cumulative else [] if kind == "abort" else ids
         self._seen += len(new)
         cached = meta.get("cached_tokens")
         cached = cached if isinstance(cached, int) else None
-        reason = meta.get("finish_reason")
         if reason is None:
             if not new:
                 return None
             first, self._emitted = not self._emitted, True
             return EngineChunk(token_ids=new, cached_tokens=cached if first else None)
-        kind = reason.get("type") if isinstance(reason, dict) else None
         if kind not in FINISH_REASONS:
             raise EngineError(f"{self._source} finished with an unknown reason {reason!r}")
         if kind == "stop" and new and new[-1] in self._stop_token_ids:
