@@ -18,8 +18,10 @@ end of the output. Anything else stays text: a fence with text after it (a model
 *showing* a call), an undeclared name, other keys, invalid JSON, a fence followed by
 a real call or by reasoning.
 
-The same call object as the whole output, with no fence (nothing but whitespace
-around it), is recovered the same way.
+A fence may hold several call objects one after another (parallel calls, as the
+model writes them: no list, no commas); each becomes a call. The same call object as
+the whole output, with no fence (nothing but whitespace around it), is recovered the
+same way.
 
 Qwen2.5's own template shows the call shape as `{{"name": ..., "arguments": ...}}`
 (doubled braces in its text), and the model copies them: an object opened with `{{`
@@ -128,6 +130,9 @@ class _HeldFence:
         "_close_end",
         "_doubled",
         "_gap",
+        "_found",
+        "_pending",
+        "_declared",
     )
 
     def __init__(self, declared: frozenset[str], bare: bool = False):
@@ -138,11 +143,14 @@ class _HeldFence:
         self._phase = _LEAD if bare else _OPEN
         self._matched = 0  # characters of the fence marker being read
         self._scanner = JsonValueScanner()
+        self._declared = declared
         self._object = _CallObject(declared)
         self._json: list[str] = []  # the object as validated (control characters in strings escaped)
         self._close_end = 0  # index in `text` just past the closing fence
         self._doubled = False  # the object opened with `{{` (Qwen2.5's template shape)
         self._gap = ""  # whitespace after the first `{`, until the next character decides
+        self._found: list[tuple[str, str, int]] = []  # (name, arguments, end in `text`) per call
+        self._pending: tuple[str, str] | None = None  # the call whose doubled brace may follow
 
     def feed(self, chunk: str) -> bool:
         start = len(self.text)
@@ -190,14 +198,20 @@ class _HeldFence:
             if char == "}":
                 self._after_object(start + i + 1)
             elif char == "`" and not self.bare:
+                self._after_object(self._close_end)
                 self._phase = _CLOSE
                 return i
+            elif char == "{" and not self.bare:
+                self._after_object(self._close_end)
+                return self._next_object(i)
             elif char not in _WHITESPACE:
                 self.alive = False
             return i + 1
         if phase == _BEFORE_CLOSE and char == "`":
             self._phase = _CLOSE
             return i
+        if phase == _BEFORE_CLOSE and char == "{":  # another call in the same fence
+            return self._next_object(i)
         # _LEAD, _BEFORE_CLOSE and _TAIL (after the closing fence: a fourth backtick
         # or a language tag would mean it was an opening one) allow only whitespace.
         if char not in _WHITESPACE:
@@ -219,7 +233,8 @@ class _HeldFence:
         self.alive = self._object.feed(out)
         if end < 0:
             return -1
-        self.alive = self.alive and self.call() is not None
+        self._pending = self.call()
+        self.alive = self.alive and self._pending is not None
         closed = len(self.text) - len(text) + end  # in `text`, just past the object
         if self._doubled:
             self._phase, self._close_end = _DOUBLE_CLOSE, closed  # the second brace may be missing
@@ -228,12 +243,22 @@ class _HeldFence:
         return end
 
     def _after_object(self, end: int) -> None:
-        """The call object is closed at `end` in `text`: the closing fence follows, or
-        (bare) nothing but whitespace."""
+        """The call object is closed at `end` in `text`: the closing fence follows (or
+        another call), or (bare) nothing but whitespace."""
+        if self._pending is not None:
+            self._found.append((*self._pending, end))
+            self._pending = None
         if self.bare:
             self._phase, self._close_end = _TAIL, end
         else:
             self._phase = _BEFORE_CLOSE
+
+    def _next_object(self, i: int) -> int:
+        """Another call object begins at this `{`."""
+        self._scanner, self._object, self._json = JsonValueScanner(), _CallObject(self._declared), []
+        self._doubled, self._gap = False, ""
+        self._phase = _BRACE
+        return i + 1
 
     def call(self) -> tuple[str, str] | None:
         """(name, arguments JSON) when the object has a call's shape."""
@@ -248,14 +273,20 @@ class _HeldFence:
             return None
         return name, json.dumps(arguments, ensure_ascii=False)
 
-    def recovered(self) -> tuple[str, str, str, str] | None:
-        """(name, arguments, raw: fence to closing fence, the whitespace after it)
-        when the fence is complete and still alive at the end of the output."""
-        ended = self._phase == _TAIL or (self.bare and self._phase == _DOUBLE_CLOSE)
-        call = self.call() if self.alive and ended else None
-        if call is None:
+    def recovered(self) -> tuple[list[tuple[str, str, str]], str] | None:
+        """([(name, arguments, raw)] — the first raw from the fence, the last to the
+        closing fence —, the whitespace after it) when the fence is complete and still
+        alive at the end of the output."""
+        if self.alive and self.bare and self._phase == _DOUBLE_CLOSE:
+            self._after_object(self._close_end)  # the output ended where the second brace would be
+        if not self.alive or self._phase != _TAIL or not self._found:
             return None
-        return call[0], call[1], self.text[: self._close_end], self.text[self._close_end :]
+        calls, start = [], 0
+        for n, (name, arguments, end) in enumerate(self._found):
+            end = self._close_end if n == len(self._found) - 1 else end
+            calls.append((name, arguments, self.text[start:end]))
+            start = end
+        return calls, self.text[self._close_end :]
 
 
 def _could_open(text: str) -> bool:
@@ -316,14 +347,15 @@ class FencedCallRecovery:
         if found is None:
             out.append(TextDelta(held.text))
             return out
-        name, arguments, raw, tail = found
-        index, call_id = self._calls, self._ids.new()
-        self._calls += 1
-        out += [
-            ToolCallStart(index, call_id, name),
-            ToolCallDelta(index, arguments),
-            ToolCallReady(index, call_id, name, arguments, raw),
-        ]
+        calls, tail = found
+        for name, arguments, raw in calls:
+            index, call_id = self._calls, self._ids.new()
+            self._calls += 1
+            out += [
+                ToolCallStart(index, call_id, name),
+                ToolCallDelta(index, arguments),
+                ToolCallReady(index, call_id, name, arguments, raw),
+            ]
         if tail:
             out.append(Marker(tail))
         return out

@@ -564,7 +564,7 @@ class JsonCallReader:
                     # The second brace, or (as the model also writes it) what follows the
                     # call; more JSON there means the outer braces hold more than the call.
                     if c in ',:"{[':
-                        raise BadCallSyntax(i)
+                        raise NotACall(i) if not self.started else BadCallSyntax(i)
                     return self._object_closed(text, segment, i + 1 if c == "}" else i)
                 i += 1
         except JsonStreamError as error:
