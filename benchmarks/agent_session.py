@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     # Real time by default: the frontend's own work (rendering, tokenizing) is part of the session.
     turns, prefix, words, tool_s, scale = (3, 4_000, 60, 0.2, 1.0) if args.quick else (10, 24_000, 400, 1.5, 1.0)
     scale = args.time_scale or scale
-    from tokenyard.server.loading import ModelSettings
+    from tokenyard.settings import ModelSettings
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "script.json"

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few repetitions (CI smoke run)")
     args = parser.parse_args(argv)
     from tokenyard.server.app import ServerConfig
-    from tokenyard.server.loading import ModelSettings
+    from tokenyard.settings import ModelSettings
 
     repeats = 3 if args.quick else 20
     with tempfile.TemporaryDirectory() as tmp:

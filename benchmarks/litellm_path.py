@@ -135,7 +135,8 @@ def tokenyard_request(messages: list[dict[str, Any]]) -> dict[str, Any]:
 def measure(family: str, turns: int, thinking_words: int) -> dict[str, Any]:
     from tokenyard.apis.anthropic.requests import to_conversation
     from tokenyard.apis.anthropic.schema import MessagesRequest
-    from tokenyard.server.loading import ModelSettings, load
+    from tokenyard.server.loading import load
+    from tokenyard.settings import ModelSettings
 
     model, _ = load(ModelSettings(model=str(fixture_model(family)), engine="scripted"))
     renderer, tokenizer = model.renderer, model.tokenizer

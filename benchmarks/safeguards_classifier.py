@@ -21,9 +21,10 @@ import time
 from tokenyard.conversation import Conversation, Message, Text
 from tokenyard.events import ToolCallReady
 from tokenyard.prompting.prefix_watch import PrefixWatch
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
 from tokenyard.server.pipeline import Pipeline
 from tokenyard.server.safeguards import CallReviewer
+from tokenyard.settings import ModelSettings
 
 CONTEXT = {
     "permission_mode": "auto",

@@ -484,7 +484,7 @@ def run(args: argparse.Namespace, runner: Runner) -> dict[str, str]:
     """Runs the chosen paths; returns why each skipped path was skipped."""
     from tokenyard.models.builtin import builtin_gguf
     from tokenyard.models.resolve import resolve_model_dir
-    from tokenyard.server.loading import ModelSettings
+    from tokenyard.settings import ModelSettings
 
     skipped: dict[str, str] = {}
     paths = args.paths

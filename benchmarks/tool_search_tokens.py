@@ -37,7 +37,8 @@ from tokenyard.conversation import (  # noqa: E402
     ToolResult,
     ToolSpec,
 )
-from tokenyard.server.loading import ModelSettings, load  # noqa: E402
+from tokenyard.server.loading import load  # noqa: E402
+from tokenyard.settings import ModelSettings
 
 MCP_VERSION = "2026.8.31"
 SERVERS = {"fs": "server-filesystem", "memory": "server-memory"}

@@ -60,7 +60,7 @@ def second_session_ttft(settings, target_tokens: int, first_event: str = "conten
 
 
 def simulated(target_tokens: int, time_scale: float) -> tuple[dict, dict]:
-    from tokenyard.server.loading import ModelSettings
+    from tokenyard.settings import ModelSettings
 
     def settings(keep: bool) -> ModelSettings:
         return ModelSettings(
@@ -81,7 +81,7 @@ def real(target_tokens: int) -> tuple[dict, dict] | None:
     except ImportError as error:
         print(f"real engine skipped: {error}")
         return None
-    from tokenyard.server.loading import ModelSettings
+    from tokenyard.settings import ModelSettings
 
     folder = tiny_qwen3()
 

@@ -107,7 +107,7 @@ def mutate_first_thinking(body: dict) -> dict:
 
 
 def measure(prefix_tokens: int, turns: int, result_lines: int, time_scale: float) -> dict[str, dict]:
-    from tokenyard.server.loading import ModelSettings
+    from tokenyard.settings import ModelSettings
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "script.json"

@@ -129,7 +129,7 @@ def test_codex_profile_finds_codex_where_the_launchers_do(tmp_path):
 
 def test_serve_default_max_tokens_comes_from_the_flag_or_the_environment(monkeypatch):
     from tokenyard.cli import build_parser
-    from tokenyard.engines.base import DEFAULT_MAX_TOKENS
+    from tokenyard.settings import DEFAULT_MAX_TOKENS
 
     assert build_parser().parse_args(["serve"]).default_max_tokens == DEFAULT_MAX_TOKENS
     assert build_parser().parse_args(["serve", "--default-max-tokens", "512"]).default_max_tokens == 512

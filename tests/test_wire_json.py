@@ -5,6 +5,7 @@ import json
 import pytest
 
 from tokenyard import wire_json
+from tokenyard.faults import JsonTooDeep
 
 
 @pytest.mark.parametrize("as_bytes", [False, True])
@@ -20,9 +21,9 @@ def test_utf8_encoded_surrogates_in_bytes_become_u_fffd():
 
 def test_deep_json_is_refused_not_taken_for_text():
     for text in ("[" * 100_000, "[" * 65 + "]" * 65):
-        with pytest.raises(wire_json.JsonTooDeep, match="arguments: JSON is nested more than 64 levels"):
+        with pytest.raises(JsonTooDeep, match="arguments: JSON is nested more than 64 levels"):
             wire_json.loads(text, where="arguments")
-    assert not issubclass(wire_json.JsonTooDeep, ValueError)
+    assert not issubclass(JsonTooDeep, ValueError)
     assert wire_json.loads("[" * 64 + "]" * 64) is not None
     with pytest.raises(ValueError):
         wire_json.loads("not json")
@@ -55,5 +56,5 @@ def test_a_body_decoded_in_pieces_is_what_json_loads_gives(monkeypatch, text):
                 wire_json.loads(data)
         else:
             assert wire_json.loads(data) == expected
-    with pytest.raises(wire_json.JsonTooDeep):
+    with pytest.raises(JsonTooDeep):
         wire_json.loads('{"tools": [' + "[" * 100_000 + "]}")

@@ -9,20 +9,15 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, NoReturn
 
 from .conversation import ToolSpec
-from .engines.base import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from .events import ParseEvent, event_to_dict, merge_adjacent
-from .models.builtin import BUILTIN_MODELS, DEFAULT_MODEL
 from .parsing.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
-from .safeguards import DEFAULT_SAFEGUARDS_TIMEOUT
-
-if TYPE_CHECKING:
-    from .server.loading import ModelSettings
+from .settings import SERVE_SETTINGS, ModelSettings, Setting, SettingError, declared
 
 
 def load_tool_specs(data: Any) -> list[ToolSpec]:
@@ -150,21 +145,6 @@ def run_parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _env(name: str, default: Any = None) -> Any:
-    """Every serve flag can also come from the environment as TOKENYARD_<FLAG>."""
-    return os.environ.get("TOKENYARD_" + name.upper().replace("-", "_"), default)
-
-
-def _env_flag(name: str) -> bool:
-    return str(_env(name, "")).lower() in ("1", "true", "yes", "on")
-
-
-def _env_optional_flag(name: str) -> bool | None:
-    """A switch whose default depends on the model: None unless the variable is set."""
-    value = _env(name)
-    return None if value is None else str(value).lower() in ("1", "true", "yes", "on")
-
-
 EMBEDDED_INSTALL_HINT = """\
 tokenyard: the embedded CPU engine needs {missing}, which are not installed. Either
   install it, CPU-only (no CUDA download):
@@ -181,65 +161,25 @@ def missing_embedded_packages() -> list[str]:
     return [name for name in ("torch", "transformers") if find_spec(name) is None]
 
 
-# Serve flags that describe the --model model only (a models file's entries carry their own).
-MODEL_FLAGS = (
-    "served_model_name",
-    "reasoning_parser",
-    "tool_call_parser",
-    "chat_template",
-    "script",
-    "engine_url",
-    "kv_events",
-    "engine_model",
-)
-
-
 def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
     """Every model to serve (`ModelSettings`, the default one first): `--model` with
     its flags, then each `--serve-model`, then the `--models-config` file's. Without
     `--model`, a models file or `--serve-model` alone says what is served."""
-    from .server.loading import ModelSettings
     from .server.models_config import served_models
 
-    base = ModelSettings(
-        model=args.model or DEFAULT_MODEL,
-        engine=args.engine,
-        served_model_names=tuple(args.served_model_name or ()),
-        reasoning_parser=args.reasoning_parser,
-        tool_call_parser=args.tool_call_parser,
-        recover_fenced_calls=args.recover_fenced_calls,
-        chat_template=Path(args.chat_template) if args.chat_template else None,
-        keep_anthropic_preamble=args.keep_anthropic_preamble,
-        script=Path(args.script) if args.script else None,
-        token_delay=args.token_delay,
-        max_model_len=args.max_model_len,
-        time_scale=args.time_scale,
-        kv_block_size=args.kv_block_size,
-        kv_blocks=args.kv_blocks,
-        max_batched_tokens=args.max_batched_tokens,
-        engine_urls=tuple(args.engine_url or ()),
-        kv_events=tuple(args.kv_events or ()),
-        router_policy=args.router_policy,
-        workers=args.workers,
-        forward_priority=args.forward_priority,
-        session_header=args.session_header,
-        forward_harness_headers=args.forward_harness_headers,
-        engine_model=args.engine_model,
-        engine_api_key=args.engine_api_key,
-        engine_slots=args.engine_slots,
-        engine_threads=args.engine_threads,
-    )
+    base = ModelSettings(**{item.name: getattr(args, item.name) for item in declared(ModelSettings)})
+    chosen = "model" in args.given_settings
     more = bool(args.serve_model or args.models_config)
-    primary = base if args.model or not more else None
+    primary = base if chosen or not more else None
     if primary is None:
-        given = [f"--{flag.replace('_', '-')}" for flag in MODEL_FLAGS if getattr(args, flag)]
+        per_model = [item for item in declared(ModelSettings) if item.spec.per_model and not item.spec.alone]
+        given = [item.flag for item in per_model if getattr(args, item.name)]
         if given:
             raise ValueError(
                 f"{', '.join(given)} describe(s) the --model model; with --serve-model/--models-config alone, "
                 "put it in that model's entry (or also pass --model)"
             )
-    models_file = Path(args.models_config) if args.models_config else None
-    return served_models(primary, tuple(args.serve_model or ()), models_file, base)
+    return served_models(primary, args.serve_model, args.models_config, base)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -357,22 +297,61 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
     return 0 if started else 1
 
 
-def _add_plugin_flags(command: argparse.ArgumentParser, from_env: bool) -> None:
-    for kind, what in (("tool", "tokenyard.parsing.tools.base.ToolParser subclass"), ("reasoning", "ReasoningFormat")):
-        flag = f"{kind}_parser_plugin"
-        env = _env(flag) if from_env else None
-        command.add_argument(
-            f"--{kind}-parser-plugin",
-            action="append",
-            default=env.split(",") if env else None,
-            metavar="MODULE:CLASS",
-            help=f"load a {kind} parser from outside the tree (a {what}); repeatable; "
-            f"then name it with --{'tool-call' if kind == 'tool' else 'reasoning'}-parser",
-        )
+class SettingsParser(argparse.ArgumentParser):
+    """A parser whose errors are one line (no usage, no traceback) and whose
+    declared `settings` not given as flags come from TOKENYARD_<FLAG>, else their
+    declared defaults."""
+
+    settings: tuple[Setting, ...] = ()
+
+    def error(self, message: str) -> NoReturn:
+        raise CommandLineError(f"{self.prog}: {message}")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        given = set()
+        for item in self.settings:
+            if hasattr(parsed, item.name):
+                value = getattr(parsed, item.name)
+                setattr(parsed, item.name, tuple(value) if item.many else value)
+                given.add(item.name)
+                continue
+            try:
+                found, value = item.from_env(os.environ)
+            except SettingError as error:
+                self.error(str(error))
+            setattr(parsed, item.name, value if found else item.default)
+            if found:
+                given.add(item.name)
+        if self.settings:
+            parsed.given_settings = frozenset(given)
+        return parsed, extras
+
+
+class CommandLineError(Exception):
+    """A command line or TOKENYARD_* variable that cannot be read; one line."""
+
+
+def add_settings(command: SettingsParser, settings: Sequence[Setting]) -> None:
+    """A flag for each declared setting."""
+    command.settings = (*command.settings, *settings)
+    for item in settings:
+        options: dict[str, Any] = {"dest": item.name, "default": argparse.SUPPRESS, "help": item.spec.help}
+        if item.switch:
+            options["action"] = "store_true" if item.default is False else argparse.BooleanOptionalAction
+        else:
+            options["type"] = item.parse_flag
+            if item.spec.metavar or item.spec.choices:
+                options["metavar"] = item.spec.metavar or "{" + ",".join(item.spec.choices) + "}"
+            if item.many:
+                options["action"] = "append"
+        command.add_argument(item.flag, **options)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tokenyard", description=__doc__)
+    parser = SettingsParser(prog="tokenyard", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(
@@ -381,354 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve a model to agent harnesses. Every flag can also be set as TOKENYARD_<FLAG> "
         "(e.g. TOKENYARD_MODEL, TOKENYARD_API_KEY).",
     )
-    serve.add_argument(
-        "--model",
-        default=_env("model"),
-        help=f"a model directory, a .gguf file, or a built-in model: {', '.join(BUILTIN_MODELS)} ({DEFAULT_MODEL} is the "
-        "default unless --serve-model or --models-config name the models)",
-    )
-    serve.add_argument(
-        "--serve-model",
-        action="append",
-        default=[s for s in (_env("serve_model") or "").split(";") if s] or None,
-        metavar="NAME=MODEL[,KEY=VALUE…]",
-        help="serve one more model as NAME (repeatable), e.g. fast=/models/Qwen3-0.6B,engine-url=http://127.0.0.1:8002,"
-        "alias=claude-haiku-4-5; keys as in --models-config; a second model is what the launchers hand Claude Code "
-        "as its small/fast model",
-    )
-    serve.add_argument(
-        "--models-config",
-        default=_env("models_config"),
-        metavar="FILE",
-        help='a TOML ([[models]] tables) or JSON ({"models": [...]}) file of models to serve, each with name, '
-        "aliases, model, engine, engine_url (list), kv_events, parsers, chat_template, max_model_len; engine-wide "
-        "flags are their defaults (see the README)",
-    )
-    serve.add_argument(
-        "--engine",
-        default=_env("engine", "embedded"),
-        choices=["embedded", "scripted", "simulated", "remote", "llama.cpp"],
-        help="embedded: CPU transformers (default); llama.cpp: a llama-server tokenyard starts and stops "
-        "(a GGUF on a CPU; scripts/install_llama_cpp.sh builds one); "
-        "remote: a vLLM/SGLang/llama.cpp server (--engine-url); "
-        "scripted: deterministic answers for tests and demos; simulated: scripted answers with a GPU "
-        "server's KV-cache bookkeeping and timing",
-    )
-    serve.add_argument(
-        "--served-model-name",
-        action="append",
-        default=_env("served_model_name", "").split(",") if _env("served_model_name") else None,
-        metavar="NAME",
-        help="the model id clients use; repeat for aliases (e.g. claude-sonnet-4-6)",
-    )
-    serve.add_argument(
-        "--reasoning-parser",
-        default=_env("reasoning_parser"),
-        metavar="NAME",
-        help="override the family's reasoning parser",
-    )
-    serve.add_argument(
-        "--tool-call-parser",
-        default=_env("tool_call_parser"),
-        metavar="NAME",
-        help="override the family's tool-call parser",
-    )
-    _add_plugin_flags(serve, from_env=True)
-    serve.add_argument(
-        "--recover-fenced-calls",
-        action=argparse.BooleanOptionalAction,
-        default=_env_optional_flag("recover_fenced_calls"),
-        help="turn a ```json fenced call to a declared tool at the very end of a turn into a real call "
-        "(a small-model failure shape; default: on for the built-in qwen2.5-coder-1.5b, off otherwise)",
-    )
-    serve.add_argument(
-        "--chat-template",
-        default=_env("chat_template"),
-        metavar="FILE",
-        help="a jinja chat template to use instead of the model's",
-    )
-    serve.add_argument(
-        "--keep-anthropic-preamble",
-        action="store_true",
-        default=_env_flag("keep_anthropic_preamble"),
-        help="keep Claude Code's per-session billing header in the prompt (breaks prefix caching)",
-    )
-    serve.add_argument(
-        "--enable-streaming-tool-dispatch",
-        action="store_true",
-        default=_env_flag("enable_streaming_tool_dispatch"),
-        help="announce each complete tool call with a tool_call_dispatch event while the turn goes on",
-    )
-    serve.add_argument(
-        "--safeguards-model",
-        default=_env("safeguards_model"),
-        metavar="NAME",
-        help="the served model that judges each tool call for clients that ask (Claude Code's auto mode); "
-        "default: the model the request names",
-    )
-    serve.add_argument(
-        "--safeguards-timeout",
-        type=float,
-        default=float(_env("safeguards_timeout", DEFAULT_SAFEGUARDS_TIMEOUT)),
-        metavar="SECONDS",
-        help="how long one tool call's verdict may take; a call without a verdict is not run",
-    )
-    serve.add_argument(
-        "--api-key", default=_env("api_key"), help="require this key (x-api-key or Authorization: Bearer)"
-    )
-    serve.add_argument(
-        "--server-key",
-        default=_env("server_key") or _env("seal_key"),
-        help="key that seals reasoning returned to clients, also as TOKENYARD_SEAL_KEY "
-        "(default: kept in the cache folder); replicas behind one load balancer share it",
-    )
-    serve.add_argument(
-        "--seal-key-file",
-        type=Path,
-        default=_env("seal_key_file"),
-        help="file holding the sealing key (64 hex digits, or any text, hashed): what replicas share",
-    )
-    serve.add_argument("--host", default=_env("host", "127.0.0.1"))
-    serve.add_argument(
-        "--processes",
-        type=int,
-        default=int(_env("processes", 1)),
-        metavar="N",
-        help="serve from N processes on one port (uvicorn --workers style; the kernel spreads connections), "
-        "each loading its own models and engines; they share the sealing key, which is all exact replay needs",
-    )
-    serve.add_argument("--port", type=int, default=int(_env("port", 8000)))
-    serve.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=int(_env("max_concurrency", 4)),
-        help="generations at once; more requests queue",
-    )
-    serve.add_argument(
-        "--engine-timeout",
-        type=float,
-        default=float(_env("engine_timeout", DEFAULT_ENGINE_TIMEOUT)),
-        metavar="SECONDS",
-        help="abort a generation whose engine sends nothing for this long (a stalled engine): "
-        "the client gets the API's error; 0 waits forever",
-    )
-    serve.add_argument(
-        "--offload-workers",
-        type=int,
-        default=int(_env("offload_workers")) if _env("offload_workers") else None,
-        metavar="N",
-        help="threads that render, tokenize and parse large bodies off the event loop (default: one per core)",
-    )
-    serve.add_argument(
-        "--no-offload",
-        action="store_true",
-        default=_env_flag("no_offload"),
-        help="render and tokenize on the event loop (for measuring; slows every other request)",
-    )
-    serve.add_argument(
-        "--default-max-tokens",
-        type=int,
-        default=int(_env("default_max_tokens", DEFAULT_MAX_TOKENS)),
-        metavar="N",
-        help=f"the output cap of a request that states none (Codex sends none; default {DEFAULT_MAX_TOKENS})",
-    )
-    serve.add_argument(
-        "--max-model-len",
-        type=int,
-        default=int(_env("max_model_len")) if _env("max_model_len") else None,
-        help="context window to enforce",
-    )
-    serve.add_argument(
-        "--script",
-        default=_env("script"),
-        metavar="FILE",
-        help="scripted engine: a JSON file of turns (default: built-in rules)",
-    )
-    serve.add_argument(
-        "--token-delay",
-        type=float,
-        default=float(_env("token_delay", 0.0)),
-        metavar="SECONDS",
-        help="scripted engine: delay per token",
-    )
-    serve.add_argument(
-        "--engine-url",
-        action="append",
-        default=[u for u in (_env("engine_url") or "").split(",") if u] or None,
-        metavar="URL",
-        help="remote engine: the OpenAI-compatible completions server (e.g. http://127.0.0.1:8001); "
-        "repeat it for a pool of servers of the same model, routed by KV-cache overlap against load",
-    )
-    serve.add_argument(
-        "--kv-events",
-        action="append",
-        default=None,
-        metavar="ENDPOINT[,REPLAY]",
-        help="remote engine pool: a worker's KV-event stream (vLLM --kv-events-config endpoint, e.g. "
-        "tcp://127.0.0.1:5557, and its replay endpoint), one per --engine-url in the same order ('' for none)",
-    )
-    serve.add_argument(
-        "--router-policy",
-        default=_env("router_policy", "kv"),
-        choices=["kv", "least-loaded", "round-robin"],
-        help="engine pool: how a worker is chosen (default kv: cached prefix against load)",
-    )
-    serve.add_argument(
-        "--workers",
-        type=int,
-        default=int(_env("workers", 1)),
-        metavar="N",
-        help="simulated engine: N workers, each publishing vLLM-format KV events over loopback ZMQ",
-    )
-    serve.add_argument(
-        "--forward-priority",
-        action="store_true",
-        default=_env_flag("forward_priority"),
-        help="send agent-hint priorities to the engines (vLLM needs --scheduling-policy priority)",
-    )
-    serve.add_argument(
-        "--session-header",
-        default=_env("session_header", "x-session-id"),
-        metavar="NAMES",
-        help="remote engines: the header(s), comma-separated, that carry the conversation's session to the "
-        "engine or its router (llm-d, vllm-router) so a session stays on one worker; 'none' sends none "
-        "(default x-session-id)",
-    )
-    serve.add_argument(
-        "--forward-harness-headers",
-        action=argparse.BooleanOptionalAction,
-        default=_env("forward_harness_headers", "1").lower() in ("1", "true", "yes", "on"),
-        help="remote engines: also send the harness's own session headers (x-claude-code-session-id, "
-        "session-id, x-session-affinity), which llm-d's agent-identity plugin reads (default on)",
-    )
-    serve.add_argument(
-        "--engine-model",
-        default=_env("engine_model"),
-        metavar="NAME",
-        help="remote engine: the model name it serves (default: the first it lists)",
-    )
-    serve.add_argument(
-        "--engine-api-key", default=_env("engine_api_key"), metavar="KEY", help="remote engine: its API key"
-    )
-    serve.add_argument(
-        "--engine-slots",
-        type=int,
-        default=int(_env("engine_slots", "2")),
-        metavar="N",
-        help="llama.cpp engine: requests llama-server runs at once (default 2)",
-    )
-    serve.add_argument(
-        "--engine-threads",
-        type=int,
-        default=_env("engine_threads"),
-        metavar="N",
-        help="llama.cpp engine: CPU threads (default: llama-server's choice)",
-    )
-    serve.add_argument(
-        "--time-scale",
-        type=float,
-        default=float(_env("time_scale", 1.0)),
-        help="simulated engine: real seconds per simulated second",
-    )
-    serve.add_argument(
-        "--kv-block-size",
-        type=int,
-        default=int(_env("kv_block_size", 16)),
-        help="simulated engine: tokens per KV block",
-    )
-    serve.add_argument(
-        "--kv-blocks",
-        type=int,
-        default=int(_env("kv_blocks")) if _env("kv_blocks") else None,
-        help="simulated engine: KV blocks in the pool",
-    )
-    serve.add_argument(
-        "--max-batched-tokens",
-        type=int,
-        default=int(_env("max_batched_tokens", 8192)),
-        help="simulated engine: tokens per scheduler step",
-    )
-    serve.add_argument(
-        "--prompt-log",
-        default=_env("prompt_log"),
-        metavar="FILE",
-        help="append each request and its rendered prompt as a JSON line",
-    )
-    serve.add_argument(
-        "--log-prompt-excerpts",
-        action="store_true",
-        default=_env_flag("log_prompt_excerpts"),
-        help="quote prompt text around a prefix divergence in the log (off: positions, token counts and causes only)",
-    )
-    serve.add_argument(
-        "--allowed-hosts",
-        default=_env("allowed_hosts", ""),
-        metavar="NAMES",
-        help="comma-separated Host names served without an API key besides loopback ones ('*': any); "
-        "guards a keyless local server against DNS rebinding",
-    )
-    serve.add_argument(
-        "--allowed-origins",
-        default=_env("allowed_origins", ""),
-        metavar="ORIGINS",
-        help="comma-separated browser origins (e.g. http://localhost:3000) allowed to call the API, "
-        "with CORS; other cross-origin browser requests are refused",
-    )
-    serve.add_argument(
-        "--max-queue-wait",
-        type=float,
-        default=float(_env("max_queue_wait", 60.0)),
-        metavar="SECONDS",
-        help="how long a request may wait for a generation slot before it is refused as overloaded",
-    )
-    serve.add_argument(
-        "--max-header-bytes",
-        type=int,
-        default=int(_env("max_header_bytes", 64 * 1024)),
-        help="largest request head (request line and headers) read; larger heads are refused unread",
-    )
-    serve.add_argument(
-        "--header-timeout",
-        type=float,
-        default=float(_env("header_timeout", 30.0)),
-        metavar="SECONDS",
-        help="a connection that has not sent a complete request head within this time is closed",
-    )
-    serve.add_argument(
-        "--keep-alive-timeout",
-        type=float,
-        default=float(_env("keep_alive_timeout", 5.0)),
-        metavar="SECONDS",
-        help="idle time before a kept-alive connection is closed",
-    )
-    serve.add_argument(
-        "--send-timeout",
-        type=float,
-        default=float(_env("send_timeout", 30.0)),
-        metavar="SECONDS",
-        help="a client that reads nothing of its response for this long is disconnected "
-        "(its generation stops and frees its slot)",
-    )
-    serve.add_argument(
-        "--limit-concurrency",
-        type=int,
-        default=int(_env("limit_concurrency", 4096)),
-        help="open connections plus in-flight requests; beyond it the server answers 503",
-    )
-    serve.add_argument(
-        "--codex-profile",
-        default=_env("codex_profile"),
-        metavar="SLUG",
-        help="serve Codex a model catalog (GET /v1/models?client_version=…, for model_catalog_url) whose "
-        "entries inherit this Codex catalog model's profile, e.g. gpt-5.5",
-    )
-    serve.add_argument(
-        "--codex-models",
-        default=_env("codex_models"),
-        metavar="FILE",
-        help="the Codex catalog JSON to take --codex-profile from (default: `codex debug models --bundled`)",
-    )
-    serve.add_argument("--log-level", default=_env("log_level", "info"), choices=["debug", "info", "warning", "error"])
+    add_settings(serve, SERVE_SETTINGS)
     serve.set_defaults(run=run_serve)
 
     parse = commands.add_parser(
@@ -755,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--list", action="store_true", help="list our parser names and which of vLLM's/SGLang's/Dynamo's map where"
     )
-    _add_plugin_flags(parse, from_env=False)
+    add_settings(parse, [item for item in SERVE_SETTINGS if item.name.endswith("_parser_plugin")])
     parse.set_defaults(run=run_parse)
 
     catalog = commands.add_parser(
@@ -815,7 +447,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The client's own arguments must reach it untouched, so argparse never sees them.
     if arguments and arguments[0] in LAUNCHERS:
         return run_launcher(arguments[0], arguments[1:])
-    args = build_parser().parse_args(arguments)
+    try:
+        args = build_parser().parse_args(arguments)
+    except CommandLineError as error:
+        print(error, file=sys.stderr)
+        return 2
     try:
         code: int = args.run(args)
         return code

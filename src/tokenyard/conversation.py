@@ -154,14 +154,6 @@ class ToolChoice(BaseModel):
     name: str | None = None
 
 
-class InvalidToolChoice(ValueError):
-    """A tool choice the request's tools can not satisfy (a call required but no
-    tools, a named tool that is not offered): the client's error (HTTP 400, param
-    `tool_choice`)."""
-
-    param = "tool_choice"
-
-
 class ThinkingControl(BaseModel):
     """Per-request thinking. `default` means the client said nothing; `adaptive` lets
     the model decide (Claude Code's default). `effort` is OpenAI's reasoning.effort

@@ -137,25 +137,12 @@ class Finish:
 
 @dataclass(slots=True)
 class StreamError:
-    """The generation failed after it started; nothing follows. `kind` is the
-    Anthropic error type; `cause` is the typed exception (an `EngineError` such as
-    `EngineTimeout`, a `ToolChoiceViolation`) for error tables that map by class."""
+    """The generation failed after it started; nothing follows. `cause` is the typed
+    exception (an `EngineError` such as `EngineTimeout`, a `ToolChoiceViolation`),
+    whose fault the error tables read."""
 
     message: str
-    kind: str = "api_error"
     cause: Exception | None = None
-
-
-class ToolChoiceViolation(Exception):
-    """The model's turn broke the request's `tool_choice` or `parallel_tool_calls`
-    (no call where one was required, another tool than the named one) and no
-    guide or prefill prevented it. Ends the stream as a `StreamError`."""
-
-
-class OutputFormatViolation(Exception):
-    """The model's answer does not have the shape the request's output format
-    demands (not JSON, or JSON against the schema) and no guided decoding prevented
-    it. Ends the stream as a `StreamError` instead of a normal finish."""
 
 
 ParseEvent = ReasoningDelta | TextDelta | Marker | ToolCallStart | ToolCallDelta | ToolCallReady | ToolCallIncomplete

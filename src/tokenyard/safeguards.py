@@ -50,8 +50,6 @@ MAX_ENTRY_CHARS = 2000
 MAX_RULE_CHARS = 400
 MAX_RULES_PER_LIST = 64
 MAX_EXPLANATION_CHARS = 300
-# Seconds one call's classification may take (`--safeguards-timeout`).
-DEFAULT_SAFEGUARDS_TIMEOUT = 60.0
 
 Unavailable = Literal["timeout", "error", "input_too_long", "truncated"]
 

@@ -14,15 +14,7 @@ import jsonschema
 import referencing.exceptions
 
 from .conversation import OutputFormat
-
-
-class InvalidOutputFormat(ValueError):
-    """A requested output format that can not be applied (a `json_schema` without a
-    schema, a schema that is not one): the client's error (HTTP 400)."""
-
-    def __init__(self, message: str, param: str):
-        super().__init__(message)
-        self.param = param
+from .faults import InvalidOutputFormat
 
 
 def output_format(kind: str, schema: Any, *, name: str | None, where: str, schema_param: str) -> OutputFormat | None:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from .faults import JsonTooDeep
 from .parsing.patterns import always_match
 
 # Deeper JSON than any API body needs.
@@ -34,16 +35,6 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # json.loads decodes with "surrogatepass") a UTF-8-style encoded surrogate.
 _MAY_HOLD_SURROGATE_TEXT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 _MAY_HOLD_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
-
-
-class JsonTooDeep(Exception):
-    """JSON nested more than `limit` levels. Not a ValueError: callers that keep text
-    that is not JSON as text must not keep this."""
-
-    def __init__(self, limit: int, where: str | None = None) -> None:
-        self.limit = limit
-        self.where = where
-        super().__init__(f"{where + ': ' if where else ''}JSON is nested more than {limit} levels deep")
 
 
 def loads(data: str | bytes | bytearray, *, where: str | None = None, max_depth: int = MAX_DEPTH) -> Any:

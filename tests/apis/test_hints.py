@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tokenyard.apis.errors import ApiError
 from tokenyard.apis.hints import read_agent_hints
 from tokenyard.conversation import AgentHints
+from tokenyard.faults import ApiError, Fault
 
 
 def test_hints_from_the_body_and_headers_headers_winning():
@@ -28,4 +28,4 @@ def test_hints_from_the_body_and_headers_headers_winning():
 def test_bad_hints_are_a_clear_400(body, headers):
     with pytest.raises(ApiError) as raised:
         read_agent_hints(body, headers)
-    assert raised.value.status == 400 and "agent hints" in raised.value.message.replace("_", " ")
+    assert raised.value.fault is Fault.INVALID_REQUEST and "agent hints" in raised.value.message.replace("_", " ")

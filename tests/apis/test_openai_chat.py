@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokenyard.apis.errors import ApiError, engine_failed
+from tokenyard.apis.errors import engine_failed
 from tokenyard.apis.openai_chat.requests import parse_request, to_conversation
 from tokenyard.apis.openai_chat.stream import ChatCompletionStream
 from tokenyard.conversation import Image, Reasoning, Text, ToolCall, ToolResult
@@ -21,6 +21,7 @@ from tokenyard.events import (
     ToolCallStart,
     Usage,
 )
+from tokenyard.faults import ApiError, Fault
 
 
 def _conversation(messages, **extra):
@@ -116,7 +117,7 @@ def test_bad_requests_name_their_param(body, param):
         _conversation([{"role": "user", "content": "x"}], **body) if "messages" not in body else to_conversation(
             parse_request({"model": "m", **body})
         )
-    assert raised.value.status == 400 and raised.value.param == param
+    assert raised.value.fault is Fault.INVALID_REQUEST and raised.value.param == param
 
 
 def _feed(encoder, events):

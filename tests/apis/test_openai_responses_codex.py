@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from tokenyard.apis.errors import ApiError
 from tokenyard.apis.openai_responses.requests import (
     TOOL_SEARCH,
     call_routes,
@@ -21,6 +20,7 @@ from tokenyard.apis.openai_responses.stream import ResponseStream
 from tokenyard.apis.replay_state import ReplayState
 from tokenyard.conversation import ToolCall, ToolResult
 from tokenyard.events import Finish, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
+from tokenyard.faults import ApiError
 from tokenyard.prompting.profiles import PROFILES
 from tokenyard.prompting.replay import NO_TOOLS_LOADED, loaded_tools_text, template_input
 from tokenyard.prompting.template import ChatTemplate

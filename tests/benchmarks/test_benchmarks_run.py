@@ -84,6 +84,7 @@ def test_agentic_fleet_quick(capsys):
     for policy in ("round-robin", "session-affinity", "kv-aware", "litellm-style"):
         assert f"\n{policy} " in out
     assert "prefill tokens kv-aware / litellm-style = " in out and "agentic_fleet.png" in out
+    assert "(floor)" in out and "TTFT p50 above the floor: kv-aware " in out
 
 
 def test_agent_session_quick(capsys):

@@ -25,8 +25,9 @@ pytest.importorskip(
 pytest.importorskip("accelerate", reason="embedded engine deps missing: pip install -e '.[embedded]'")
 
 from tokenyard.engines import embedded
-from tokenyard.engines.base import Constraints, EngineChunk, EngineRequest, PromptTooLong, ReasoningBudget
+from tokenyard.engines.base import Constraints, EngineChunk, EngineRequest, ReasoningBudget
 from tokenyard.engines.embedded import BACKGROUND_MAX_TOKENS, EmbeddedEngine, PrefixStore
+from tokenyard.faults import PromptTooLong
 from tokenyard.models.resolve import resolve_model_dir
 from tokenyard.prompting.template import ChatTemplate
 from tokenyard.prompting.tokenizer import Tokenizer

@@ -14,9 +14,10 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tokenyard.engines.base import CallGuide, CallTag, EngineError, PromptTooLong
+from tokenyard.engines.base import CallGuide, CallTag
 from tokenyard.engines.gbnf import calls_grammar
 from tokenyard.engines.remote import LlamaCppStreamReader, RemoteEngine, _http_error
+from tokenyard.faults import EngineError, PromptTooLong
 
 from .test_remote import running
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tokenyard.engines.base import EngineError
 from tokenyard.engines.llama_server import INSTALL_SCRIPT, LlamaServerEngine, find_llama_server
+from tokenyard.faults import EngineError
 
 
 def program(tmp_path: Path, body: str) -> Path:

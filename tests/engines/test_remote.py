@@ -22,22 +22,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
-from tokenyard.engines.base import (
-    CallGuide,
-    CallTag,
-    Constraints,
-    EngineChunk,
-    EngineError,
-    EngineRequest,
-    ReasoningBudget,
-)
+from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineRequest, ReasoningBudget
 from tokenyard.engines.remote import RemoteEngine, structural_tag
+from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.prompting.prefix_watch import PrefixWatch
 from tokenyard.sealing import ReasoningSeal
 from tokenyard.server.app import ServerConfig, ServerState, create_app
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
 from tokenyard.server.pipeline import Pipeline, ServedModel
+from tokenyard.settings import ModelSettings
 
 from ..fixtures import model_dir
 from ..server.serving import SERVER_KEY, free_port

@@ -12,8 +12,9 @@ import pytest
 from tokenyard.conversation import Conversation
 from tokenyard.engines.remote import RemoteEngine
 from tokenyard.engines.session_headers import SessionForwarding, header_value, session_headers
-from tokenyard.server.loading import ModelSettings, session_forwarding
+from tokenyard.server.loading import session_forwarding
 from tokenyard.server.pipeline import ServedModel
+from tokenyard.settings import ModelSettings
 
 from ..fixtures import model_dir
 from .test_remote import WINDOW, StandIn, running, running_server_with_engine, served_model

@@ -45,17 +45,9 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from tokenyard.conversation import AgentHints, Conversation
-from tokenyard.engines.base import (
-    CallGuide,
-    CallTag,
-    Constraints,
-    EngineChunk,
-    EngineError,
-    EngineRequest,
-    OutputGuide,
-    PromptTooLong,
-)
+from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineRequest, OutputGuide
 from tokenyard.engines.remote import RemoteEngine, SglangStreamReader
+from tokenyard.faults import EngineError, PromptTooLong
 
 from .test_remote import running
 

@@ -13,14 +13,16 @@ import anthropic
 import pytest
 
 from tokenyard.conversation import Conversation, Message, Text
-from tokenyard.engines.base import EngineChunk, EngineRequest, PromptTooLong
+from tokenyard.engines.base import EngineChunk, EngineRequest
 from tokenyard.engines.scripted import ScriptedEngine
 from tokenyard.engines.simulated import BlockPool, CostModel, SimulatedEngine
 from tokenyard.events import Finish, PromptProcessed
+from tokenyard.faults import PromptTooLong
 from tokenyard.kv_blocks import block_hashes, extend_block_hashes
 from tokenyard.routing.kv_index import KvIndex
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
 from tokenyard.server.pipeline import Pipeline
+from tokenyard.settings import ModelSettings
 
 from ..fixtures import model_dir
 from ..server import serving

@@ -28,12 +28,14 @@ import httpx
 import openai
 import pytest
 
-from tokenyard.engines.base import EngineError, EngineRequest, PromptTooLong
+from tokenyard.engines.base import EngineRequest
 from tokenyard.engines.llama_server import INSTALL_SCRIPT, find_llama_server
 from tokenyard.engines.remote import RemoteEngine
+from tokenyard.faults import EngineError, PromptTooLong
 from tokenyard.models.builtin import builtin_gguf
 from tokenyard.models.cache import cache_root
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
+from tokenyard.settings import ModelSettings
 
 from ..engines.test_remote import running_server_with_engine
 from ..server.serving import free_port

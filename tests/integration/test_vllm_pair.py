@@ -8,7 +8,9 @@ because that worker's events say it holds the prefix, and vLLM must report the h
 The same two servers behind vLLM's own router (`vllm-router`, consistent hashing),
 with tokenyard in front of it: routing delegated. Each session's later turns land on
 the worker that holds its prefix, because tokenyard sends the session as
-`x-session-id`; token-id prompts, streaming, aborts and errors pass through.
+`x-session-id`; token-id prompts, streaming, aborts and errors pass through. And
+Dynamo's selection service as tokenyard's routing oracle, following the servers'
+KV events itself.
 Slow: two vLLM start-ups (they start side by side), shared by both.
 """
 
@@ -26,13 +28,16 @@ import anthropic
 import httpx
 import pytest
 
-from tokenyard.engines.base import EngineError, EngineRequest
+from tokenyard.engines.base import EngineRequest
 from tokenyard.engines.remote import RemoteEngine
+from tokenyard.faults import EngineError
 from tokenyard.models.cache import cache_root
 from tokenyard.routing.pool import EnginePool
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
+from tokenyard.settings import ModelSettings
 
 from ..engines.test_remote import running_server_with_engine
+from ..routing.test_dynamo_selector import start_select_service
 from ..server.serving import free_port
 from .processes import answers, stop_group
 from .test_vllm import RULES, SERVED_NAME, STARTUP_SECONDS, smollm2_folder, vllm_python
@@ -253,3 +258,62 @@ def test_behind_vllm_router_aborts_and_errors_pass_through(pair, vllm_router):
 
     with pytest.raises(EngineError, match="HTTP 404.*no-such-model"):
         asyncio.run(asyncio.wait_for(unknown_model(), 60))
+
+
+# ---------------------------------------------------------------- Dynamo's selection service
+
+
+def test_dynamo_selection_service_sends_a_sessions_turns_to_the_worker_holding_its_prefix(pair, tmp_path):
+    """tokenyard asks Dynamo's selection service, which follows both servers' KV events
+    itself, where each request goes (`--router-policy dynamo=URL`)."""
+    model_folder, urls, events = pair
+    port = free_port()
+    log = tmp_path / "select.log"
+    service = start_select_service(port, log)
+    settings = ModelSettings(
+        model=str(model_folder), engine="remote", served_model_names=(SERVED_NAME,), engine_urls=tuple(urls),
+        kv_events=tuple(events), router_policy=f"dynamo=http://127.0.0.1:{port}",
+    )  # fmt: skip
+    model, pool = load(settings)
+    assert isinstance(pool, EnginePool) and pool.oracle is not None
+    try:
+        with running_server_with_engine(model, pool) as (url, _):
+
+            def ask(session: str, messages: list) -> anthropic.types.Message:
+                client = anthropic.Anthropic(
+                    base_url=url, api_key="x", max_retries=0, default_headers={"x-claude-code-session-id": session}
+                )
+                return client.messages.create(model=SERVED_NAME, max_tokens=8, system=RULES, messages=messages)
+
+            def by_dynamo() -> int:
+                return sum(n for (_, reason), n in pool.stats.decisions.items() if reason == "dynamo")
+
+            # The first request is routed by tokenyard (no block size known yet); its
+            # events tell the block size, the next request registers both workers, and
+            # the service subscribes to their events. Warm up until a new session's first
+            # turn is seen holding the shared system prompt: the service hears events.
+            deadline = time.monotonic() + 60
+            for n in range(100):
+                overlap, chosen = sum(pool.stats.overlap_tokens.values()), by_dynamo()
+                ask(f"dynamo-warm-{n}", [{"role": "user", "content": f"Name a number ({n})."}])
+                if by_dynamo() > chosen and sum(pool.stats.overlap_tokens.values()) > overlap:
+                    break
+                assert time.monotonic() < deadline, f"Dynamo heard no KV events: {log.read_text()[-3000:]}"
+                time.sleep(0.5)
+            for session in ("dynamo-1", "dynamo-2", "dynamo-3"):
+                messages = [{"role": "user", "content": f"Name a colour ({session})."}]
+                first = ask(session, messages)
+                holder = pool.router._sessions[session].worker
+                messages += [
+                    {"role": "assistant", "content": first.content},
+                    {"role": "user", "content": "And another one."},
+                ]
+                chosen = by_dynamo()
+                time.sleep(1)  # vLLM publishes after its scheduler step
+                second = ask(session, messages)
+                assert by_dynamo() == chosen + 1
+                assert pool.router._sessions[session].worker == holder, "Dynamo sent the second turn elsewhere"
+                assert second.usage.cache_read_input_tokens > 0
+    finally:
+        service.terminate()
+        service.wait(timeout=10)

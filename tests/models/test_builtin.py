@@ -15,7 +15,8 @@ from tests.fixtures import model_file
 from tokenyard.models import builtin
 from tokenyard.models.builtin import BUILTIN_MODELS, QWEN25_CODER_15B, SMOLLM2, BuiltinModel, WheelPart
 from tokenyard.models.downloads import PYPI_FILES, DownloadError, PinnedFile, sha256_of
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
+from tokenyard.settings import ModelSettings
 
 PIECES = [b"GGUF\x03\x00first piece ", b"second piece ", b"the last, shorter one"]
 

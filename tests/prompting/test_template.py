@@ -7,7 +7,8 @@ from datetime import datetime
 import pytest
 
 from tests.fixtures import TOKENIZER_FAMILIES, load_tokenizer, model_dir
-from tokenyard.prompting.template import ChatTemplate, TemplateError
+from tokenyard.faults import TemplateError
+from tokenyard.prompting.template import ChatTemplate
 
 TOOLS = [
     {

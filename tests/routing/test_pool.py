@@ -1,7 +1,8 @@
 """The engine pool: simulated workers publishing KV events over loopback ZMQ, a
 session's next turn landing on the worker holding its prefix; failed workers taken
 out, requests retried elsewhere before their first chunk, a mid-stream failure
-surfacing as an engine error; load counted from dispatch to the end."""
+surfacing as an engine error; load counted from dispatch: the prefill to the first
+chunk, the expected output to the end."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tokenyard.conversation import AgentHints, Conversation
-from tokenyard.engines.base import EngineChunk, EngineError, EngineInfo, EngineRequest
+from tokenyard.engines.base import EngineChunk, EngineInfo, EngineRequest
 from tokenyard.engines.remote import RemoteEngine
+from tokenyard.faults import EngineError
 from tokenyard.kv_blocks import block_hashes
 from tokenyard.routing.kv_events import KvMirror
 from tokenyard.routing.kv_index import KvIndex
@@ -96,6 +98,26 @@ class BreaksMidStream:
         raise EngineError("the connection broke mid-stream")
 
 
+def test_a_requests_prefill_counts_as_load_until_its_first_chunk_its_output_until_the_end(tmp_path):
+    # A worker whose requests were prefilled is not still loaded by that prefill: a
+    # session's next turn is not pushed off its worker by work already done there.
+    async def scenario():
+        pool = simulated_pool(tmp_path, 1)
+        await pool.start()
+        try:
+            load = pool.workers["w0"].load
+            stream = pool.generate(turn("s", [5] * 40, osl=30))
+            await anext(stream)
+            assert (load.requests, load.tokens) == (1, 30)
+            async for _ in stream:
+                pass
+            assert (load.requests, load.tokens) == (0, 0)
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_dead_worker_is_taken_out_and_the_request_goes_elsewhere(tmp_path):
     async def scenario():
         dead = RemoteEngine(f"http://127.0.0.1:{free_port()}", max_model_len=4096, connect_timeout=1)
@@ -109,6 +131,8 @@ def test_a_dead_worker_is_taken_out_and_the_request_goes_elsewhere(tmp_path):
                 assert chunks[-1].finish_reason == "stop"
             assert not pool.workers["dead"].healthy and pool.stats.retries == 1
             assert pool.stats.decisions[("alive", "round-robin")] == 3
+            # The failed attempt (no first chunk) released its prefill and output load.
+            assert all(w.load.requests == w.load.tokens == 0 for w in pool.workers.values())
         finally:
             await pool.close()
 

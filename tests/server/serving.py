@@ -16,8 +16,9 @@ import uvicorn
 from tokenyard.prompting.prefix_watch import PrefixWatch
 from tokenyard.sealing import ReasoningSeal
 from tokenyard.server.app import ServerConfig, ServerState, create_app
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
 from tokenyard.server.pipeline import Pipeline
+from tokenyard.settings import ModelSettings
 
 from ..fixtures import model_dir
 

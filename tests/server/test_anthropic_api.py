@@ -11,8 +11,8 @@ import anthropic
 import httpx
 import pytest
 
-from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
+from tokenyard.faults import ENGINE_FAILED_MESSAGE
 from tokenyard.server.app import ServerConfig
 
 from .serving import WrappedEngine, prompt_log, running_server
@@ -390,7 +390,7 @@ def test_errors_in_the_anthropic_envelope(tmp_path):
 
 
 def test_mid_stream_failure_is_an_error_event(tmp_path):
-    from tokenyard.engines.base import EngineError
+    from tokenyard.faults import EngineError
 
     class Failing(WrappedEngine):
         async def generate(self, request):

@@ -17,8 +17,8 @@ import httpx
 import openai
 import pytest
 
-from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
-from tokenyard.engines.base import EngineChunk, EngineError
+from tokenyard.engines.base import EngineChunk
+from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.server.app import ServerConfig
 
 from ..fixtures import model_dir

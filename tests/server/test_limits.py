@@ -16,8 +16,7 @@ import time
 import httpx
 import pytest
 
-from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
-from tokenyard.engines.base import EngineError
+from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.server.app import ServerConfig
 from tokenyard.server.limits import HttpLimits, is_loopback_host, server_options
 

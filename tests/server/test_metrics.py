@@ -14,7 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tokenyard.routing.pool import EnginePool
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
+from tokenyard.settings import ModelSettings
 
 from . import serving
 

@@ -9,6 +9,7 @@ import pytest
 
 from tokenyard import cli
 from tokenyard.server.models_config import ModelsConfigError, parse_serve_model
+from tokenyard.settings import DEFAULT_MODEL
 
 
 def settings(*argv: str):
@@ -20,7 +21,7 @@ def test_the_single_model_form_is_unchanged():
     (only,) = settings("--model", "m", "--served-model-name", "a", "--served-model-name", "b")
     assert (only.model, only.served_model_names, only.engine) == ("m", ("a", "b"), "embedded")
     (default,) = settings()
-    assert default.model == cli.DEFAULT_MODEL
+    assert default.model == DEFAULT_MODEL
 
 
 def test_serve_model_adds_models_that_inherit_engine_wide_flags():

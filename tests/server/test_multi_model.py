@@ -19,7 +19,7 @@ import openai
 import pytest
 
 from tokenyard.prompting.tokenizer import Tokenizer
-from tokenyard.server.loading import ModelSettings
+from tokenyard.settings import ModelSettings
 
 from ..fixtures import model_dir
 from .serving import free_port, prompt_log, running_server

@@ -10,9 +10,8 @@ import httpx
 import openai
 import pytest
 
-from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
-from tokenyard.engines.base import EngineError
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
+from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.server.app import ServerConfig
 
 from .serving import prompt_log, running_server

@@ -10,15 +10,14 @@ import httpx
 import openai
 import pytest
 
-from tokenyard.apis.errors import ENGINE_FAILED_MESSAGE
 from tokenyard.apis.openai_responses.requests import to_conversation
 from tokenyard.apis.openai_responses.schema import ResponsesRequest
 from tokenyard.apis.openai_responses.stream import CustomInputDecoder, ResponseStream
 from tokenyard.apis.replay_state import ReplayState
 from tokenyard.conversation import Reasoning, ToolCall, ToolResult
-from tokenyard.engines.base import EngineError
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 from tokenyard.events import Finish, ReasoningDelta, TextDelta
+from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.sealing import ReasoningSeal
 from tokenyard.server.app import ServerConfig
 

@@ -11,8 +11,9 @@ import openai
 import pytest
 
 from tokenyard.conversation import Conversation, Message, Text
-from tokenyard.engines.base import EngineChunk, EngineTimeout
+from tokenyard.engines.base import EngineChunk
 from tokenyard.events import Finish, PromptProcessed, ReasoningDelta, StreamError, TextDelta
+from tokenyard.faults import EngineTimeout
 from tokenyard.server.pipeline import Pipeline
 
 from .serving import WrappedEngine, running_server

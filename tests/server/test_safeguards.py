@@ -10,8 +10,8 @@ import anthropic
 import pytest
 
 from tokenyard.server.app import ServerConfig
-from tokenyard.server.loading import ModelSettings
 from tokenyard.server.metrics import REGISTRY
+from tokenyard.settings import ModelSettings
 
 from ..fixtures import model_dir
 from .serving import running_server

@@ -10,8 +10,9 @@ import pytest
 from tokenyard.conversation import AgentHints, Conversation, Message, Reasoning, Text, ToolCall, ToolResult, ToolSpec
 from tokenyard.engines.simulated import SimulatedEngine
 from tokenyard.events import Finish, PromptProcessed, ReasoningDelta, ToolCallReady
-from tokenyard.server.loading import ModelSettings, load
+from tokenyard.server.loading import load
 from tokenyard.server.pipeline import Pipeline
+from tokenyard.settings import ModelSettings
 
 from ..fixtures import model_dir
 

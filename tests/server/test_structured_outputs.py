@@ -22,7 +22,8 @@ import pytest
 from tokenyard.conversation import Conversation, Message, OutputFormat, Text, ToolChoice, ToolSpec
 from tokenyard.engines.base import OutputGuide
 from tokenyard.engines.remote import RemoteEngine
-from tokenyard.events import Finish, OutputFormatViolation, StreamError
+from tokenyard.events import Finish, StreamError
+from tokenyard.faults import OutputFormatViolation
 from tokenyard.server.pipeline import Pipeline
 from tokenyard.structured_output import output_violation
 

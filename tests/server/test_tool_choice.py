@@ -24,7 +24,8 @@ import pytest
 from tokenyard.conversation import Conversation, Message, Text, ToolChoice, ToolSpec
 from tokenyard.engines.base import EngineInfo
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
-from tokenyard.events import Finish, StreamError, ToolCallReady, ToolCallStart, ToolChoiceViolation
+from tokenyard.events import Finish, StreamError, ToolCallReady, ToolCallStart
+from tokenyard.faults import ToolChoiceViolation
 from tokenyard.server.pipeline import Pipeline
 
 from .serving import WrappedEngine, prompt_log, running_server

@@ -8,7 +8,6 @@ own correct answer, and the APIs never disagree on what happened.
 
 from __future__ import annotations
 
-import enum
 import json
 import logging
 import re
@@ -18,71 +17,26 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..conversation import InvalidToolChoice
-from ..engines.base import EngineError, EngineTimeout, PromptTooLong
-from ..events import OutputFormatViolation, StreamError, ToolChoiceViolation
-from ..prompting.template import TemplateError
-from ..structured_output import InvalidOutputFormat
-from ..wire_json import JsonTooDeep
+from ..events import StreamError
+from ..faults import (
+    ApiError,
+    EngineTimeout,
+    Failure,
+    Fault,
+    OutputFormatViolation,
+    PromptTooLong,
+    ToolChoiceViolation,
+)
 
 log = logging.getLogger("tokenyard.apis")
 
 
-class Fault(enum.StrEnum):
-    INVALID_JSON = "invalid_json"
-    INVALID_REQUEST = "invalid_request"  # a field is missing, mistyped or meaningless
-    AUTHENTICATION = "authentication"
-    PERMISSION = "permission"
-    NOT_FOUND = "not_found"  # an unknown model (or path)
-    METHOD_NOT_ALLOWED = "method_not_allowed"
-    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"  # a body not declared as JSON
-    HEADERS_TOO_LARGE = "headers_too_large"  # too many header lines
-    REQUEST_TOO_LARGE = "request_too_large"
-    TEMPLATE_REJECTED = "template_rejected"  # the model's chat template refused the conversation
-    CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded"
-    RATE_LIMITED = "rate_limited"
-    OVERLOADED = "overloaded"  # no generation slot and the queue is full
-    ENGINE_FAILED = "engine_failed"  # the engine broke (before or after the first token)
-    ENGINE_TIMEOUT = "engine_timeout"  # the engine went silent for --engine-timeout seconds
-    TOOL_CHOICE_VIOLATION = "tool_choice_violation"  # the model did not follow a forced tool_choice
-    OUTPUT_FORMAT_VIOLATION = "output_format_violation"  # the answer broke the requested JSON format
-    INTERNAL = "internal"  # a bug of ours
-
-
-# The Anthropic error type each fault had before faults were named; ApiErrors raised
-# with only a kind (the request parsers' `invalid_request`) are classified by it.
-_BY_KIND = {
-    "invalid_request_error": Fault.INVALID_REQUEST,
-    "authentication_error": Fault.AUTHENTICATION,
-    "permission_error": Fault.PERMISSION,
-    "not_found_error": Fault.NOT_FOUND,
-    "request_too_large": Fault.REQUEST_TOO_LARGE,
-    "rate_limit_error": Fault.RATE_LIMITED,
-    "overloaded_error": Fault.OVERLOADED,
-}
-
-
-class ApiError(Exception):
-    """A request we refuse or could not serve. `kind` is the Anthropic error type
-    (kept for the parsers that raise by kind); `fault` is what the error tables read."""
-
-    def __init__(
-        self, status: int, kind: str, message: str, param: str | None = None, *, fault: Fault | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.message = message
-        self.param = param
-        self.fault = fault or _BY_KIND.get(kind, Fault.INTERNAL)
-
-
 def invalid_request(message: str, param: str | None = None) -> ApiError:
-    return ApiError(400, "invalid_request_error", message, param)
+    return ApiError(Fault.INVALID_REQUEST, message, param)
 
 
 def not_found(message: str) -> ApiError:
-    return ApiError(404, "not_found_error", message)
+    return ApiError(Fault.NOT_FOUND, message)
 
 
 def validation_message(error: ValidationError) -> str:
@@ -121,46 +75,24 @@ def validate(model: type[Wire], body: Any) -> Wire:
 
 
 def fault_of(error: BaseException) -> ApiError:
-    """Any exception a request ended in, as an `ApiError` with its fault named."""
+    """Any exception a request ended in, as an `ApiError`: ours declare their fault;
+    pydantic's and json's are the client's; anything else is a bug of ours."""
     if isinstance(error, ApiError):
         return error
     if isinstance(error, ValidationError):
         return invalid_request(validation_message(error), validation_param(error))
-    if isinstance(error, JsonTooDeep):
-        return invalid_request(str(error), error.where)
-    if isinstance(error, (InvalidToolChoice, InvalidOutputFormat)):
-        return invalid_request(str(error), error.param)
     if isinstance(error, json.JSONDecodeError):
-        return ApiError(
-            400, "invalid_request_error", f"request body is not valid JSON: {error}", fault=Fault.INVALID_JSON
-        )
-    if isinstance(error, TemplateError):
-        message = f"the model's chat template rejected this conversation: {error}"
-        return ApiError(400, "invalid_request_error", message, fault=Fault.TEMPLATE_REJECTED)
-    if isinstance(error, PromptTooLong):
-        # "prompt is too long" is the phrase Claude Code matches to compact its history.
-        message = f"prompt is too long: {error.prompt_tokens} tokens > {error.max_model_len} maximum ({error})"
-        return ApiError(400, "invalid_request_error", message, fault=Fault.CONTEXT_LENGTH_EXCEEDED)
-    if isinstance(error, EngineTimeout):
-        return ApiError(504, "timeout_error", str(error), fault=Fault.ENGINE_TIMEOUT)
-    if isinstance(error, ToolChoiceViolation):
-        return ApiError(400, "invalid_request_error", str(error), fault=Fault.TOOL_CHOICE_VIOLATION)
-    if isinstance(error, OutputFormatViolation):
-        return ApiError(400, "invalid_request_error", str(error), fault=Fault.OUTPUT_FORMAT_VIOLATION)
-    if isinstance(error, EngineError):
-        log.warning("engine failed: %s", error)
-        return engine_failed(ENGINE_FAILED_MESSAGE)
+        return ApiError(Fault.INVALID_JSON, f"request body is not valid JSON: {error}")
+    if isinstance(error, Failure):
+        if error.fault is Fault.ENGINE_FAILED:
+            log.warning("engine failed: %s", error)
+        return ApiError(error.fault, error.public_message, error.param)
     log.error("unhandled error", exc_info=error)
-    return ApiError(500, "api_error", "internal server error", fault=Fault.INTERNAL)
-
-
-# What a client is told when the engine fails: the engine's own message names its
-# URL and quotes upstream errors, which stay in the server log.
-ENGINE_FAILED_MESSAGE = "the model engine failed; the server log has the details"
+    return ApiError(Fault.INTERNAL, "internal server error")
 
 
 def engine_failed(message: str) -> ApiError:
-    return ApiError(502, "api_error", message, fault=Fault.ENGINE_FAILED)
+    return ApiError(Fault.ENGINE_FAILED, message)
 
 
 def stream_failure(error: StreamError) -> ApiError:

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import wire_json
+from ..faults import JsonTooDeep
 from ..sealing import ReasoningSeal
 
 
@@ -75,7 +76,7 @@ def argument_styles(text: str) -> list[str]:
     for text no style reproduces)."""
     try:
         value = wire_json.loads(text)
-    except (ValueError, wire_json.JsonTooDeep):  # the model's own text: never an error
+    except (ValueError, JsonTooDeep):  # the model's own text: never an error
         return []
     return [code for code, style in STYLES.items() if style.dumps(value) == text]
 
@@ -146,7 +147,7 @@ class ReplayState:
             return fallback
         try:
             return text if wire_json.loads(text) == echoed else fallback
-        except (ValueError, wire_json.JsonTooDeep):
+        except (ValueError, JsonTooDeep):
             return fallback
 
     def _style_of(self, call_id: str) -> str | None:

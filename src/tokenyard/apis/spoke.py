@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from ..conversation import Conversation
 from ..events import Event
-from .errors import ApiError, ErrorTable
+from ..faults import ApiError
+from .errors import ErrorTable
 from .replay_state import ReplayState
 
 Frame = tuple[str | None, dict[str, Any] | str]

@@ -29,35 +29,7 @@ if TYPE_CHECKING:
     from ..conversation import Conversation
 
 EngineFinish = Literal["stop", "length", "abort"]
-# The longest an engine may stay silent (before its first chunk or between two)
-# before the pipeline aborts the generation (`--engine-timeout`). Engines that work
-# long before their first token (the embedded engine's prefill on a CPU) send
-# heartbeats: empty chunks.
-DEFAULT_ENGINE_TIMEOUT = 120.0
-# The output cap of a request that states none (`--default-max-tokens`; Codex sends none).
-DEFAULT_MAX_TOKENS = 4096
 ToolChoiceMode = Literal["auto", "none", "required", "named"]
-
-
-class EngineError(Exception):
-    """The engine failed to serve a request (down, crashed, answered garbage)."""
-
-
-class PromptTooLong(EngineError):
-    """The prompt does not fit the model's context window."""
-
-    def __init__(self, prompt_tokens: int, max_model_len: int):
-        super().__init__(f"prompt is {prompt_tokens} tokens; this model's context window is {max_model_len} tokens")
-        self.prompt_tokens = prompt_tokens
-        self.max_model_len = max_model_len
-
-
-class EngineTimeout(EngineError):
-    """The engine sent nothing for `seconds` (stalled); the generation was aborted."""
-
-    def __init__(self, seconds: float):
-        super().__init__(f"the model engine sent nothing for {seconds:g}s; the generation was aborted")
-        self.seconds = seconds
 
 
 class EngineTokenizer(Protocol):

@@ -25,16 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import (
-    EngineChunk,
-    EngineError,
-    EngineFinish,
-    EngineInfo,
-    EngineRequest,
-    OutputGuide,
-    PromptTooLong,
-    ReasoningBudgetTracker,
-)
+from ..faults import EngineError, PromptTooLong
+from .base import EngineChunk, EngineFinish, EngineInfo, EngineRequest, OutputGuide, ReasoningBudgetTracker
 
 if TYPE_CHECKING:
     import torch

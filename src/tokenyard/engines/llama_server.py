@@ -33,7 +33,7 @@ from pathlib import Path
 
 import aiohttp
 
-from .base import EngineError
+from ..faults import EngineError
 from .remote import RemoteEngine
 
 HEALTH_POLL_SECONDS = 0.25

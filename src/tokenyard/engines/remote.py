@@ -82,17 +82,8 @@ from typing import Any, Literal
 
 import aiohttp
 
-from .base import (
-    Constraints,
-    EngineChunk,
-    EngineError,
-    EngineFinish,
-    EngineInfo,
-    EngineRequest,
-    OutputGuide,
-    PromptTooLong,
-    ReasoningBudgetTracker,
-)
+from ..faults import EngineError, PromptTooLong
+from .base import Constraints, EngineChunk, EngineFinish, EngineInfo, EngineRequest, OutputGuide, ReasoningBudgetTracker
 from .gbnf import calls_grammar
 from .session_headers import DEFAULT_FORWARDING, SessionForwarding, session_headers
 

@@ -21,8 +21,8 @@ import hashlib
 from dataclasses import dataclass
 
 from ..conversation import Conversation
+from ..settings import DEFAULT_SESSION_HEADERS
 
-DEFAULT_SESSION_HEADERS = ("x-session-id",)
 # Longer values (or any outside visible ASCII) are sent as a digest.
 MAX_VALUE_LENGTH = 256
 

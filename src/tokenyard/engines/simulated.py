@@ -87,16 +87,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from ..faults import EngineError, PromptTooLong
 from ..kv_blocks import BlockHash, KvEventSink, extend_block_hashes
-from .base import (
-    EngineChunk,
-    EngineError,
-    EngineFinish,
-    EngineInfo,
-    EngineRequest,
-    EngineTokenizer,
-    PromptTooLong,
-)
+from .base import EngineChunk, EngineFinish, EngineInfo, EngineRequest, EngineTokenizer
 
 if TYPE_CHECKING:
     from .scripted import ScriptedEngine

@@ -9,6 +9,7 @@ OPENCLAW_CONFIG_PATH).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -186,14 +187,21 @@ class Profile:
     reason: str
 
 
+def serve_settings(serve_args: Sequence[str]) -> argparse.Namespace:
+    """What `tokenyard serve` with these arguments and this environment would run:
+    the launchers share serve's settings, so a bad one fails here, in one line,
+    before anything starts."""
+    from ..cli import CommandLineError, build_parser
+
+    try:
+        return build_parser().parse_args(["serve", *serve_args])
+    except CommandLineError as error:
+        raise LaunchError(str(error)) from None
+
+
 def serves_embedded(serve_args: Sequence[str]) -> bool:
     """Whether `tokenyard serve` with these arguments runs the embedded CPU engine."""
-    engine = os.environ.get("TOKENYARD_ENGINE") or "embedded"
-    for index, arg in enumerate(serve_args):
-        if arg == "--engine" and index + 1 < len(serve_args):
-            engine = serve_args[index + 1]
-        elif arg.startswith("--engine="):
-            engine = arg.partition("=")[2]
+    engine: str = serve_settings(serve_args).engine
     return engine == "embedded"
 
 
@@ -352,6 +360,7 @@ def ensure_server(options: LaunchOptions, server_env: Mapping[str, str] | None =
         raise LaunchError(
             f"no tokenyard server answers at {options.url}; start one with `{serve_command(options.url)}`"
         )
+    serve_settings(options.serve_args)
     port = parts.port or 80
     log_path = launcher_home("server") / "server.log"
     argv = [sys.executable, "-m", "tokenyard.cli", "serve", "--host", parts.hostname or "127.0.0.1"]

@@ -119,7 +119,6 @@ QWEN25_CODER_15B = BuiltinModel(
 )  # fmt: skip
 
 BUILTIN_MODELS: dict[str, BuiltinModel] = {m.name: m for m in (SMOLLM2, QWEN25_CODER_15B)}
-DEFAULT_MODEL = "smollm2"
 
 
 def builtin_model(name: str) -> BuiltinModel:

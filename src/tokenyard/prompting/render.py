@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ..conversation import Conversation, Message, Text, ToolCall, ToolResult, ToolSpec
+from ..faults import TemplateError
 from .deferred_tools import declared_tools
 from .literal_text import LiteralShield, Span
 from .preamble import strip_billing_preamble
 from .prefix_watch import PromptFacts
 from .profiles import ModelProfile
 from .replay import InlineSystem, clear_old_thinking, clear_old_tool_uses, template_input
-from .template import ChatTemplate, TemplateError
+from .template import ChatTemplate
 from .tokenizer import Tokenizer
 
 _PROBE_TEXT = "tokenyard inline system probe"

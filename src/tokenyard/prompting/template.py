@@ -25,6 +25,8 @@ import jinja2.ext
 import jinja2.nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ..faults import TemplateError
+
 # Template variables that switch thinking/reasoning behaviour, as the field names them.
 THINKING_KWARGS = frozenset(
     {
@@ -43,10 +45,6 @@ THINKING_KWARGS = frozenset(
 # Uses of a value that only make sense if it is a mapping.
 _MAPPING_FILTERS = frozenset({"items", "tojson", "dictsort"})
 _MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
-
-
-class TemplateError(Exception):
-    """A chat template failed to compile or render; the message is the template's own."""
 
 
 def _raise_exception(message: str) -> None:

@@ -115,7 +115,10 @@ class KvEventSubscriber:
         try:
             await dealer.send_multipart((b"", encode_seq(first)))
             while True:
-                frames = await asyncio.wait_for(dealer.recv_multipart(), self._replay_timeout)
+                # Not asyncio.wait_for: on 3.11 it can swallow a cancellation that lands as
+                # the receive completes, and close() then waits forever on this task.
+                async with asyncio.timeout(self._replay_timeout):
+                    frames = await dealer.recv_multipart()
                 if len(frames) != 4:
                     raise KvEventError("a replayed batch has 4 frames (empty, topic, seq, payload)")
                 seq = decode_seq(frames[2])

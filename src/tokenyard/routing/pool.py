@@ -9,8 +9,12 @@ error event. A worker with a health URL (remote servers' `/health`) is probed ev
 `health_interval` seconds and comes back when it answers; one without is tried
 again `retry_after` seconds after it failed.
 
-Load: each worker's in-flight requests and their load tokens (uncached prompt plus
-expected output) are counted from dispatch to the end of the stream.
+Load: each worker's in-flight requests and their load tokens, what they still cost:
+the uncached prompt from dispatch to the first chunk, the expected output from
+dispatch to the end of the stream.
+
+With an oracle (Dynamo's selection service, `dynamo.py`), each request's worker is the
+oracle's, booked there until the stream ends; when it cannot answer, the router picks.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from ..engines.base import Engine, EngineChunk, EngineError, EngineInfo, EngineRequest, PromptTooLong
+from ..engines.base import Engine, EngineChunk, EngineInfo, EngineRequest
+from ..faults import EngineError, PromptTooLong
+from .dynamo import DynamoSelector, DynamoWorker
 from .kv_publisher import ZmqKvPublisher
 from .kv_subscriber import KvEventSubscriber
 from .router import Candidate, Decision, Router, WorkerLoad
@@ -37,6 +43,8 @@ log = logging.getLogger("tokenyard.pool")
 class Worker:
     name: str
     engine: Engine
+    # Where it serves (a remote server's base URL), as an oracle is told.
+    url: str | None = None
     # Its KV-event stream, when it publishes one.
     events: KvEventSubscriber | None = None
     # GET this (a server's /health) to tell whether it is up.
@@ -72,6 +80,7 @@ class EnginePool:
         health_interval: float = 5.0,
         retry_after: float = 10.0,
         name: str = "pool",
+        oracle: DynamoSelector | None = None,
     ):
         if not workers:
             raise ValueError("an engine pool needs at least one worker")
@@ -84,6 +93,9 @@ class EnginePool:
         self._health_interval = health_interval
         self._retry_after = retry_after
         self._name = name
+        self.oracle = oracle
+        # The block size the oracle indexes this model at.
+        self._block_size: int | None = None
         self._info: EngineInfo | None = None
         self._health_task: asyncio.Task[None] | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -114,6 +126,8 @@ class EnginePool:
             self._health_task = asyncio.get_running_loop().create_task(self._check_health())
 
     async def close(self) -> None:
+        if self.oracle is not None:
+            await self.oracle.close()
         if self._health_task is not None:
             self._health_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -145,10 +159,37 @@ class EnginePool:
         osl = conversation.hints.osl if conversation is not None else None
         return self.router.choose(candidates, request.prompt_token_ids, session, osl)
 
+    async def decide(self, request: EngineRequest, exclude: set[str]) -> tuple[Decision, str | None]:
+        """The worker for `request`, and the oracle's booking there when the oracle chose it.
+
+        The oracle is offered the healthy workers that publish KV events. It indexes a
+        model at one block size: the first one a worker's events tell (one model, one
+        engine configuration); a worker whose events tell another is not offered, and
+        until any has told, the router decides."""
+        oracle = self.oracle
+        if oracle is not None and self._block_size is None:
+            self._block_size = next((w.block_size for w in self.workers.values() if w.block_size is not None), None)
+        if oracle is not None and self._block_size is not None:
+            offered = [
+                self._oracle_view(w, self._block_size)
+                for w in self.healthy()
+                if w.name not in exclude and w.events is not None and w.block_size in (None, self._block_size)
+            ]
+            conversation = request.conversation
+            session = conversation.affinity_key if conversation is not None else None
+            selection = await oracle.select(offered, request.prompt_token_ids, session)
+            if selection is not None:
+                osl = conversation.hints.osl if conversation is not None else None
+                output = self.router.default_osl if osl is None else osl
+                prefill = selection.prefill_tokens
+                decision = Decision(selection.worker, "dynamo", selection.overlap_tokens, prefill + output, prefill)
+                return decision, selection.selection_id
+        return self.route(request, exclude), None
+
     async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         tried: set[str] = set()
         while True:
-            decision = self.route(request, tried)
+            decision, booking = await self.decide(request, tried)
             worker = self.workers[decision.worker]
             self._dispatched(request, decision)
             stream = worker.engine.generate(request)
@@ -156,9 +197,13 @@ class EnginePool:
             dispatched = time.monotonic()
             try:
                 async for chunk in stream:
-                    if not started and self.on_first_chunk is not None:
-                        self.on_first_chunk(worker.name, time.monotonic() - dispatched)
-                    started = True
+                    if not started:
+                        started = True
+                        worker.load.tokens -= decision.prefill_tokens
+                        if booking is not None and self.oracle is not None:
+                            self.oracle.prefill_complete(booking)
+                        if self.on_first_chunk is not None:
+                            self.on_first_chunk(worker.name, time.monotonic() - dispatched)
                     yield chunk
                 return
             except PromptTooLong:
@@ -173,7 +218,9 @@ class EnginePool:
                 if isinstance(stream, AsyncGenerator):
                     await stream.aclose()
                 worker.load.requests -= 1
-                worker.load.tokens -= decision.load_tokens
+                worker.load.tokens -= decision.load_tokens - (decision.prefill_tokens if started else 0)
+                if booking is not None and self.oracle is not None:
+                    self.oracle.free(booking)
 
     def _dispatched(self, request: EngineRequest, decision: Decision) -> None:
         worker = self.workers[decision.worker]
@@ -184,6 +231,11 @@ class EnginePool:
         self.stats.decisions[(worker.name, decision.reason)] += 1
         self.stats.overlap_tokens[worker.name] += decision.overlap_tokens
         self.stats.prompt_tokens[worker.name] += len(request.prompt_token_ids)
+
+    def _oracle_view(self, worker: Worker, block_size: int) -> DynamoWorker:
+        assert worker.events is not None
+        events = worker.events
+        return DynamoWorker(worker.name, worker.url or worker.name, events.endpoint, events.replay_endpoint, block_size)
 
     def _take_out(self, worker: Worker, error: Exception) -> None:
         worker.errors += 1

@@ -7,10 +7,14 @@ KV-aware cost of a worker, in tokens of work ahead of the request's first token
     cost = (prompt tokens − tokens of its longest cached prefix there) + load_weight · load tokens
 
 where a worker's load is what its in-flight requests still cost: their uncached
-prompt tokens plus their expected output (`osl` hint, or `default_osl`). The
-cheapest worker wins; ties go to the worker this session was last sent to, then to
-the one with fewest requests, then in turn (the turn advances only when it
-decides). A worker that publishes no KV events has no index entries; its overlap
+prompt tokens until they are prefilled (their first chunk; as Dynamo's router drops
+a request's prefill load at `prefill_complete`), their expected output (`osl` hint,
+or `default_osl`) until they end. Prefill already done delays nobody: counted to the
+end, it made a worker that had just taken a new session's long prompt look loaded
+for the whole answer, and moved sessions off the worker holding their prefix, to
+prefill it all again elsewhere (`benchmarks/agentic_fleet.py`). The cheapest
+worker wins; ties go to the worker this session was last sent to, then to the one
+with fewest requests, then in turn (the turn advances only when it decides). A worker that publishes no KV events has no index entries; its overlap
 is then estimated from where this session went before: the prefix the session's
 last prompt there shares with this one.
 
@@ -30,7 +34,8 @@ from .kv_index import KvIndex
 
 Policy = Literal["kv", "least-loaded", "round-robin"]
 POLICIES: tuple[Policy, ...] = ("kv", "least-loaded", "round-robin")
-Reason = Literal["kv-overlap", "session-affinity", "least-loaded", "round-robin"]
+# "dynamo": chosen by Dynamo's selection service (pool.py).
+Reason = Literal["kv-overlap", "session-affinity", "least-loaded", "round-robin", "dynamo"]
 
 DEFAULT_OSL = 256
 # Sessions remembered for affinity (the oldest are forgotten first).
@@ -40,6 +45,8 @@ SESSION_MEMORY = 100_000
 @dataclass
 class WorkerLoad:
     requests: int = 0
+    # What the requests in flight still cost: their uncached prompt until their first
+    # chunk (prefill done), their expected output until they end.
     tokens: int = 0
 
 
@@ -59,6 +66,8 @@ class Decision:
     overlap_tokens: int = 0
     # Load tokens the request adds to the worker until it finishes.
     load_tokens: int = 0
+    # Of those, its prompt tokens to prefill, owed until its first chunk.
+    prefill_tokens: int = 0
 
 
 @dataclass
@@ -88,10 +97,10 @@ class Router:
         output = self.default_osl if osl is None else osl
         if self.policy == "round-robin":
             worker = candidates[next(self._turns) % len(candidates)]
-            return Decision(worker.name, "round-robin", 0, len(prompt) + output)
+            return Decision(worker.name, "round-robin", 0, len(prompt) + output, len(prompt))
         if self.policy == "least-loaded":
             worker = min(candidates, key=lambda c: (c.load.tokens, c.load.requests))
-            return Decision(worker.name, "least-loaded", 0, len(prompt) + output)
+            return Decision(worker.name, "least-loaded", 0, len(prompt) + output, len(prompt))
         overlaps = self._overlaps(candidates, prompt, session)
         previous = self._sessions.get(session) if session else None
 
@@ -120,7 +129,7 @@ class Router:
             reason = "session-affinity"
         else:
             reason = "least-loaded"
-        return Decision(best.name, reason, overlap, len(prompt) - overlap + output)
+        return Decision(best.name, reason, overlap, len(prompt) - overlap + output, len(prompt) - overlap)
 
     def routed(self, session: str | None, worker: str, prompt: Sequence[int]) -> None:
         """Remember where `session` was sent, for affinity and for workers without events."""

@@ -21,9 +21,9 @@ from starlette.routing import Route
 
 from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
 from ..apis.catalogs import catalog_etag, codex_catalog, with_codex_catalog
-from ..apis.errors import ApiError, Fault
 from ..apis.models import ModelCard, anthropic_model, model_list, openai_model
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
+from ..faults import ApiError, Fault
 from ..routing.pool import EnginePool
 from . import metrics, tokenize_routes
 from . import routes as generation_routes
@@ -108,9 +108,9 @@ async def unknown_path(request: Request, exc: Exception) -> Response:
     path = request.url.path
     if isinstance(exc, HTTPException) and exc.status_code == 405:
         message = f"{request.method} is not allowed on {path}"
-        error = ApiError(405, "invalid_request_error", message, fault=Fault.METHOD_NOT_ALLOWED)
+        error = ApiError(Fault.METHOD_NOT_ALLOWED, message)
     else:
-        error = ApiError(404, "not_found_error", f"no such endpoint: {request.method} {path}", param=None)
+        error = ApiError(Fault.NOT_FOUND, f"no such endpoint: {request.method} {path}")
     table = error_table(path)
     return JSONResponse(table.body(error), status_code=table.status(error))
 

@@ -14,27 +14,31 @@ from typing import Any
 
 from starlette.requests import Request
 
-from ..apis.errors import ApiError, Fault, invalid_request, not_found
+from ..apis.errors import invalid_request, not_found
 from ..apis.replay_state import ReplayState
 from ..conversation import AgentHints
-from ..safeguards import DEFAULT_SAFEGUARDS_TIMEOUT
+from ..faults import ApiError, Fault, JsonTooDeep
 from ..sealing import ReasoningSeal
-from ..wire_json import JsonTooDeep, loads
+from ..settings import ServeSettings
+from ..wire_json import loads
 from . import metrics
 from .admission import PriorityGate
 from .offload import Offload
 from .pipeline import Generation, Pipeline
 
+# The declared defaults (settings.py): one place for each.
+_SERVE = ServeSettings()
+
 
 @dataclass
 class ServerConfig:
     api_key: str | None = None
-    enable_streaming_tool_dispatch: bool = False
-    max_concurrency: int = 4
+    enable_streaming_tool_dispatch: bool = _SERVE.enable_streaming_tool_dispatch
+    max_concurrency: int = _SERVE.max_concurrency
     # Requests waiting for a generation slot beyond this are refused (overloaded).
     max_queue: int = 64
     # Seconds a request may wait for a generation slot before it is refused (overloaded).
-    max_queue_wait: float = 60.0
+    max_queue_wait: float = _SERVE.max_queue_wait
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
     prompt_log: Path | None = None
@@ -48,7 +52,7 @@ class ServerConfig:
     # mode); None: the model the request names.
     safeguards_model: str | None = None
     # Seconds one call's classification may take.
-    safeguards_timeout: float = DEFAULT_SAFEGUARDS_TIMEOUT
+    safeguards_timeout: float = _SERVE.safeguards_timeout
 
 
 @dataclass
@@ -113,7 +117,7 @@ def check_auth(request: Request, state: ServerState) -> None:
     if not given and bearer.lower().startswith("bearer "):
         given = bearer[7:].strip()
     if not given or not hmac.compare_digest(given.encode(), key.encode()):
-        raise ApiError(401, "authentication_error", "invalid x-api-key or bearer token")
+        raise ApiError(Fault.AUTHENTICATION, "invalid x-api-key or bearer token")
 
 
 # More tools than one request may carry: Anthropic's tool search takes a catalog of at
@@ -137,21 +141,19 @@ async def read_json(request: Request, limit: int, offload: Offload | None = None
     parsed off the event loop when `offload` is given."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
+        raise ApiError(Fault.REQUEST_TOO_LARGE, f"request body exceeds {limit} bytes")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise ApiError(413, "request_too_large", f"request body exceeds {limit} bytes")
+            raise ApiError(Fault.REQUEST_TOO_LARGE, f"request body exceeds {limit} bytes")
     try:
         value = await offload.run_if_large(len(body), loads, body) if offload is not None else loads(body)
         return value, len(body)
     except JsonTooDeep as error:
         raise invalid_request(f"request body is nested more than {error.limit} levels deep") from None
     except ValueError as error:
-        raise ApiError(
-            400, "invalid_request_error", f"request body is not valid JSON: {error}", fault=Fault.INVALID_JSON
-        ) from error
+        raise ApiError(Fault.INVALID_JSON, f"request body is not valid JSON: {error}") from error
 
 
 class Slot:
@@ -194,7 +196,7 @@ async def acquire_slot(state: ServerState, hints: AgentHints | None = None) -> S
 
 
 def overloaded(message: str) -> ApiError:
-    return ApiError(529, "overloaded_error", message, fault=Fault.OVERLOADED)
+    return ApiError(Fault.OVERLOADED, message)
 
 
 def log_prompt(state: ServerState, body: Any, generation: Generation) -> None:

@@ -35,8 +35,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..apis.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
-from ..apis.errors import ApiError, ErrorTable, Fault
+from ..apis.errors import ErrorTable
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
+from ..faults import ApiError, Fault
+from ..settings import ServeSettings
 
 log = logging.getLogger("tokenyard.server.limits")
 
@@ -145,7 +147,7 @@ class RequestGuard:
         raw = scope["headers"]
         if len(raw) > self.config.max_header_count:
             message = f"more than {self.config.max_header_count} headers"
-            await send_error(send, path, ApiError(431, "invalid_request_error", message, fault=Fault.HEADERS_TOO_LARGE))
+            await send_error(send, path, ApiError(Fault.HEADERS_TOO_LARGE, message))
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
         host = headers.get("host", "")
@@ -154,7 +156,7 @@ class RequestGuard:
                 f"Host {host_name(host)!r} is not served without an API key; "
                 "start tokenyard with --allowed-hosts NAME or --api-key"
             )
-            await send_error(send, path, ApiError(403, "permission_error", message))
+            await send_error(send, path, ApiError(Fault.PERMISSION, message))
             return
         origin = headers.get("origin")
         cross_site = headers.get("sec-fetch-site") in ("cross-site", "same-site")
@@ -164,7 +166,7 @@ class RequestGuard:
                 message = (
                     f"cross-origin request from {origin or 'another site'} refused; allow it with --allowed-origins"
                 )
-                await send_error(send, path, ApiError(403, "permission_error", message))
+                await send_error(send, path, ApiError(Fault.PERMISSION, message))
                 return
             cors = [
                 (b"access-control-allow-origin", origin.encode("latin-1")),
@@ -177,7 +179,7 @@ class RequestGuard:
         if scope["method"] == "POST" and not is_json_content_type(headers.get("content-type", "")):
             given = headers.get("content-type") or "none"
             message = f"content-type must be application/json (got {given})"
-            error = ApiError(415, "invalid_request_error", message, fault=Fault.UNSUPPORTED_MEDIA_TYPE)
+            error = ApiError(Fault.UNSUPPORTED_MEDIA_TYPE, message)
             await send_error(send, path, error, cors)
             return
         try:
@@ -238,19 +240,23 @@ def normalize_hosts(hosts: Iterable[str]) -> frozenset[str]:
 # ---------------------------------------------------------------- the HTTP server
 
 
+# The declared defaults (settings.py).
+_SERVE = ServeSettings()
+
+
 @dataclass(frozen=True)
 class HttpLimits:
-    max_header_bytes: int = 64 * 1024
+    max_header_bytes: int = _SERVE.max_header_bytes
     # A request head must arrive within this many seconds of the connection opening
     # (or of the previous response on a kept-alive connection).
-    header_timeout: float = 30.0
-    keep_alive_timeout: float = 5.0
+    header_timeout: float = _SERVE.header_timeout
+    keep_alive_timeout: float = _SERVE.keep_alive_timeout
     # A response write that cannot proceed (the client stopped reading and its
     # socket buffer is full) for this many seconds closes the connection: the
     # generation stops and its slot is free again.
-    send_timeout: float = 30.0
+    send_timeout: float = _SERVE.send_timeout
     # Connections plus in-flight requests; beyond it uvicorn answers 503.
-    limit_concurrency: int = 4096
+    limit_concurrency: int = _SERVE.limit_concurrency
 
 
 class BoundedH11Protocol(H11Protocol):

@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..engines.base import Engine
 from ..engines.remote import RemoteEngine
-from ..engines.session_headers import DEFAULT_SESSION_HEADERS, SessionForwarding
+from ..engines.session_headers import SessionForwarding
 from ..kv_blocks import KvEventSink
-from ..models.builtin import BUILTIN_MODELS, DEFAULT_MODEL, builtin_gguf, builtin_of
+from ..models.builtin import BUILTIN_MODELS, builtin_gguf, builtin_of
 from ..models.cache import cache_root
 from ..models.resolve import load_model_tokenizer
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, canonical_reasoning_name, reasoning_format
@@ -20,57 +19,18 @@ from ..parsing.registry import check_tool_parser_name
 from ..prompting.profiles import detect_profile
 from ..prompting.render import PromptRenderer
 from ..prompting.template import ChatTemplate
+from ..routing.dynamo import POLICY_PREFIX, DynamoSelector
 from ..routing.kv_events import KvMirror
 from ..routing.kv_index import KvIndex
 from ..routing.kv_publisher import ZmqKvPublisher
 from ..routing.kv_subscriber import KvEventSubscriber
 from ..routing.pool import EnginePool, Worker
 from ..routing.router import POLICIES, Router
+from ..settings import ModelSettings
 from .pipeline import ServedModel
 
 # An HTTP header name (RFC 9110 token).
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-
-
-@dataclass
-class ModelSettings:
-    model: str = DEFAULT_MODEL
-    engine: str = "embedded"
-    served_model_names: tuple[str, ...] = ()
-    reasoning_parser: str | None = None
-    tool_call_parser: str | None = None
-    # None: the built-in model's own setting (off for any other model).
-    recover_fenced_calls: bool | None = None
-    chat_template: Path | None = None
-    keep_anthropic_preamble: bool = False
-    # scripted and simulated engines
-    script: Path | None = None
-    token_delay: float = 0.0
-    max_model_len: int | None = None
-    # simulated engine
-    time_scale: float = 1.0
-    kv_block_size: int = 16
-    kv_blocks: int | None = None
-    max_batched_tokens: int = 8192
-    # remote engine; several URLs make a pool of workers serving the same model
-    engine_url: str | None = None
-    engine_urls: tuple[str, ...] = ()
-    # Per worker, in --engine-url order: its KV-event endpoint "tcp://HOST:PORT[,REPLAY]".
-    kv_events: tuple[str, ...] = ()
-    router_policy: str = "kv"
-    # simulated engine: how many simulated workers (each publishing KV events over ZMQ)
-    workers: int = 1
-    # Forward agent-hint priorities to the engines (vLLM needs --scheduling-policy priority).
-    forward_priority: bool = False
-    # The headers (comma-separated; "none") carrying the session to the engine's router,
-    # and whether the harness's own session headers go along (engines/session_headers.py).
-    session_header: str = ",".join(DEFAULT_SESSION_HEADERS)
-    forward_harness_headers: bool = True
-    engine_model: str | None = None
-    engine_api_key: str | None = None
-    # llama.cpp engine (an owned llama-server): requests at once, CPU threads (None: its choice)
-    engine_slots: int = 2
-    engine_threads: int | None = None
 
 
 def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
@@ -194,9 +154,25 @@ def session_forwarding(settings: ModelSettings) -> SessionForwarding:
 
 
 def _router(settings: ModelSettings) -> Router:
+    if settings.router_policy.startswith(POLICY_PREFIX):
+        return Router(KvIndex())  # what routes while Dynamo's service does not answer
     if settings.router_policy not in POLICIES:
-        raise ValueError(f"unknown router policy {settings.router_policy!r}; known: {', '.join(POLICIES)}")
+        known = ", ".join([*POLICIES, f"{POLICY_PREFIX}URL"])
+        raise ValueError(f"unknown router policy {settings.router_policy!r}; known: {known}")
     return Router(KvIndex(), policy=settings.router_policy)
+
+
+def _pool(settings: ModelSettings, workers: list[Worker], router: Router) -> EnginePool:
+    oracle = None
+    if settings.router_policy.startswith(POLICY_PREFIX):
+        url = settings.router_policy.removeprefix(POLICY_PREFIX)
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"--router-policy {POLICY_PREFIX}URL: {url!r} is not an http(s) URL")
+        if not any(w.events is not None for w in workers):
+            raise ValueError(f"--router-policy {POLICY_PREFIX}URL needs workers that publish KV events (--kv-events)")
+        names = settings.served_model_names or (served_id(settings.model),)
+        oracle = DynamoSelector(url, names[0])
+    return EnginePool(workers, router, oracle=oracle)
 
 
 def _remote_pool(settings: ModelSettings, remotes: list[RemoteEngine]) -> EnginePool:
@@ -210,8 +186,8 @@ def _remote_pool(settings: ModelSettings, remotes: list[RemoteEngine]) -> Engine
         if n < len(settings.kv_events) and settings.kv_events[n]:
             endpoint, _, replay = settings.kv_events[n].partition(",")
             events = KvEventSubscriber(KvMirror(name, router.index), endpoint, replay_endpoint=replay or None)
-        workers.append(Worker(name, remote, events=events, health_url=f"{remote.base_url}/health"))
-    return EnginePool(workers, router)
+        workers.append(Worker(name, remote, url=remote.base_url, events=events, health_url=f"{remote.base_url}/health"))
+    return _pool(settings, workers, router)
 
 
 def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink, str], Engine]) -> EnginePool:
@@ -228,4 +204,4 @@ def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink, s
             KvMirror(name, router.index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
         )
         workers.append(Worker(name, simulated(publisher, name), events=events, publisher=publisher))
-    return EnginePool(workers, router)
+    return _pool(settings, workers, router)

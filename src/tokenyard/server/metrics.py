@@ -211,7 +211,7 @@ class _PoolCollector(Collector):
         yield per_worker(gauge("tokenyard_worker_healthy", "1 while the worker is in the pool"), lambda p, w: w.healthy)
         yield per_worker(gauge("tokenyard_worker_requests", "In-flight requests"), lambda p, w: w.load.requests)
         yield per_worker(
-            gauge("tokenyard_worker_load_tokens", "Uncached prompt + expected output tokens in flight"),
+            gauge("tokenyard_worker_load_tokens", "Prompt tokens to prefill + expected output tokens in flight"),
             lambda p, w: w.load.tokens,
         )
         yield per_worker(

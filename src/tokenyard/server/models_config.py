@@ -29,29 +29,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .loading import ModelSettings
+from ..settings import ModelSettings, Setting, SettingError, declared
 
+# A models-file key is a ModelSettings setting's key; `name` and `aliases` stand for
+# its served model names.
+SETTINGS = {item.key: item for item in declared(ModelSettings) if item.name != "served_model_names"}
 # What names one model, and so is never inherited from the command line's --model.
-PER_MODEL = frozenset(
-    {
-        "model",
-        "served_model_names",
-        "reasoning_parser",
-        "tool_call_parser",
-        "recover_fenced_calls",
-        "chat_template",
-        "script",
-        "engine_url",
-        "engine_urls",
-        "kv_events",
-        "engine_model",
-        "max_model_len",
-    }
-)
-# Keys an entry may hold besides the ModelSettings fields, and the lists among them.
-LIST_KEYS = frozenset({"aliases", "engine_url", "kv_events"})
-_FIELDS = {f.name: f for f in dataclasses.fields(ModelSettings)}
-KNOWN_KEYS = frozenset({"name", "aliases", *(_FIELDS.keys() - {"served_model_names", "engine_urls"})})
+PER_MODEL = frozenset({"engine_url", *(item.name for item in declared(ModelSettings) if item.spec.per_model)})
+LIST_KEYS = frozenset({"aliases", *(key for key, item in SETTINGS.items() if item.many)})
+KNOWN_KEYS = frozenset({"name", "aliases", *SETTINGS})
 
 
 class ModelsConfigError(ValueError):
@@ -82,12 +68,10 @@ def entry_settings(entry: Mapping[str, Any], base: ModelSettings, where: str) ->
                 raise ModelsConfigError(f"{where}: `name` must be a non-empty string")
         elif key == "aliases":
             pass
-        elif key == "engine_url":
-            values["engine_urls"] = tuple(value)
-        elif key == "kv_events":
-            values["kv_events"] = tuple(value)
         else:
-            values[key] = _typed(key, value, where)
+            item = SETTINGS[key]
+            read = [_typed(item, v, where) for v in value] if item.many else _typed(item, value, where)
+            values[item.name] = tuple(read) if item.many else read
     names = ([entry["name"]] if "name" in entry else []) + list(entry.get("aliases") or [])
     if names and "name" not in entry:
         raise ModelsConfigError(f"{where}: `aliases` needs a `name`")
@@ -95,28 +79,21 @@ def entry_settings(entry: Mapping[str, Any], base: ModelSettings, where: str) ->
     return dataclasses.replace(inherited(base), **values)
 
 
-def _typed(key: str, value: Any, where: str) -> Any:
-    """`value` as the ModelSettings field `key` holds it (from TOML, JSON or text)."""
-    kind = _FIELDS[key].type
-    kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
-    try:
-        if "Path" in kind:
-            return Path(str(value)).expanduser()
-        if kind.startswith("bool"):
-            if isinstance(value, str):
-                if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                    raise ValueError(value)
-                return value.lower() in ("1", "true", "yes", "on")
-            return bool(value)
-        if kind.startswith("int"):
-            return int(value)
-        if kind.startswith("float"):
-            return float(value)
-    except (TypeError, ValueError):
-        raise ModelsConfigError(f"{where}: `{key}` = {value!r} is not a {kind.split(' ')[0]}") from None
-    if not isinstance(value, str):
-        raise ModelsConfigError(f"{where}: `{key}` must be a string")
-    return value
+def _typed(item: Setting, value: Any, where: str) -> Any:
+    """`value` (from TOML, JSON or text) as the setting holds it."""
+    if isinstance(value, str):
+        try:
+            return item.read(value, f"{where}: `{item.key}`")
+        except SettingError as error:
+            raise ModelsConfigError(str(error)) from None
+    native = (
+        (item.kind is bool and isinstance(value, bool))
+        or (item.kind is int and isinstance(value, int) and not isinstance(value, bool))
+        or (item.kind is float and isinstance(value, int | float) and not isinstance(value, bool))
+    )
+    if not native:
+        raise ModelsConfigError(f"{where}: `{item.key}` = {value!r} is not {item.accepts}")
+    return float(value) if item.kind is float else value
 
 
 def load_models_file(path: Path, base: ModelSettings) -> list[ModelSettings]:

@@ -47,22 +47,16 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..apis.errors import ENGINE_FAILED_MESSAGE
-from ..conversation import Conversation, InvalidToolChoice, Message, Reasoning, Text, ToolCall
+from ..conversation import Conversation, Message, Reasoning, Text, ToolCall
 from ..engines.base import (
-    DEFAULT_ENGINE_TIMEOUT,
-    DEFAULT_MAX_TOKENS,
     CallGuide,
     CallTag,
     Constraints,
     Engine,
     EngineChunk,
-    EngineError,
     EngineFinish,
     EngineRequest,
-    EngineTimeout,
     OutputGuide,
-    PromptTooLong,
     ReasoningBudget,
 )
 from ..events import (
@@ -70,7 +64,6 @@ from ..events import (
     Event,
     Finish,
     FinishReason,
-    OutputFormatViolation,
     ParseEvent,
     PromptProcessed,
     ReasoningDelta,
@@ -79,8 +72,17 @@ from ..events import (
     ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
-    ToolChoiceViolation,
     Usage,
+)
+from ..faults import (
+    ENGINE_FAILED_MESSAGE,
+    EngineError,
+    EngineTimeout,
+    InvalidToolChoice,
+    OutputFormatViolation,
+    PromptTooLong,
+    TemplateError,
+    ToolChoiceViolation,
 )
 from ..parsing.control_tokens import ControlTexts, ControlTokenFilter, control_texts, syntax_texts
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
@@ -91,9 +93,9 @@ from ..prompting.prefix_watch import PrefixReport, PrefixWatch
 from ..prompting.profiles import ModelProfile
 from ..prompting.render import Prefill, PromptRenderer, RenderedPrompt
 from ..prompting.streams import is_side_query, prompt_stream
-from ..prompting.template import TemplateError
 from ..prompting.tokenizer import Tokenizer
 from ..prompting.tool_choice import CallSyntax, call_syntax
+from ..settings import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from ..structured_output import output_violation
 from .offload import Offload
 
@@ -521,7 +523,7 @@ class _Turn:
             log.warning("engine failed: %s", error)  # its URL and upstream text stay here
             shown = isinstance(error, (EngineTimeout, PromptTooLong)) or str(error) == SHUTTING_DOWN
             message = str(error) if shown else ENGINE_FAILED_MESSAGE
-            yield StreamError(message, "api_error", error)
+            yield StreamError(message, error)
             return
         finally:
             await chunks.aclose()
@@ -532,11 +534,11 @@ class _Turn:
         if self.violation is None:
             self.violation = self._unmet_choice()
         if self.violation is not None:
-            yield StreamError(str(self.violation), "api_error", self.violation)
+            yield StreamError(str(self.violation), self.violation)
             return
         broken = self._broken_format()
         if broken is not None:
-            yield StreamError(str(broken), "api_error", broken)
+            yield StreamError(str(broken), broken)
             return
         reason = self._finish_reason()
         if reason == "tool_calls" and self.generation.conversation.hints.speculative_prefill:

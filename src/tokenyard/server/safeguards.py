@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, ToolCall
-from ..engines.base import EngineError, PromptTooLong
 from ..events import CallVerdict, Finish, StreamError, TextDelta, ToolCallReady
-from ..prompting.template import TemplateError
-from ..safeguards import DEFAULT_SAFEGUARDS_TIMEOUT, classifier_conversation, no_verdict, read_verdict
+from ..faults import EngineError, PromptTooLong, TemplateError
+from ..safeguards import classifier_conversation, no_verdict, read_verdict
+from ..settings import DEFAULT_SAFEGUARDS_TIMEOUT
 from . import metrics
 from .pipeline import Pipeline
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError, ErrorTable, Fault, WireFault
+from ...faults import ApiError, Fault
+from ..errors import ErrorTable, WireFault
 
 
 def _envelope(error: ApiError, row: WireFault) -> dict[str, Any]:

@@ -27,8 +27,8 @@ from ...events import (
     ToolCallStart,
     Usage,
 )
+from ...faults import ApiError
 from ..call_hold import CallHold
-from ..errors import ApiError
 from ..replay_state import ReplayState
 from ..spoke import Frame
 from .errors import ERRORS

@@ -35,8 +35,8 @@ from ...events import (
     ToolCallStart,
     Usage,
 )
+from ...faults import ApiError
 from ..call_hold import CallHold
-from ..errors import ApiError
 from ..spoke import Frame
 from .errors import ERRORS
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError, ErrorTable, openai_envelope, openai_rows
+from ...faults import ApiError
+from ..errors import ErrorTable, openai_envelope, openai_rows
 
 ERRORS = ErrorTable(openai_rows("input"), openai_envelope)
 

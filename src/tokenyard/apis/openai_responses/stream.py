@@ -44,8 +44,8 @@ from ...events import (
     ToolCallReady,
     ToolCallStart,
 )
+from ...faults import ApiError
 from ..call_hold import CallHold
-from ..errors import ApiError
 from ..replay_state import ReplayState
 from ..spoke import Frame
 from .errors import failed_error
