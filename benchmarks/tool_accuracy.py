@@ -26,9 +26,12 @@ record what the engine produced; for an engine's own endpoint the rendered promp
 compared with tokenyard's (llama.cpp `/apply-template`, vLLM `/tokenize`) and, where
 they are identical, greedy decoding gave both parsers the same raw output. A rerun
 resumes: cases already in a path's file are not sent again (`--fresh` starts over).
+`--reparse` scores tokenyard's paths by parsing their recorded raw outputs again with
+the current parsers (a parser change measured on the identical outputs, no model
+run).
 
     python benchmarks/tool_accuracy.py [--model qwen2.5-coder-1.5b] [--paths ...] [--limit N]
-        [--quick] [--max-tokens 96] [--llama-server PATH] [--fresh] [--report-only]
+        [--quick] [--max-tokens 96] [--llama-server PATH] [--threads N] [--fresh] [--report-only] [--reparse]
 """
 
 import argparse
@@ -224,6 +227,41 @@ class RecordingEngine:
             self.raw = "".join(texts) if texts else self.tokenizer.decode(ids)
 
 
+def reparser(model: str) -> Any:
+    """A function (raw output, case) -> the message tokenyard's current parsers make of
+    it: the served model's parsers and switches, its control tokens cut from the text."""
+    from tokenyard.conversation import ToolSpec
+    from tokenyard.events import TextDelta, ToolCallIncomplete, ToolCallReady
+    from tokenyard.parsing.control_tokens import ControlTexts, ControlTokenFilter
+    from tokenyard.parsing.splitter import OutputSplitter
+    from tokenyard.server.loading import ModelSettings, load
+
+    served, _ = load(ModelSettings(model=model, engine="scripted"))
+    profile, controls = served.profile, set(served.control_tokens().values())
+
+    def message(raw: str, case: dict[str, Any]) -> dict[str, Any]:
+        tools = [ToolSpec(name=t["function"]["name"], parameters=t["function"]["parameters"]) for t in case["tools"]]
+        splitter = OutputSplitter(
+            profile.reasoning_parser,
+            profile.tool_parser,
+            tools=tools,
+            recover_fenced_calls=profile.recover_fenced_calls,
+        )
+        text = ControlTokenFilter(ControlTexts(controls) if controls else None).feed(raw, final=True)
+        content: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for event in [*splitter.feed(text), *splitter.finish()]:
+            if isinstance(event, TextDelta):
+                content.append(event.text)
+            elif isinstance(event, ToolCallIncomplete):
+                content.append(event.raw)
+            elif isinstance(event, ToolCallReady):
+                calls.append({"type": "function", "function": {"name": event.name, "arguments": event.arguments}})
+        return {"role": "assistant", "content": "".join(content) or None, "tool_calls": calls or None}
+
+    return message
+
+
 # ---- engines' own servers ---------------------------------------------------------------------
 
 
@@ -274,9 +312,13 @@ def find_llama_server(given: str | None) -> str | None:
     return str(built[-1]) if built else None
 
 
-def llama_server(binary: str, gguf: Path, flag: str, log: Path) -> contextlib.AbstractContextManager[str]:
+def llama_server(
+    binary: str, gguf: Path, flag: str, log: Path, threads: int | None
+) -> contextlib.AbstractContextManager[str]:
     port = free_port()
     command = [binary, "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port), "-c", str(CONTEXT), "-np", "1"]
+    if threads:  # both servers alike, so neither path is favoured
+        command += ["--threads", str(threads), "--threads-batch", str(threads)]
     return server_process([*command, flag], port, log)
 
 
@@ -326,6 +368,7 @@ class Runner:
         self.args = args
         self.cases = cases
         self.folder = args.out / args.model
+        self.reparse = reparser(args.model) if args.reparse else None
 
     def file(self, path: str) -> Path:
         return self.folder / f"{path.replace('+', '_')}.jsonl"
@@ -335,7 +378,13 @@ class Runner:
         if not file.exists():
             return []
         wanted = {c["id"] for c in self.cases}
-        return [r for r in map(json.loads, file.read_text(encoding="utf-8").splitlines()) if r["id"] in wanted]
+        records = [r for r in map(json.loads, file.read_text(encoding="utf-8").splitlines()) if r["id"] in wanted]
+        if self.reparse is not None and (path.startswith("tokenyard") or path == "embedded"):
+            cases = {c["id"]: c for c in self.cases}
+            for record in records:
+                if record.get("raw") is not None and not record.get("error"):
+                    record["message"] = self.reparse(record["raw"], cases[record["id"]])
+        return records
 
     def todo(self, path: str) -> list[dict[str, Any]]:
         done = {r["id"] for r in self.records(path)}
@@ -458,10 +507,14 @@ def run(args: argparse.Namespace, runner: Runner) -> dict[str, str]:
         with contextlib.ExitStack() as stack:
             # tokenyard's server keeps special tokens in its text (`--special`); the
             # engine's own chat endpoint runs as its docs say, with `--jinja`.
-            ours = stack.enter_context(llama_server(binary, gguf, "--special", logs / "llama-special.log"))
+            ours = stack.enter_context(
+                llama_server(binary, gguf, "--special", logs / "llama-special.log", args.threads)
+            )
             own = None
             if "llama.cpp" in paths:
-                theirs = stack.enter_context(llama_server(binary, gguf, "--jinja", logs / "llama-jinja.log"))
+                theirs = stack.enter_context(
+                    llama_server(binary, gguf, "--jinja", logs / "llama-jinja.log", args.threads)
+                )
                 own = ("llama.cpp", theirs, args.model)
             settings = ModelSettings(model=args.model, engine="remote", engine_url=ours)
             if "tokenyard+llama.cpp" in paths:
@@ -567,9 +620,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"at most {QUICK_CASES} cases")
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--llama-server", default=None, help="the llama-server binary (default: PATH, the cache)")
+    parser.add_argument("--threads", type=int, default=None, help="llama-server's threads (default: its own)")
     parser.add_argument("--out", type=Path, default=OUT / "tool_accuracy", help="where the raw outputs are kept")
     parser.add_argument("--fresh", action="store_true", help="forget the recorded runs of the chosen paths")
     parser.add_argument("--report-only", action="store_true", help="score what is recorded, run nothing")
+    parser.add_argument(
+        "--reparse", action="store_true", help="score tokenyard's recorded raw outputs with the current parsers"
+    )
     args = parser.parse_args(argv)
     args.paths = [p for p in args.paths.split(",") if p]
     if unknown := set(args.paths) - set(PATHS):

@@ -208,9 +208,10 @@ class ModelSettings:
     )
     recover_fenced_calls: bool | None = setting(
         None,
-        "turn a ```json fenced call to a declared tool at the very end of a turn into a real call (a small-model "
-        "failure shape; default: on for the built-in qwen2.5-coder-1.5b, off otherwise). A fence with text after "
-        "it, an undeclared name, other keys or broken JSON stays text",
+        "turn a ```json fenced call to a declared tool at the very end of a turn (several in one fence: that many), "
+        "or that call object as the whole output, into a real call, Qwen2.5's doubled braces {{...}} included (a "
+        "small-model failure shape; default: on for the built-in qwen2.5-coder-1.5b, off otherwise). A fence with "
+        "text after it, an undeclared name, other keys or broken JSON stays text",
         per_model=True,
         alone=True,
     )
@@ -275,8 +276,9 @@ class ModelSettings:
     )
     forward_priority: bool = setting(
         False,
-        "send agent-hint priorities to the engines, lower value first (vLLM needs --scheduling-policy priority; "
-        "SGLang --enable-priority-scheduling --schedule-low-priority-values-first)",
+        "send agent-hint priorities to the engines in each one's order: vLLM lower value first (it needs "
+        "--scheduling-policy priority); SGLang higher first, or lower first when its /server_info shows "
+        "--schedule-low-priority-values-first (it needs --enable-priority-scheduling)",
         table="scale-out",
     )
     session_header: str = setting(

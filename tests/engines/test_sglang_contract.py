@@ -1,31 +1,35 @@
-"""The wire contract between tokenyard's remote engine and SGLang's `/v1/completions`,
+"""The wire contract between tokenyard's remote engine and SGLang's native `/generate`,
 pinned from SGLang's own source so that a drift on either side fails here.
 
-SGLang does not run in CI (its CPU backend needs `sgl-kernel` built from source for
-CPU; PyPI's `sglang-kernel` wheels are CUDA-only — see README, *Engines*), so these
-facts stand in for a live server. Source: the `sglang` 0.5.23 wheel on PyPI
+No real SGLang runs here or in CI: its CPU backend needs `sgl-kernel` built for the
+CPU, which PyPI does not have (README, *Engines*). These facts stand in for a live
+server, and the HTTP tests run the engine against a stand-in that answers in the
+shapes below. Source: the `sglang` 0.5.23 wheel on PyPI
 (sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl, sha256 00b3cd5b265a…9937):
-- `sglang/srt/entrypoints/openai/protocol.py`: `CompletionRequest` (with its base
-  `PDRoutingFields`), `StreamOptions`, `CompletionResponseStreamChoice`,
-  `CompletionStreamResponse`, `UsageInfo`, `PromptTokensDetails`, `ModelCard`,
-  `ErrorResponse`;
-- `sglang/srt/entrypoints/openai/serving_completions.py`: the stream — each chunk's
-  `token_ids` is the new part of `output_ids` (with `return_token_ids`), the first
-  also carries `prompt_token_ids`; the final usage chunk (`include_usage`) has empty
-  `choices` and, with `--enable-cache-report`, `prompt_tokens_details.cached_tokens`;
-  it is dumped with `exclude_none`; then `data: [DONE]`. A streamed response runs
-  with `background=create_abort_task(...)`: the client closing the stream aborts the
-  request. An abort with a status code becomes `{"error": ErrorResponse}` mid-stream;
-  a graceful one a chunk with `finish_reason: "abort"`;
-- `sglang/srt/managers/detokenizer_manager.py` (`trim_matched_stop`): a matched stop
-  token is trimmed from the text only; `output_ids` (hence `token_ids`) keep it, and
-  the finish is `{"type": "stop", "matched": <id>}` (`matched_stop` on the wire);
-- `CompletionRequest` is a pydantic model with the default config: unknown fields are
-  ignored silently, which is why a misspelt or vLLM-only field would go unnoticed
-  without this list.
-The stream's shape matches SGLang's own tests of it
-(sgl-project/sglang test/registered/openai_server/basic/test_return_token_ids.py at
-0b891eb2ed7b: `token_ids`/`prompt_token_ids` omitted when not asked for).
+- `sglang/api/v1/api_types.py` (generated from SGLang's proto schema, the contract
+  `/generate` checks every body against, `entrypoints/api_contract.py`):
+  `GenerateRequest` (unknown keys ignored), `SamplingParams` (unknown keys
+  REJECTED: a misspelt sampling field is a 400), `GenerateResponse`,
+  `GenerateMetaInfo` (`cached_tokens`, `completion_tokens`, `finish_reason`),
+  `FinishStop` (`matched`), `FinishLength`, `FinishAbort`;
+- `sglang/srt/entrypoints/http_server.py`: `/generate` streams `data: {json}` lines
+  then `data: [DONE]`, with `background=create_abort_task(obj)` (a client that closes
+  the stream aborts the request); an error inside the stream is a
+  `{"error": {"message", "type", "code"}}` line; `/v1/models` cards are
+  `ModelCard(owned_by="sglang", max_model_len=context_len)` (protocol.py); `/server_info`
+  is the resolved start-up settings (`schedule_low_priority_values_first`...);
+- `sglang/srt/managers/tokenizer_manager.py`: a streamed chunk's `output_ids` are all
+  the ids so far, or the new ones with `--incremental-streaming-output`;
+  `meta_info.completion_tokens` is the count so far either way; the matched stop token
+  stays in `output_ids` (the detokenizer trims it from the text only); a prompt over
+  the context is `ValueError("The input (N tokens) is longer than the model's context
+  length (M tokens).")`;
+- `sglang/srt/constrained/xgrammar_backend.py`: `structural_tag` takes xgrammar's
+  tag with a `format` (the shape tokenyard sends vLLM); `sampling/sampling_params.py`:
+  only one of json_schema, regex, ebnf, structural_tag per request;
+- `sglang/srt/managers/scheduler.py`: priorities are honoured only with
+  `--enable-priority-scheduling`, higher values first unless
+  `--schedule-low-priority-values-first`.
 """
 
 from __future__ import annotations
@@ -34,39 +38,41 @@ import asyncio
 import json
 import threading
 
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from tokenyard.conversation import AgentHints, Conversation
-from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineRequest
-from tokenyard.engines.remote import CompletionStreamReader, RemoteEngine, structural_tag
-from tokenyard.faults import EngineError
+from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineRequest, OutputGuide
+from tokenyard.engines.remote import RemoteEngine, SglangStreamReader
+from tokenyard.faults import EngineError, PromptTooLong
 
 from .test_remote import running
 
-SGLANG_VERSION = "0.5.23"
-# protocol.py, CompletionRequest + PDRoutingFields: every field SGLang 0.5.23 reads.
-SGLANG_COMPLETION_REQUEST_FIELDS = frozenset(
-    "model prompt best_of echo frequency_penalty logit_bias logprobs max_tokens n presence_penalty seed stop "
-    "stream stream_options suffix temperature top_p user return_hidden_states return_routed_experts "
-    "routed_experts_start_len return_cached_tokens_details return_spec_tokens_details return_token_ids top_k "
-    "min_p min_tokens json_schema regex ebnf repetition_penalty stop_token_ids stop_regex no_stop_trim "
-    "ignore_eos skip_special_tokens lora_path session_id session_params response_format custom_params "
-    "custom_logit_processor watermark images_config mm_processor_kwargs data_parallel_rank rid extra_key "
-    "cache_salt priority custom_labels bootstrap_host bootstrap_port bootstrap_room routed_dp_rank "
-    "disagg_prefill_dp_rank".split()
+# api_types.py, GenerateRequest: every field SGLang 0.5.23's /generate reads.
+GENERATE_REQUEST_FIELDS = frozenset(
+    "rid text input_ids stream sampling_params return_logprob logprob_start_len top_logprobs_num "
+    "token_ids_logprob return_hidden_states return_text_in_logprobs bootstrap_host bootstrap_port "
+    "bootstrap_room bootstrap_pair_key decode_tp_size routed_dp_rank disagg_prefill_dp_rank image_data "
+    "mm_hashes video_data audio_data extra_key priority cache_salt require_reasoning lora_path "
+    "session_params kv_hints routing_key max_thinking_tokens session_id custom_logit_processor "
+    "custom_labels images_config return_prompt_token_ids routed_experts_start_len return_sampling_mask "
+    "modalities".split()
 )
-SGLANG_STREAM_OPTIONS_FIELDS = frozenset({"include_usage", "continuous_usage_stats"})
-# What tokenyard sends that SGLang ignores, and why that is harmless.
-IGNORED_BY_SGLANG = {
-    # vLLM's detokenizer option; tokenyard detokenizes the returned ids itself.
-    "spaces_between_special_tokens",
-}
+# api_types.py, SamplingParams (unknown keys rejected).
+SAMPLING_PARAMS_FIELDS = frozenset(
+    "max_new_tokens stop stop_token_ids stop_regex temperature top_p top_k min_p frequency_penalty "
+    "presence_penalty repetition_penalty min_new_tokens n json_schema regex ebnf structural_tag ignore_eos "
+    "skip_special_tokens spaces_between_special_tokens no_stop_trim stream_interval logit_bias "
+    "sampling_seed custom_params beam_width watermark choice".split()
+)
+GRAMMARS = ("json_schema", "regex", "ebnf", "structural_tag")
 STOP_ID = 151645
 PROMPT = [151644, 872, 198, 9707, 151645, 198, 151644, 77091, 198]
 OUTPUT = [9707, 0, 151657]
+GUIDE = CallGuide(("<tool_call>",), (CallTag('<tool_call>\n{"name": "f", "arguments": ', {"type": "object"}, "}\n</tool_call>"),))  # fmt: skip
 
 
 def engine_request(**overrides) -> EngineRequest:
@@ -74,154 +80,216 @@ def engine_request(**overrides) -> EngineRequest:
     return EngineRequest(**{**fields, **overrides})
 
 
-def test_the_request_body_uses_only_fields_sglang_declares():
-    engine = RemoteEngine("http://127.0.0.1:1", model="m", max_model_len=4096)
-    body = engine.completion_body(engine_request(temperature=0.0, top_p=0.9, top_k=20, seed=7))
-    assert set(body) - IGNORED_BY_SGLANG <= SGLANG_COMPLETION_REQUEST_FIELDS, (
-        set(body) - IGNORED_BY_SGLANG - SGLANG_COMPLETION_REQUEST_FIELDS
+def sglang_engine(**options) -> RemoteEngine:
+    return RemoteEngine("http://127.0.0.1:1", model="m", max_model_len=4096, server="sglang", **options)
+
+
+def check_contract(body: dict) -> None:
+    assert set(body) <= GENERATE_REQUEST_FIELDS, set(body) - GENERATE_REQUEST_FIELDS
+    assert set(body["sampling_params"]) <= SAMPLING_PARAMS_FIELDS, set(body["sampling_params"]) - SAMPLING_PARAMS_FIELDS
+    assert sum(key in body["sampling_params"] for key in GRAMMARS) <= 1, "SGLang takes one grammar per request"
+
+
+# ---- the request ---------------------------------------------------------------------------------
+
+
+def test_the_request_is_a_token_id_prompt_with_declared_fields_only():
+    body = sglang_engine().sglang_body(engine_request(temperature=0.0, top_p=0.9, top_k=20, seed=7))
+    check_contract(body)
+    assert body["input_ids"] == PROMPT and "text" not in body  # no chat template on SGLang's side
+    assert body["stream"] is True
+    sampling = body["sampling_params"]
+    assert sampling["max_new_tokens"] == 16 and sampling["stop_token_ids"] == [STOP_ID]
+    assert sampling["skip_special_tokens"] is False
+    assert (sampling["temperature"], sampling["top_p"], sampling["top_k"], sampling["sampling_seed"]) == (
+        0.0,
+        0.9,
+        20,
+        7,
     )
-    assert set(body["stream_options"]) <= SGLANG_STREAM_OPTIONS_FIELDS
-    # The parts of the contract tokenyard depends on, by name and shape.
-    assert body["prompt"] == PROMPT  # List[int]: a token-id prompt, no chat template there
-    assert body["stop_token_ids"] == [STOP_ID]
-    assert body["return_token_ids"] is True
-    assert body["skip_special_tokens"] is False
-    assert body["stream"] is True and body["stream_options"]["include_usage"] is True
 
 
-def test_forced_tool_choice_guide_is_not_an_sglang_field():
-    """vLLM takes the guide as `structured_outputs.structural_tag`; SGLang 0.5.23 has no
-    such field (it would be ignored, so a forced call would go unguided). SGLang takes
-    xgrammar's structural tag as `response_format`, whose shape tokenyard's tag has."""
-    assert "structured_outputs" not in SGLANG_COMPLETION_REQUEST_FIELDS
-    assert "response_format" in SGLANG_COMPLETION_REQUEST_FIELDS
-    guide = CallGuide(("<tool_call>",), (CallTag('<tool_call>\n{"name": "f", "arguments": ', {"type": "object"}, "}\n</tool_call>"),))  # fmt: skip
-    tag = structural_tag(Constraints(tool_choice="required", guide=guide))
-    assert tag is not None and tag["type"] == "structural_tag" and tag["format"]["type"] == "triggered_tags"
+@pytest.mark.parametrize("choice", ["required", "named"])
+def test_a_forced_tool_choice_is_guided_by_a_structural_tag(choice):
+    constraints = Constraints(tool_choice=choice, tool_name="f" if choice == "named" else None, guide=GUIDE)
+    body = sglang_engine().sglang_body(engine_request(constraints=constraints))
+    check_contract(body)
+    tag = json.loads(body["sampling_params"]["structural_tag"])  # a JSON string
+    assert tag["type"] == "structural_tag" and tag["format"]["type"] == "triggered_tags"
+    assert tag["format"]["at_least_one"] is True and tag["format"]["triggers"] == ["<tool_call>"]
+    assert tag["format"]["tags"][0]["begin"].startswith("<tool_call>")
 
 
-def test_a_forwarded_priority_is_lower_first_which_sglang_does_only_when_told():
-    """tokenyard forwards priorities the vLLM way (lower value first). SGLang
-    (arg_groups/fields/schedule.py) schedules higher values first unless started with
-    `--enable-priority-scheduling --schedule-low-priority-values-first` — the flags the
-    README gives with `--forward-priority` for SGLang."""
-    engine = RemoteEngine("http://127.0.0.1:1", model="m", max_model_len=4096, forward_priority=True)
+def test_a_json_answer_is_guided_by_json_schema_or_after_reasoning_by_a_tag():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    plain = sglang_engine().sglang_body(engine_request(constraints=Constraints(output=OutputGuide(schema))))
+    check_contract(plain)
+    assert json.loads(plain["sampling_params"]["json_schema"]) == schema
+    thinking = OutputGuide(schema, reasoning_start="<think>", reasoning_end="</think>")
+    body = sglang_engine().sglang_body(engine_request(constraints=Constraints(output=thinking)))
+    check_contract(body)
+    assert json.loads(body["sampling_params"]["structural_tag"])["type"] == "structural_tag"
+    may_call = OutputGuide(schema, call_trigger="<tool_call>")
+    body = sglang_engine().sglang_body(engine_request(constraints=Constraints(output=may_call)))
+    assert not set(GRAMMARS) & set(body["sampling_params"]), "a turn that may call is not held to the format"
+    both = Constraints(tool_choice="required", guide=GUIDE, output=OutputGuide(schema))
+    check_contract(sglang_engine().sglang_body(engine_request(constraints=both)))
+
+
+def test_priority_follows_sglangs_order():
     urgent = Conversation(model="m", hints=AgentHints(priority=5))
-    assert engine.completion_body(engine_request(conversation=urgent))["priority"] == -5
-    assert "priority" in SGLANG_COMPLETION_REQUEST_FIELDS
+    assert "priority" not in sglang_engine().sglang_body(engine_request(conversation=urgent))
+    engine = sglang_engine(forward_priority=True)
+    assert engine.sglang_body(engine_request(conversation=urgent))["priority"] == 5  # higher first
+    engine._low_priority_first = True  # what /server_info says under --schedule-low-priority-values-first
+    assert engine.sglang_body(engine_request(conversation=urgent))["priority"] == -5
 
 
-def sse(payload: dict) -> str:
-    return f"data: {json.dumps(payload)}\n\n"
+# ---- the stream ----------------------------------------------------------------------------------
 
 
-def chunk(text: str, token_ids: list[int], finish: str | None = None, matched=None, first=False) -> str:
-    """A `CompletionStreamResponse` as serving_completions.py dumps it (no exclude_none:
-    `logprobs`, `finish_reason` and `matched_stop` are written as null)."""
-    choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish, "matched_stop": matched}
-    choice["token_ids"] = token_ids
-    if first:
-        choice["prompt_token_ids"] = PROMPT
-    return sse({"id": "9f1c", "object": "text_completion", "created": 1767225600, "model": "m", "choices": [choice]})
+def line(ids: list[int], done: int, finish: dict | None = None, cached: int = 6, text: str = "") -> str:
+    meta = {"id": "9f1c", "finish_reason": finish, "prompt_tokens": len(PROMPT), "weight_version": "default"}
+    meta.update(completion_tokens=done, cached_tokens=cached, reasoning_tokens=0)
+    return f"data: {json.dumps({'text': text, 'output_ids': ids, 'meta_info': meta})}"
 
 
-def usage(cached: int | None) -> str:
-    """The final usage chunk (`exclude_none`): `prompt_tokens_details` only with
-    `--enable-cache-report`."""
-    body: dict = {"prompt_tokens": len(PROMPT), "total_tokens": len(PROMPT) + 3, "completion_tokens": 3}
-    if cached is not None:
-        body["prompt_tokens_details"] = {"cached_tokens": cached}
-    body["reasoning_tokens"] = 0
-    return sse({"id": "9f1c", "object": "text_completion", "created": 1767225600, "model": "m", "choices": [], "usage": body})  # fmt: skip
-
-
-def sglang_stream(cached: int | None, stop_at_token: bool = True) -> list[str]:
-    last = [*OUTPUT[2:], STOP_ID] if stop_at_token else OUTPUT[2:]
-    return [
-        chunk("Hello", OUTPUT[:1], first=True),
-        chunk("!", OUTPUT[1:2]),
-        # The stop token is trimmed from the text, not from the ids.
-        chunk("<tool_call>", last, "stop" if stop_at_token else "length", STOP_ID if stop_at_token else None),
-        usage(cached),
-        "data: [DONE]\n\n",
-    ]
+STOPPED = {"type": "stop", "matched": STOP_ID}
+CUMULATIVE = [line(OUTPUT[:1], 1), line(OUTPUT[:2], 2), line([*OUTPUT, STOP_ID], 4, STOPPED), "data: [DONE]"]
+INCREMENTAL = [line(OUTPUT[:1], 1), line(OUTPUT[1:2], 2), line([*OUTPUT[2:], STOP_ID], 4, STOPPED), "data: [DONE]"]
 
 
 def read(lines: list[str]) -> list[EngineChunk]:
-    reader = CompletionStreamReader({STOP_ID}, "sglang")
-    chunks = [c for block in lines for line in block.splitlines() if (c := reader.feed(line)) is not None]
+    reader = SglangStreamReader({STOP_ID}, "sglang")
+    chunks = [c for one in lines if (c := reader.feed(one)) is not None]
     return [*chunks, reader.finish()]
 
 
-def test_an_sglang_stream_is_read_as_token_ids_with_the_cache_report():
-    chunks = read(sglang_stream(cached=6))
-    assert [c.token_ids for c in chunks] == [OUTPUT[:1], OUTPUT[1:2], OUTPUT[2:]]  # stop id dropped
+@pytest.mark.parametrize("lines", [CUMULATIVE, INCREMENTAL], ids=["cumulative", "incremental"])
+def test_output_ids_cumulative_or_incremental_the_stop_token_dropped(lines):
+    chunks = read(lines)
+    assert [c.token_ids for c in chunks] == [OUTPUT[:1], OUTPUT[1:2], OUTPUT[2:]]
     assert all(c.text is None for c in chunks)
     assert [c.finish_reason for c in chunks] == [None, None, "stop"]
-    assert chunks[-1].cached_tokens == 6
+    assert chunks[0].cached_tokens == 6 and chunks[-1].cached_tokens == 6
 
 
-def test_without_enable_cache_report_no_cached_count_is_invented():
-    chunks = read(sglang_stream(cached=None, stop_at_token=False))
+def test_length_and_abort():
+    chunks = read([line(OUTPUT[:2], 2), line(OUTPUT, 3, {"type": "length", "length": 3}), "data: [DONE]"])
     assert chunks[-1].finish_reason == "length" and chunks[-1].token_ids == OUTPUT[2:]
-    assert chunks[-1].cached_tokens is None
+    aborted = {"type": "abort", "message": "Abort before prefill", "status_code": 503}
+    assert read([line([], 0, aborted, cached=0)])[-1].finish_reason == "abort"
+    # --incremental-streaming-output: an abort's last line repeats the last id, not a new one.
+    chunks = read([line(OUTPUT[:1], 1), line(OUTPUT[1:2], 2), line(OUTPUT[1:2], 2, aborted)])
+    assert [c.token_ids for c in chunks] == [OUTPUT[:1], OUTPUT[1:2], []] and chunks[-1].finish_reason == "abort"
 
 
-def test_an_sglang_abort_is_an_abort_and_an_error_chunk_an_engine_error():
-    graceful = [chunk("Hi", OUTPUT[:1], first=True), chunk("", [], "abort"), "data: [DONE]\n\n"]
-    assert read(graceful)[-1].finish_reason == "abort"
-    # serving_base.py create_streaming_error_response: {"error": ErrorResponse}
-    error = {"object": "error", "message": "Request aborted: timeout", "type": "SERVICE_UNAVAILABLE", "param": None, "code": 503}  # fmt: skip
-    reader = CompletionStreamReader({STOP_ID}, "sglang")
-    reader.feed(chunk("Hi", OUTPUT[:1], first=True).strip())
-    try:
-        reader.feed(sse({"error": error}).strip())
-    except EngineError as failure:
-        assert "Request aborted: timeout" in str(failure)
-    else:
-        raise AssertionError("an SGLang error chunk must fail the generation")
+def test_errors_are_engine_errors_and_the_context_error_a_prompt_too_long():
+    message = "The input (5000 tokens) is longer than the model's context length (4096 tokens)."
+    error = {"error": {"message": message, "type": "invalid_request_error", "code": 400, "retryable": False}}
+    with pytest.raises(PromptTooLong) as caught:
+        SglangStreamReader({STOP_ID}, "sglang").feed(f"data: {json.dumps(error)}")
+    assert (caught.value.prompt_tokens, caught.value.max_model_len) == (5000, 4096)
+    with pytest.raises(EngineError, match="not a /generate chunk"):
+        SglangStreamReader({STOP_ID}, "sglang").feed('data: {"choices": []}')
+    with pytest.raises(EngineError, match="without a finish reason"):
+        read([line(OUTPUT[:1], 1)])
 
 
-def test_over_http_the_model_card_window_is_read_and_closing_the_stream_reaches_sglang():
-    """An app answering as SGLang does (ModelCard with `max_model_len`, the stream
-    above); closing tokenyard's stream early must end the HTTP request, which is what
-    makes SGLang's `create_abort_task` abort it."""
-    bodies: list[dict] = []
-    went_away = threading.Event()
+# ---- over HTTP, against a stand-in ---------------------------------------------------------------
 
-    async def models(_: Request) -> JSONResponse:
-        card = {"id": "m", "object": "model", "created": 0, "owned_by": "sglang", "root": "m", "parent": None}
-        return JSONResponse({"object": "list", "data": [{**card, "max_model_len": 32768}]})
 
-    async def completions(request: Request) -> StreamingResponse:
-        bodies.append(await request.json())
+class StandIn:
+    """Answers as SGLang does: `/v1/models`, `/server_info`, a streamed `/generate`
+    (cumulative ids), or the context error; it records bodies and disconnects."""
 
-        async def stream():
-            try:
-                yield chunk("Hello", OUTPUT[:1], first=True)
-                while True:
-                    await asyncio.sleep(0.02)
-                    yield chunk("!", OUTPUT[1:2])
-            finally:
-                went_away.set()
+    def __init__(self, low_priority_first: bool = False):
+        self.bodies: list[dict] = []
+        self.went_away = threading.Event()
+        self.low_priority_first = low_priority_first
+        self.endless = False
 
-        return StreamingResponse(stream(), media_type="text/event-stream")
+    def app(self) -> Starlette:
+        async def models(_: Request) -> JSONResponse:
+            card = {"id": "m", "object": "model", "created": 0, "owned_by": "sglang", "root": "m", "parent": None}
+            return JSONResponse({"object": "list", "data": [{**card, "max_model_len": 32768}]})
 
-    app = Starlette(routes=[Route("/v1/models", models), Route("/v1/completions", completions, methods=["POST"])])
-    with running(app) as url:
+        async def server_info(_: Request) -> JSONResponse:
+            return JSONResponse(
+                {"enable_priority_scheduling": True, "schedule_low_priority_values_first": self.low_priority_first}
+            )
 
-        async def run() -> tuple[int, list[int]]:
-            engine = RemoteEngine(url)
-            await engine.start()
-            try:
-                stream = engine.generate(engine_request())
+        async def generate(request: Request) -> StreamingResponse | JSONResponse:
+            body = await request.json()
+            self.bodies.append(body)
+            if len(body["input_ids"]) > 32768:
+                return JSONResponse(
+                    {
+                        "error": {
+                            "message": "The input (40000 tokens) is longer than the model's context length (32768 tokens)."
+                        }
+                    },  # fmt: skip
+                    status_code=400,
+                )
+
+            async def stream():
+                try:
+                    if self.endless:
+                        n = 0
+                        while True:
+                            n += 1
+                            yield line(OUTPUT[:1] * n, n) + "\n\n"
+                            await asyncio.sleep(0.02)
+                    for one in CUMULATIVE:
+                        yield one + "\n\n"
+                finally:
+                    self.went_away.set()
+
+            return StreamingResponse(stream(), media_type="text/event-stream")
+
+        routes = [Route("/v1/models", models), Route("/server_info", server_info)]
+        return Starlette(routes=[*routes, Route("/generate", generate, methods=["POST"])])
+
+
+def generate(url: str, request: EngineRequest, *, first_only: bool = False, **options) -> tuple[RemoteEngine, list]:
+    async def run():
+        engine = RemoteEngine(url, **options)
+        await engine.start()
+        try:
+            stream = engine.generate(request)
+            if first_only:
                 first = await anext(stream)
                 await stream.aclose()
-                return engine.info().max_model_len, first.token_ids
-            finally:
-                await engine.close()
+                return engine, [first]
+            return engine, [c async for c in stream]
+        finally:
+            await engine.close()
 
-        window, first_ids = asyncio.run(asyncio.wait_for(run(), 10))
-        assert went_away.wait(5)
-    assert window == 32768 and first_ids == OUTPUT[:1]
-    assert bodies[0]["model"] == "m" and set(bodies[0]) - IGNORED_BY_SGLANG <= SGLANG_COMPLETION_REQUEST_FIELDS
+    return asyncio.run(asyncio.wait_for(run(), 10))
+
+
+def test_over_http_sglang_is_recognised_and_generate_streams_token_ids():
+    stand_in = StandIn(low_priority_first=True)
+    with running(stand_in.app()) as url:
+        urgent = Conversation(model="m", hints=AgentHints(priority=3))
+        engine, chunks = generate(url, engine_request(conversation=urgent), forward_priority=True)
+    assert engine.server == "sglang" and engine.info().max_model_len == 32768
+    assert [c.token_ids for c in chunks] == [OUTPUT[:1], OUTPUT[1:2], OUTPUT[2:]]
+    assert chunks[-1].finish_reason == "stop" and chunks[-1].cached_tokens == 6
+    check_contract(stand_in.bodies[0])
+    assert stand_in.bodies[0]["priority"] == -3, "/server_info said lower values first"
+
+
+def test_over_http_closing_the_stream_ends_the_request_there():
+    """What makes SGLang's `create_abort_task` abort the request."""
+    stand_in = StandIn()
+    stand_in.endless = True
+    with running(stand_in.app()) as url:
+        _, chunks = generate(url, engine_request(), first_only=True)
+        assert stand_in.went_away.wait(5)
+    assert chunks[0].token_ids == OUTPUT[:1]
+
+
+def test_over_http_the_context_error_is_a_prompt_too_long():
+    with running(StandIn().app()) as url, pytest.raises(PromptTooLong):
+        generate(url, engine_request(prompt_token_ids=[1] * 40000))

@@ -239,6 +239,58 @@ def test_llama_cpp_context_error_is_each_apis_400(llama):
 # ---------------------------------------------------------------- each API through tokenyard
 
 
+# A logit bias on `<|im_start|>` that greedy SmolLM2 answers with ordinary text, then
+# the control token mid-answer (not a stop token: it goes on, writing a "user" turn).
+CONTROL_BIAS = 9
+CONTROL_SYSTEM, CONTROL_QUESTION = "You are a helpful assistant.", "Name three colors."
+
+
+def test_a_control_token_mid_answer_never_reaches_any_api(llama, frontend, monkeypatch):
+    """The real llama-server emits `<|im_start|>` mid-answer (forced by a logit bias the
+    test adds to tokenyard's /completion requests; the raw ids are checked to hold it
+    between ordinary tokens); no API shows its text, streaming or not, and the text
+    around it is the model's, whole."""
+    url, state = frontend
+    engine, tokenizer = state.pipeline.engine, state.pipeline.model.tokenizer
+    control = tokenizer.token_to_id("<|im_start|>")
+    assert control in state.pipeline.control_ids
+    bodies: list[dict] = []
+    plain_body = engine.llama_cpp_body
+
+    def biased(request):
+        body = {**plain_body(request), "logit_bias": [[control, CONTROL_BIAS]]}
+        bodies.append(body)
+        return body
+
+    monkeypatch.setattr(engine, "llama_cpp_body", biased)
+    model, system, question = state.pipeline.model.name, CONTROL_SYSTEM, CONTROL_QUESTION
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+    chat = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    common = dict(model=model, max_tokens=24, temperature=0, messages=chat)
+    whole = client.chat.completions.create(**common).choices[0].message.content or ""
+    # The same request straight to llama-server: what the model wrote, token by token.
+    direct = {k: v for k, v in bodies[0].items() if k != "response_fields"} | {"stream": False}
+    raw = httpx.post(f"{llama.url}/completion", json=direct, timeout=120).json()["tokens"]
+    ends = [i for i, t in enumerate(raw) if t in state.pipeline.stop_ids]
+    raw = raw[: ends[0]] if ends else raw  # the turn ends at the family's first stop token
+    assert control in raw[1:-1] and set(raw) - {control}, f"no control token mid-answer: {tokenizer.decode(raw)!r}"
+    expected = tokenizer.decode([t for t in raw if t != control]).strip()
+    assert whole == expected
+    streamed = "".join(
+        c.choices[0].delta.content or "" for c in client.chat.completions.create(**common, stream=True) if c.choices
+    )
+    responses = client.responses.create(
+        model=model, instructions=system, input=question, max_output_tokens=24, temperature=0, store=False
+    )
+    kwargs = dict(model=model, max_tokens=24, system=system, messages=chat[1:], extra_body={"temperature": 0})
+    messages = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0).messages
+    with messages.stream(**kwargs) as stream:
+        anthropic_streamed = "".join(b.text for b in stream.get_final_message().content if b.type == "text")
+    anthropic_whole = "".join(b.text for b in messages.create(**kwargs).content if b.type == "text")
+    assert streamed == responses.output_text == anthropic_streamed == anthropic_whole == expected
+    _no_special_text(whole, streamed, responses.output_text, anthropic_whole, anthropic_streamed)
+
+
 def _conversation(api: str) -> tuple[str, str, str]:
     # The API's name first, so that no test's prompt shares a cached prefix with another's.
     return f"[{api}] {RULES}", "Name a colour.", "And another one?"

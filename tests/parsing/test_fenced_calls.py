@@ -169,3 +169,15 @@ def test_any_text_any_chunking_conserves_and_agrees(text, cuts):
     events = run_chunks(recovering, chunks)
     check_stream_invariants(events, text)
     assert merge(events) == merge(run_chunks(recovering, [text])), "the chunking changed the events"
+
+
+def test_several_calls_in_one_final_fence_are_parallel_calls():
+    """Qwen2.5-Coder writes parallel calls as objects one after another in one fence."""
+    weather = '{\n  "name": "get_weather",\n  "arguments": {"city": "Oslo"}\n}'
+    text = f"Both:\n```json\n{CALL}\n{weather}\n```\n"
+    assert summary(parse(recovering, text)) == [("text", "Both:"), call(), call("get_weather", city="Oslo")]
+    ready = [e for e in parse(recovering, text) if isinstance(e, ToolCallReady)]
+    assert [r.raw for r in ready] == [f"```json\n{CALL}", f"\n{weather}\n```"]
+    # One object that is not a call makes the whole fence text.
+    assert [k for k, *_ in summary(parse(recovering, f'```json\n{CALL}\n{{"x": 1}}\n```'))] == ["text"]
+    assert [k for k, *_ in summary(parse(recovering, f"```json\n{CALL}\n{weather}\n```\nDone."))] == ["text"]

@@ -27,11 +27,26 @@ The engine side, as each server must be started:
   usage has no `prompt_tokens_details` and tokenyard reports 0 cached tokens). The
   context window comes from `/v1/models` (`max_model_len`). Closing the HTTP stream
   aborts the request there.
-- SGLang (not tested here): `python -m sglang.launch_server --model-path DIR
-  --enable-cache-report` (its radix prefix cache is on by default; the flag adds
-  `cached_tokens` to the usage). Its `/v1/completions` takes token-id prompts,
-  `stop_token_ids`, `skip_special_tokens` and `return_token_ids`; `/v1/models` has
-  `max_model_len`.
+- SGLang (a wire-contract test against a stand-in, tests/engines/test_sglang_contract.py;
+  no real SGLang has run: it does not run on a CPU here):
+  `python -m sglang.launch_server --model-path DIR` (its radix prefix cache is on
+  by default). It is recognised by its `/v1/models` (`owned_by: sglang`, with
+  `max_model_len`), and tokenyard talks to its native `POST /generate`: `input_ids`
+  (the token-id prompt) and `sampling_params` (`max_new_tokens`, `stop_token_ids`,
+  `skip_special_tokens: false`; a forced tool choice as `structural_tag`, the same
+  xgrammar tag vLLM gets, which SGLang's own chat endpoint uses for calls in the
+  template's syntax; a JSON answer as `json_schema`). Each streamed chunk carries
+  `output_ids` — all ids so far, or only the new ones under
+  `--incremental-streaming-output`; `meta_info.completion_tokens` (the count so far)
+  tells which — and `meta_info` with `cached_tokens` (every chunk; no flag needed)
+  and `finish_reason` (`{"type": "stop", "matched": id}`, `length`, `abort`). The
+  matched stop token stays in `output_ids` and is dropped here. A prompt over the
+  context is a 400 (`The input (N tokens) is longer than the model's context
+  length (M tokens).`), read as `PromptTooLong`. Priorities (`forward_priority`)
+  are sent as SGLang orders them: higher values first, unless `/server_info` says
+  `schedule_low_priority_values_first` (it schedules by priority only when started
+  with `--enable-priority-scheduling`). Closing the stream aborts the request there
+  (the stream's `create_abort_task`).
 - llama.cpp (tests/integration/test_llama_cpp.py): `llama-server -m MODEL.gguf`
   (prompt caching is on by default; `tokenyard serve --engine llama.cpp` starts it
   itself). Its `/v1/completions` returns text only, so tokenyard talks to its native
@@ -59,6 +74,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import replace
@@ -71,9 +87,13 @@ from .base import Constraints, EngineChunk, EngineFinish, EngineInfo, EngineRequ
 from .gbnf import calls_grammar
 from .session_headers import DEFAULT_FORWARDING, SessionForwarding, session_headers
 
-# The wire a server speaks: OpenAI's `/v1/completions` with vLLM's extensions (vLLM,
-# SGLang) or llama.cpp's native `/completion`.
-ServerKind = Literal["openai", "llama.cpp"]
+# The wire a server speaks: OpenAI's `/v1/completions` with vLLM's extensions (vLLM),
+# SGLang's native `/generate`, or llama.cpp's native `/completion`.
+ServerKind = Literal["openai", "sglang", "llama.cpp"]
+# What `/v1/models` says each server's cards are `owned_by`.
+OWNERS: dict[str, ServerKind] = {"llamacpp": "llama.cpp", "sglang": "sglang"}
+# SGLang's context error (tokenizer_manager.py, `_validate_one_request`).
+SGLANG_TOO_LONG = re.compile(r"The input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)")
 FINISH_REASONS: dict[str, EngineFinish] = {"stop": "stop", "length": "length", "abort": "abort"}
 # llama.cpp's `stop_type`: an end-of-generation token, a stop string, the token limit
 # (or the context's end), or none (the task was cancelled).
@@ -133,6 +153,8 @@ class RemoteEngine:
         self._forward_priority = forward_priority
         self._session_forwarding = session_forwarding
         self._session: aiohttp.ClientSession | None = None
+        # SGLang schedules higher priority values first unless told otherwise (/server_info).
+        self._low_priority_first = False
 
     def info(self) -> EngineInfo:
         if self._max_model_len is None:
@@ -201,7 +223,9 @@ class RemoteEngine:
                 f"{self.base_url}/v1/models is not an OpenAI model list: {text[:SHOWN_CHARACTERS]!r}"
             ) from error
         if self.server is None:
-            self.server = "llama.cpp" if card.get("owned_by") == "llamacpp" else "openai"
+            self.server = OWNERS.get(str(card.get("owned_by")), "openai")
+        if self.server == "sglang":
+            await self._read_sglang_settings()
         if self.server == "llama.cpp":
             meta = card.get("meta")
             window = meta.get("n_ctx") if isinstance(meta, dict) else None  # one slot's window
@@ -226,8 +250,20 @@ class RemoteEngine:
         if status == 200:
             with contextlib.suppress(ValueError, AttributeError):
                 cards = json.loads(text).get("data")
-        llama = isinstance(cards, list) and any(isinstance(c, dict) and c.get("owned_by") == "llamacpp" for c in cards)
-        self.server = "llama.cpp" if llama else "openai"
+        owners = [c.get("owned_by") for c in cards if isinstance(c, dict)] if isinstance(cards, list) else []
+        self.server = next((OWNERS[o] for o in owners if o in OWNERS), "openai")
+        if self.server == "sglang":
+            await self._read_sglang_settings()
+
+    async def _read_sglang_settings(self) -> None:
+        """SGLang's scheduling order from `/server_info` (its resolved start-up
+        settings); an older or locked-down server keeps the default (higher first)."""
+        assert self._session is not None
+        with contextlib.suppress(TimeoutError, aiohttp.ClientError, ValueError, AttributeError):
+            async with self._session.get(f"{self.base_url}/server_info") as response:
+                if response.status == 200:
+                    settings = json.loads(await response.text())
+                    self._low_priority_first = settings.get("schedule_low_priority_values_first") is True
 
     def completion_body(self, request: EngineRequest) -> dict[str, Any]:
         """The `/v1/completions` request for `request`."""
@@ -260,6 +296,35 @@ class RemoteEngine:
     def request_headers(self, request: EngineRequest) -> dict[str, str]:
         """The request id, and the session for the fleet's router (engines/session_headers.py)."""
         return {"X-Request-Id": request.request_id, **session_headers(request.conversation, self._session_forwarding)}
+
+    def sglang_body(self, request: EngineRequest) -> dict[str, Any]:
+        """The native `/generate` request of SGLang for `request`."""
+        sampling: dict[str, Any] = {
+            "max_new_tokens": request.max_tokens,
+            "stop_token_ids": request.stop_token_ids,
+            "skip_special_tokens": False,
+            "spaces_between_special_tokens": False,
+        }
+        for key, name in (
+            ("temperature", "temperature"),
+            ("top_p", "top_p"),
+            ("top_k", "top_k"),
+            ("seed", "sampling_seed"),
+        ):
+            value = getattr(request, key)
+            if value is not None:
+                sampling[name] = value
+        constraints = request.constraints
+        tag = structural_tag(constraints)
+        if tag is not None:  # SGLang takes one grammar: a forced call wins over the answer's format
+            sampling["structural_tag"] = json.dumps(tag, ensure_ascii=False)
+        elif constraints.output is not None:
+            sampling.update(sglang_output_fields(constraints.output))
+        body: dict[str, Any] = {"input_ids": request.prompt_token_ids, "sampling_params": sampling, "stream": True}
+        hints = request.conversation.hints if request.conversation is not None else None
+        if self._forward_priority and hints is not None and hints.priority:
+            body["priority"] = -hints.priority if self._low_priority_first else hints.priority
+        return body
 
     def llama_cpp_body(self, request: EngineRequest) -> dict[str, Any]:
         """The native `/completion` request of llama.cpp for `request`."""
@@ -341,7 +406,7 @@ class RemoteEngine:
     async def _generate_once(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
         if self._session is None:
             raise EngineError(f"the remote engine at {self.base_url} is not started")
-        reader: CompletionStreamReader | LlamaCppStreamReader
+        reader: CompletionStreamReader | LlamaCppStreamReader | SglangStreamReader
         if self.server is None:
             await self._detect_server()
         headers = self.request_headers(request)
@@ -351,6 +416,9 @@ class RemoteEngine:
             # llama-server drops a connection once it has streamed on it: reusing one
             # fails the next request ("server disconnected"), so each has its own.
             headers["Connection"] = "close"
+        elif self.server == "sglang":
+            reader = SglangStreamReader(set(request.stop_token_ids), self.base_url)
+            url, body = f"{self.base_url}/generate", self.sglang_body(request)
         else:
             reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
             url, body = f"{self.base_url}/v1/completions", self.completion_body(request)
@@ -471,6 +539,71 @@ def output_guide_fields(guide: OutputGuide, guided_decoding: bool) -> dict[str, 
     return {"structured_outputs": {"structural_tag": json.dumps(tag, ensure_ascii=False)}}
 
 
+def sglang_output_fields(guide: OutputGuide) -> dict[str, Any]:
+    """SGLang's sampling params for `guide`'s JSON: `json_schema` (a JSON string), or,
+    when the model may reason first, the structural tag vLLM gets (reasoning as free
+    text, then the JSON). A turn that may call tools is not guided (see
+    `output_guide_fields`)."""
+    if guide.call_trigger:
+        return {}
+    fields = output_guide_fields(guide, guided_decoding=True)
+    outputs = fields.get("structured_outputs", {})
+    if "structural_tag" in outputs:
+        return {"structural_tag": outputs["structural_tag"]}
+    return {"json_schema": fields["json_schema"]}
+
+
+class SglangStreamReader:
+    """Turns the lines of SGLang's streamed native `/generate` response into
+    `EngineChunk`s (sans-IO): each line is `{"output_ids", "meta_info", "text"}`
+    (see the module docstring), then `data: [DONE]`."""
+
+    def __init__(self, stop_token_ids: set[int], source: str):
+        self._stop_token_ids = stop_token_ids
+        self._source = source
+        self._seen = 0  # output ids already passed on
+        self._final: EngineChunk | None = None
+        self._emitted = False
+
+    # SGLang stops at the stop token ids itself: the stream is always read to its end.
+    done = False
+
+    def feed(self, line: str) -> EngineChunk | None:
+        event = _sse_json(line, self._source)
+        if event is None or self._final is not None:
+            return None
+        payload, raw = event
+        ids, meta = payload.get("output_ids"), payload.get("meta_info")
+        if not isinstance(ids, list) or not all(type(t) is int for t in ids) or not isinstance(meta, dict):
+            raise EngineError(f"{self._source} sent a chunk that is not a /generate chunk: {raw[:SHOWN_CHARACTERS]!r}")
+        # All ids so far (the default), or only the new ones (--incremental-streaming-output).
+        cumulative = meta.get("completion_tokens") == len(ids)
+        reason = meta.get("finish_reason")
+        kind = reason.get("type") if isinstance(reason, dict) else None
+        # An aborted request's last line repeats its last id in the incremental mode.
+        new = ids[self._seen :] if cumulative else [] if kind == "abort" else ids
+        self._seen += len(new)
+        cached = meta.get("cached_tokens")
+        cached = cached if isinstance(cached, int) else None
+        if reason is None:
+            if not new:
+                return None
+            first, self._emitted = not self._emitted, True
+            return EngineChunk(token_ids=new, cached_tokens=cached if first else None)
+        if kind not in FINISH_REASONS:
+            raise EngineError(f"{self._source} finished with an unknown reason {reason!r}")
+        if kind == "stop" and new and new[-1] in self._stop_token_ids:
+            new = new[:-1]  # the matched stop token stays in SGLang's ids, never in the output
+        self._final = EngineChunk(token_ids=new, finish_reason=FINISH_REASONS[kind], cached_tokens=cached)
+        return None
+
+    def finish(self) -> EngineChunk:
+        """The final chunk, once the stream has ended."""
+        if self._final is None:
+            raise EngineError(f"{self._source} ended the stream without a finish reason")
+        return self._final
+
+
 class CompletionStreamReader:
     """Turns the lines of a streamed `/v1/completions` response into `EngineChunk`s
     (sans-IO). The chunk with the finish reason is held back until the stream ends,
@@ -589,7 +722,11 @@ def _server_error(source: str, what: str, body: str) -> EngineError:
         prompt, window = error.get("n_prompt_tokens"), error.get("n_ctx")
         if isinstance(prompt, int) and isinstance(window, int):
             return PromptTooLong(prompt, window)
-    return EngineError(f"{source} {what}: {_error_message(body)}")
+    message = _error_message(body)
+    too_long = SGLANG_TOO_LONG.search(message)
+    if too_long is not None:
+        return PromptTooLong(int(too_long.group(1)), int(too_long.group(2)))
+    return EngineError(f"{source} {what}: {message}")
 
 
 class LlamaCppStreamReader:

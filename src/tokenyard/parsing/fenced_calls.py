@@ -18,6 +18,17 @@ end of the output. Anything else stays text: a fence with text after it (a model
 *showing* a call), an undeclared name, other keys, invalid JSON, a fence followed by
 a real call or by reasoning.
 
+A fence may hold several call objects one after another (parallel calls, as the
+model writes them: no list, no commas); each becomes a call. The same call object as
+the whole output, with no fence (nothing but whitespace around it), is recovered the
+same way.
+
+Qwen2.5's own template shows the call shape as `{{"name": ..., "arguments": ...}}`
+(doubled braces in its text), and the model copies them: an object opened with `{{`
+is the call object inside, closed by `}}` or, as the model also writes it, by one
+brace where the fence or the output ends. The object inside must be a complete,
+valid call: nothing malformed is ever dispatched.
+
 Whether a fence ends the output is known only at the end, so text is held back from
 a line that starts like a fence for only as long as it can still become such a call,
 and released as soon as it can not (a top-level key other than `name` or
@@ -43,7 +54,7 @@ _SPACE = " \t\r"
 _WHITESPACE = " \t\r\n"
 
 # Phases of a held fence.
-_OPEN, _HEADER, _LEAD, _OBJECT, _BEFORE_CLOSE, _CLOSE, _TAIL = range(7)
+_OPEN, _HEADER, _LEAD, _OBJECT, _BEFORE_CLOSE, _CLOSE, _TAIL, _BRACE, _DOUBLE_CLOSE = range(9)
 
 
 class _CallObject:
@@ -107,17 +118,39 @@ class _HeldFence:
     """A fence being held, checked character by character; `alive` turns False for
     good once the text can no longer be a fenced call that ends the output."""
 
-    __slots__ = ("text", "alive", "_phase", "_matched", "_scanner", "_object", "_json", "_close_end")
+    __slots__ = (
+        "text",
+        "alive",
+        "bare",
+        "_phase",
+        "_matched",
+        "_scanner",
+        "_object",
+        "_json",
+        "_close_end",
+        "_doubled",
+        "_gap",
+        "_found",
+        "_pending",
+        "_declared",
+    )
 
-    def __init__(self, declared: frozenset[str]):
+    def __init__(self, declared: frozenset[str], bare: bool = False):
         self.text = ""
         self.alive = True
-        self._phase = _OPEN
+        # The whole output is the object, with no fence around it.
+        self.bare = bare
+        self._phase = _LEAD if bare else _OPEN
         self._matched = 0  # characters of the fence marker being read
         self._scanner = JsonValueScanner()
+        self._declared = declared
         self._object = _CallObject(declared)
         self._json: list[str] = []  # the object as validated (control characters in strings escaped)
         self._close_end = 0  # index in `text` just past the closing fence
+        self._doubled = False  # the object opened with `{{` (Qwen2.5's template shape)
+        self._gap = ""  # whitespace after the first `{`, until the next character decides
+        self._found: list[tuple[str, str, int]] = []  # (name, arguments, end in `text`) per call
+        self._pending: tuple[str, str] | None = None  # the call whose doubled brace may follow
 
     def feed(self, chunk: str) -> bool:
         start = len(self.text)
@@ -149,11 +182,36 @@ class _HeldFence:
                 self.alive = False
             return i + 1
         if phase == _LEAD and char == "{":
+            self._phase = _BRACE
+            return i + 1
+        if phase == _BRACE:  # after the first `{`: a second one doubles the braces
+            if char in _WHITESPACE:
+                self._gap += char
+                return i + 1
             self._phase = _OBJECT
-            return self._step_object(chunk, i)
+            if char == "{":
+                self._doubled = True
+                return self._step_object(chunk, i)
+            self._feed_object("{" + self._gap)
+            return i if self.alive else i + 1
+        if phase == _DOUBLE_CLOSE:  # the object closed: its doubled brace, or where the call ends
+            if char == "}":
+                self._after_object(start + i + 1)
+            elif char == "`" and not self.bare:
+                self._after_object(self._close_end)
+                self._phase = _CLOSE
+                return i
+            elif char == "{" and not self.bare:
+                self._after_object(self._close_end)
+                return self._next_object(i)
+            elif char not in _WHITESPACE:
+                self.alive = False
+            return i + 1
         if phase == _BEFORE_CLOSE and char == "`":
             self._phase = _CLOSE
             return i
+        if phase == _BEFORE_CLOSE and char == "{":  # another call in the same fence
+            return self._next_object(i)
         # _LEAD, _BEFORE_CLOSE and _TAIL (after the closing fence: a fourth backtick
         # or a language tag would mean it was an opening one) allow only whitespace.
         if char not in _WHITESPACE:
@@ -161,18 +219,46 @@ class _HeldFence:
         return i + 1
 
     def _step_object(self, chunk: str, i: int) -> int:
+        end = self._feed_object(chunk[i:])
+        return len(chunk) if end < 0 else i + end
+
+    def _feed_object(self, text: str) -> int:
+        """Feeds the object's JSON; the index just past its end in `text`, or -1."""
         try:
-            out, end = self._scanner.feed(chunk[i:])
+            out, end = self._scanner.feed(text)
         except JsonStreamError:
             self.alive = False
-            return i
+            return 0
         self._json.append(out)
         self.alive = self._object.feed(out)
         if end < 0:
-            return len(chunk)
-        self._phase = _BEFORE_CLOSE
-        self.alive = self.alive and self.call() is not None
-        return i + end
+            return -1
+        self._pending = self.call()
+        self.alive = self.alive and self._pending is not None
+        closed = len(self.text) - len(text) + end  # in `text`, just past the object
+        if self._doubled:
+            self._phase, self._close_end = _DOUBLE_CLOSE, closed  # the second brace may be missing
+        else:
+            self._after_object(closed)
+        return end
+
+    def _after_object(self, end: int) -> None:
+        """The call object is closed at `end` in `text`: the closing fence follows (or
+        another call), or (bare) nothing but whitespace."""
+        if self._pending is not None:
+            self._found.append((*self._pending, end))
+            self._pending = None
+        if self.bare:
+            self._phase, self._close_end = _TAIL, end
+        else:
+            self._phase = _BEFORE_CLOSE
+
+    def _next_object(self, i: int) -> int:
+        """Another call object begins at this `{`."""
+        self._scanner, self._object, self._json = JsonValueScanner(), _CallObject(self._declared), []
+        self._doubled, self._gap = False, ""
+        self._phase = _BRACE
+        return i + 1
 
     def call(self) -> tuple[str, str] | None:
         """(name, arguments JSON) when the object has a call's shape."""
@@ -187,13 +273,20 @@ class _HeldFence:
             return None
         return name, json.dumps(arguments, ensure_ascii=False)
 
-    def recovered(self) -> tuple[str, str, str, str] | None:
-        """(name, arguments, raw: fence to closing fence, the whitespace after it)
-        when the fence is complete and still alive at the end of the output."""
-        call = self.call() if self.alive and self._phase == _TAIL else None
-        if call is None:
+    def recovered(self) -> tuple[list[tuple[str, str, str]], str] | None:
+        """([(name, arguments, raw)] — the first raw from the fence, the last to the
+        closing fence —, the whitespace after it) when the fence is complete and still
+        alive at the end of the output."""
+        if self.alive and self.bare and self._phase == _DOUBLE_CLOSE:
+            self._after_object(self._close_end)  # the output ended where the second brace would be
+        if not self.alive or self._phase != _TAIL or not self._found:
             return None
-        return call[0], call[1], self.text[: self._close_end], self.text[self._close_end :]
+        calls, start = [], 0
+        for n, (name, arguments, end) in enumerate(self._found):
+            end = self._close_end if n == len(self._found) - 1 else end
+            calls.append((name, arguments, self.text[start:end]))
+            start = end
+        return calls, self.text[self._close_end :]
 
 
 def _could_open(text: str) -> bool:
@@ -224,6 +317,7 @@ class FencedCallRecovery:
         self._declared = frozenset(t.name for t in tools)
         self._ids = call_ids
         self._line_start = True  # the next text character begins a line
+        self._spoken = False  # text (other than whitespace) or a call came already: no bare call
         self._held: _HeldFence | None = None
         self._calls = 0  # calls in this output so far: the next call's index
 
@@ -240,6 +334,7 @@ class FencedCallRecovery:
             self._line_start = True
             if type(event) is ToolCallStart:
                 self._calls += 1
+                self._spoken = True
             out.append(event)
         return out
 
@@ -252,19 +347,28 @@ class FencedCallRecovery:
         if found is None:
             out.append(TextDelta(held.text))
             return out
-        name, arguments, raw, tail = found
-        index, call_id = self._calls, self._ids.new()
-        self._calls += 1
-        out += [
-            ToolCallStart(index, call_id, name),
-            ToolCallDelta(index, arguments),
-            ToolCallReady(index, call_id, name, arguments, raw),
-        ]
+        calls, tail = found
+        for name, arguments, raw in calls:
+            index, call_id = self._calls, self._ids.new()
+            self._calls += 1
+            out += [
+                ToolCallStart(index, call_id, name),
+                ToolCallDelta(index, arguments),
+                ToolCallReady(index, call_id, name, arguments, raw),
+            ]
         if tail:
             out.append(Marker(tail))
         return out
 
     def _text(self, text: str, out: list[ParseEvent]) -> None:
+        if not self._spoken and self._held is None:
+            body = text.lstrip()
+            if body:
+                self._spoken = True
+                if body[0] == "{":  # the output may be one bare call object
+                    if len(body) < len(text):
+                        out.append(TextDelta(text[: len(text) - len(body)]))
+                    self._held, text = _HeldFence(self._declared, bare=True), body
         if self._held is None and "`" not in text:  # the common case
             if text:
                 out.append(TextDelta(text))

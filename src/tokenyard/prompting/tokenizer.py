@@ -103,6 +103,11 @@ class Tokenizer:
         """Every added (special or control) token: id -> text."""
         return dict(self._added)
 
+    @property
+    def special_tokens(self) -> dict[int, str]:
+        """The added tokens marked special (control tokens, GGUF's CONTROL type): id -> text."""
+        return {i: t.content for i, t in self.backend.get_added_tokens_decoder().items() if t.special}
+
     def token_to_id(self, token: str) -> int | None:
         return self.backend.token_to_id(token)
 

@@ -2,8 +2,12 @@
 `Conversation` and leaves as `Event`s:
 
 Conversation → preamble strip + replay + chat template (+ call prefill) → tokens →
-engine → incremental detokenize → stop sequences → OutputSplitter → tool-choice
-policy → events, with usage.
+engine → incremental detokenize (control tokens dropped) → stop sequences →
+OutputSplitter → tool-choice policy → events, with usage.
+
+A control token the model writes mid-answer that is not a stop token (Qwen2.5's
+`<|im_start|>`) never becomes text (parsing/control_tokens.py): token ids are
+dropped by id; a text-only engine's output has the control texts cut out.
 
 `Pipeline.prepare` (async: the rendering runs off the event loop) or `Pipeline.start`
 (the same, on the calling thread) renders and validates, so a bad request fails with
@@ -81,6 +85,7 @@ from ..faults import (
     TemplateError,
     ToolChoiceViolation,
 )
+from ..parsing.control_tokens import ControlTexts, ControlTokenFilter, control_texts, syntax_texts
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
 from ..parsing.splitter import OutputSplitter
@@ -129,6 +134,14 @@ class ServedModel:
         if self.tokenizer.eos_token_id is not None:
             ids.append(self.tokenizer.eos_token_id)
         return sorted({i for i in ids if i is not None})
+
+    def control_tokens(self) -> dict[int, str]:
+        """The special tokens that are no part of the family's output syntax (id ->
+        text): written mid-answer, they are dropped, never shown."""
+        special = self.tokenizer.special_tokens
+        profile = self.profile
+        controls = control_texts(special.values(), syntax_texts(profile.reasoning_parser, profile.tool_parser))
+        return {i: t for i, t in special.items() if t in controls}
 
 
 class CallReview(Protocol):
@@ -186,6 +199,11 @@ class Pipeline:
         # Shared with the routes (body parsing of large requests): one pool per server.
         self.offload = offload if offload is not None else Offload()
         self.stop_ids = model.stop_token_ids()
+        controls = model.control_tokens()
+        self.control_ids = frozenset(controls)
+        # For text-only engines (their stop texts already end the turn): compiled on first use.
+        self._control_texts = frozenset(controls.values()) - set(model.stop_texts())
+        self._compiled_controls: ControlTexts | None = None
         # Graceful shutdown: once draining, every running generation ends with a
         # StreamError; those waiting on the engine are woken by cancelling their task.
         self._draining = False
@@ -202,6 +220,12 @@ class Pipeline:
         # where the template reads reasoning from a field (Kimi K3, Muse Glimmer), so
         # a thinking budget or a forced call can still end a block.
         self._thinking_markers = profile.reasoning_markers or ((syntax.start[0], syntax.end[0]) if syntax else None)
+
+    def control_text_matcher(self) -> ControlTexts | None:
+        """The control tokens' texts, for a text-only engine's output."""
+        if self._compiled_controls is None and self._control_texts:
+            self._compiled_controls = ControlTexts(self._control_texts)
+        return self._compiled_controls
 
     def drain(self) -> None:
         """The server is stopping: end every running stream with the API's error
@@ -465,6 +489,8 @@ class _Turn:
         self.detokenizer = self.tokenizer.detokenizer()
         self.stops = _StopScanner(generation.conversation.sampling.stop)
         self.end_marks = _StopScanner(pipeline.model.stop_texts())
+        self.controls = pipeline.control_ids
+        self.control_filter: ControlTokenFilter | None = None  # for a text-only engine
         # Accounting
         self.completion_tokens = 0
         self.text_only_output: list[str] = []
@@ -511,6 +537,9 @@ class _Turn:
                     text, stop_token = self.end_marks.feed(text, final=final)
                     if stop_token is not None:
                         self.engine_finish, final = "stop", True
+                    if self.control_filter is None:
+                        self.control_filter = ControlTokenFilter(self.pipeline.control_text_matcher())
+                    text = self.control_filter.feed(text, final=final)
                 released, self.stop_sequence = self.stops.feed(text, final=final)
                 for event in self._police(self.splitter.feed(released) if released else []):
                     yield event
@@ -602,9 +631,14 @@ class _Turn:
             text = chunk.text
             self.text_only_output.append(text)
         else:
-            self.completion_tokens += len(chunk.token_ids)
+            ids = chunk.token_ids
+            self.completion_tokens += len(ids)
             push = self.detokenizer.push
-            text = "".join(push(t) for t in chunk.token_ids)
+            if self.controls.isdisjoint(ids):
+                text = "".join(push(t) for t in ids)
+            else:
+                controls = self.controls
+                text = "".join(push(t) for t in ids if t not in controls)
         if chunk.finish_reason is not None:
             self.engine_finish = chunk.finish_reason
             text += self.detokenizer.flush()

@@ -120,6 +120,10 @@ class ToolParser:
     # code (a fence, an inline code span), or a stray one right after a quote mark,
     # is text, not a call (quoting.py).
     quote_aware: ClassVar[bool] = False
+    # A call object opened with `{{` is the call object inside (Qwen2.5's template
+    # shows the shape with doubled braces, and its models copy them), closed by `}}`
+    # or by one brace before what follows the call.
+    doubled_braces: ClassVar[bool] = False
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
@@ -335,7 +339,7 @@ class ToolParser:
         With `recover_complete` (list formats, whose peers recover it), a call whose
         arguments closed and only the object's own brace is missing is recovered; hermes
         blocks and the others keep vLLM's reading of that as broken JSON."""
-        if recover_complete and reader.arguments_complete:
+        if reader.object_complete or (recover_complete and reader.arguments_complete):
             self._close_call()
         elif reader.started:
             self._fail_call("truncated")
@@ -414,7 +418,7 @@ class BadCallSyntax(Exception):
 
 
 # Reader states.
-_OPEN, _KEY_OR_CLOSE, _KEY, _KEY_STRING, _COLON, _VALUE_START, _VALUE, _AFTER = range(8)
+_OPEN, _KEY_OR_CLOSE, _KEY, _KEY_STRING, _COLON, _VALUE_START, _VALUE, _AFTER, _DOUBLE_CLOSE = range(9)
 _NAME_KEYS = frozenset(("name",))
 _ARGUMENT_KEYS = frozenset(("arguments", "parameters"))
 
@@ -456,6 +460,8 @@ class JsonCallReader:
         self._model_id: str | None = None
         self.started = False
         self.pre_raw: list[str] = [raw_prefix] if raw_prefix else []
+        # The object opened with `{{` (`ToolParser.doubled_braces`): it must close with `}}`.
+        self._doubled = False
 
     def feed(self, text: str) -> int:
         owner = self._owner
@@ -529,6 +535,10 @@ class JsonCallReader:
                         continue  # the scanner reads the opening quote
                     if c == "}" and st == _KEY_OR_CLOSE:
                         return self._object_closed(text, segment, i + 1)
+                    if c == "{" and st == _KEY_OR_CLOSE and not self._doubled and owner.doubled_braces:
+                        self._doubled = True
+                        i += 1
+                        continue
                     raise NotACall(i) if not self.started else BadCallSyntax(i)
                 elif st == _COLON:
                     if c != ":":
@@ -544,10 +554,18 @@ class JsonCallReader:
                 elif st == _AFTER:
                     if c == ",":
                         self._state = _KEY
+                    elif c == "}" and self._doubled:
+                        self._state = _DOUBLE_CLOSE
                     elif c == "}":
                         return self._object_closed(text, segment, i + 1)
                     else:
                         raise NotACall(i) if not self.started else BadCallSyntax(i)
+                elif st == _DOUBLE_CLOSE:
+                    # The second brace, or (as the model also writes it) what follows the
+                    # call; more JSON there means the outer braces hold more than the call.
+                    if c in ',:"{[':
+                        raise NotACall(i) if not self.started else BadCallSyntax(i)
+                    return self._object_closed(text, segment, i + 1 if c == "}" else i)
                 i += 1
         except JsonStreamError as error:
             if (
@@ -575,6 +593,12 @@ class JsonCallReader:
         """The call's arguments closed; at most the object's own brace is missing
         (a call the end-of-output policy recovers)."""
         return self.started and self._args_seen and self._state == _AFTER
+
+    @property
+    def object_complete(self) -> bool:
+        """A call in doubled braces whose call object closed: only its second brace
+        may be missing."""
+        return self.started and self._state == _DOUBLE_CLOSE
 
     def _attribute(self, raw: str) -> None:
         if self.started:

@@ -12,7 +12,10 @@ read as json_call_list.py reads a list: each object is one call whose raw is
 exactly the object; the opening marker, `[`, separators, `]` and the closing
 marker are syntax; an entry that is not a call ends the reading (the calls before
 it stand, the rest of the block is text), and a list that is not a call list from
-its first entry is text, whole.
+its first entry is text, whole. A call object in doubled braces,
+`{{"name": ..., "arguments": {...}}}`, copies the shape Qwen2.5's template shows:
+it is the call object inside, closed by `}}` or by one brace
+(`ToolParser.doubled_braces`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class HermesToolParser(JsonCallListParser):
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
     start_markers: ClassVar[tuple[str, ...]] = (_OPEN,)
     close_tag = _CLOSE
+    doubled_braces = True
 
     _reader: JsonCallReader | None = None
 
