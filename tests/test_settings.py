@@ -112,6 +112,8 @@ def test_a_launcher_refuses_a_bad_serve_setting_before_starting_a_server(monkeyp
 
     monkeypatch.setattr(common.subprocess, "Popen", lambda *a, **k: pytest.fail("a server was started"))
     monkeypatch.setenv("TOKENYARD_URL", "http://127.0.0.1:9")
+    # The client is looked for first (a missing one is said before any server starts too).
+    monkeypatch.setenv("TOKENYARD_CLAUDE_BIN", "/bin/true")
     assert cli.main(["claude", "--serve-arg=--max-concurrency=many", "-p", "hi"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--max-concurrency" in err and "integer" in err, err

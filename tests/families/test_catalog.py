@@ -113,6 +113,8 @@ def _pipeline(name: str) -> Pipeline:
         profile=PROFILES[name],
         tokenizer=SimpleNamespace(encode=lambda text: [ord(c) for c in text]),
         stop_token_ids=lambda: [],
+        control_tokens=lambda: {},
+        stop_texts=lambda: [],
     )
     return Pipeline(model, SimpleNamespace(info=lambda: SimpleNamespace(guided_decoding=False)))  # type: ignore[arg-type]
 
