@@ -276,6 +276,9 @@ def test_dynamo_selection_service_sends_a_sessions_turns_to_the_worker_holding_i
     )  # fmt: skip
     model, pool = load(settings)
     assert isinstance(pool, EnginePool) and pool.oracle is not None
+    # A prompt no earlier test of this module sent: blocks the workers cached before the
+    # service subscribed publish no new events, so a shared prefix would never be seen.
+    system = "The Dynamo selection test.\n" + RULES
     try:
         with running_server_with_engine(model, pool) as (url, _):
 
@@ -283,7 +286,7 @@ def test_dynamo_selection_service_sends_a_sessions_turns_to_the_worker_holding_i
                 client = anthropic.Anthropic(
                     base_url=url, api_key="x", max_retries=0, default_headers={"x-claude-code-session-id": session}
                 )
-                return client.messages.create(model=SERVED_NAME, max_tokens=8, system=RULES, messages=messages)
+                return client.messages.create(model=SERVED_NAME, max_tokens=8, system=system, messages=messages)
 
             def by_dynamo() -> int:
                 return sum(n for (_, reason), n in pool.stats.decisions.items() if reason == "dynamo")
