@@ -310,6 +310,7 @@ class RemoteEngine:
             ("top_p", "top_p"),
             ("top_k", "top_k"),
             ("seed", "sampling_seed"),
+            ("frequency_penalty", "frequency_penalty"),
         ):
             value = getattr(request, key)
             if value is not None:
