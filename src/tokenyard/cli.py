@@ -236,6 +236,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
                 engine_timeout=args.engine_timeout or None,
                 offload=offload,
                 log_prompt_excerpts=args.log_prompt_excerpts,
+                check_events=args.check_events,
             )
         )
     state = ServerState(

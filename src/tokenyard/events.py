@@ -4,29 +4,40 @@ Parsers turn the engine's raw text into these events, in order; every API encode
 turns them into its own wire events. Order is data: an encoder opens and closes
 blocks as the kind of event changes and never regroups.
 
-Classes are plain slotted dataclasses: they are created once per streamed token on
-the hot path.
+Classes are plain slotted dataclasses under one base, `Event`: they are created once
+per streamed token on the hot path. Dispatch is `type(event) is X` (mypy narrows it,
+and it is as fast as any tag).
+
+`EventGrammar` is the stream's grammar, checked one event at a time: the tests run it
+on every parser's output, and `--check-events` runs it on every served stream.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 
 @dataclass(slots=True)
-class ReasoningDelta:
+class Event:
+    """What every event is: one base class, so an event of any kind can be typed,
+    stored and dispatched without a union."""
+
+
+@dataclass(slots=True)
+class ReasoningDelta(Event):
     text: str
 
 
 @dataclass(slots=True)
-class TextDelta:
+class TextDelta(Event):
     text: str
 
 
 @dataclass(slots=True)
-class Marker:
+class Marker(Event):
     """Recognised syntax that carries no content: reasoning and tool-call markers, and
     the whitespace that separates blocks. Encoders ignore it; it exists so every
     character the engine emitted is accounted for (conservation) and so `tokenyard
@@ -36,7 +47,7 @@ class Marker:
 
 
 @dataclass(slots=True)
-class ToolCallStart:
+class ToolCallStart(Event):
     """The function name is known. `declared` is False when the request never
     offered a tool of that name."""
 
@@ -47,7 +58,7 @@ class ToolCallStart:
 
 
 @dataclass(slots=True)
-class ToolCallDelta:
+class ToolCallDelta(Event):
     """A fragment of the arguments JSON. The fragments of one call, joined, equal the
     `arguments` of its `ToolCallReady` exactly, and every prefix of the join is a
     prefix of valid JSON."""
@@ -57,7 +68,7 @@ class ToolCallDelta:
 
 
 @dataclass(slots=True)
-class ToolCallReady:
+class ToolCallReady(Event):
     """A complete, well-formed call: the dispatch point. `raw` is the exact text the
     model emitted for this call, markers included."""
 
@@ -74,7 +85,7 @@ class ToolCallReady:
 
 
 @dataclass(slots=True)
-class ToolCallIncomplete:
+class ToolCallIncomplete(Event):
     """A call that was started but can not be dispatched: the output ended inside it
     (`reason="truncated"`, e.g. at max_tokens) or its arguments stopped being valid
     JSON (`reason="invalid_arguments"`). `arguments` is what was streamed as deltas;
@@ -90,7 +101,7 @@ class ToolCallIncomplete:
 
 
 @dataclass(slots=True)
-class PromptProcessed:
+class PromptProcessed(Event):
     """The engine admitted the prompt: how long it is and how much of it the
     engine found in its prefix cache. Comes before any output."""
 
@@ -101,7 +112,7 @@ class PromptProcessed:
 
 
 @dataclass(slots=True)
-class Usage:
+class Usage(Event):
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
@@ -126,7 +137,7 @@ class CallVerdict:
 
 
 @dataclass(slots=True)
-class Finish:
+class Finish(Event):
     reason: FinishReason
     stop_sequence: str | None = None
     usage: Usage = field(default_factory=Usage)
@@ -136,7 +147,7 @@ class Finish:
 
 
 @dataclass(slots=True)
-class StreamError:
+class StreamError(Event):
     """The generation failed after it started; nothing follows. `cause` is the typed
     exception (an `EngineError` such as `EngineTimeout`, a `ToolChoiceViolation`),
     whose fault the error tables read."""
@@ -145,13 +156,14 @@ class StreamError:
     cause: Exception | None = None
 
 
+# What a parser emits (the union, so a parser's output is typed exactly).
 ParseEvent = ReasoningDelta | TextDelta | Marker | ToolCallStart | ToolCallDelta | ToolCallReady | ToolCallIncomplete
-Event = ParseEvent | PromptProcessed | Usage | Finish | StreamError
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """A JSON-ready view of an event, `type` first (used by `tokenyard parse`)."""
     out: dict[str, Any] = {"type": type(event).__name__}
+    name: str
     for name in event.__slots__:
         value = getattr(event, name)
         if isinstance(value, Exception):
@@ -167,11 +179,118 @@ def merge_adjacent(events: list[ParseEvent]) -> list[ParseEvent]:
     out: list[ParseEvent] = []
     for event in events:
         last = out[-1] if out else None
-        kind = type(event)
-        if (kind is TextDelta or kind is ReasoningDelta or kind is Marker) and type(last) is kind:
-            out[-1] = kind(last.text + event.text)  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
-        elif kind is ToolCallDelta and type(last) is ToolCallDelta and last.index == event.index:  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
-            out[-1] = ToolCallDelta(event.index, last.arguments + event.arguments)  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+        if type(event) is TextDelta and type(last) is TextDelta:
+            out[-1] = TextDelta(last.text + event.text)
+        elif type(event) is ReasoningDelta and type(last) is ReasoningDelta:
+            out[-1] = ReasoningDelta(last.text + event.text)
+        elif type(event) is Marker and type(last) is Marker:
+            out[-1] = Marker(last.text + event.text)
+        elif type(event) is ToolCallDelta and type(last) is ToolCallDelta and last.index == event.index:
+            out[-1] = ToolCallDelta(event.index, last.arguments + event.arguments)
         else:
             out.append(event)
     return out
+
+
+def characters(event: Event) -> str:
+    """The engine's characters an event accounts for: a text, reasoning or marker
+    event's text, a finished call's raw text; nothing for the rest (a call's
+    characters are counted once, in its end event)."""
+    if type(event) is TextDelta or type(event) is ReasoningDelta or type(event) is Marker:
+        return event.text
+    if type(event) is ToolCallReady or type(event) is ToolCallIncomplete:
+        return event.raw
+    return ""
+
+
+class EventGrammarError(AssertionError):
+    """A stream broke the event grammar: a bug in the parser or the pipeline, never
+    the model's fault (any output has a well-formed stream)."""
+
+
+class EventGrammar:
+    """The grammar of one response's event stream, checked one event at a time
+    (sans-IO: `feed` each event, then `finish`).
+
+    - `PromptProcessed` comes at most once, before any output;
+    - a call is `ToolCallStart`, its `ToolCallDelta`s, then exactly one
+      `ToolCallReady` or `ToolCallIncomplete` of the same index, with nothing else
+      in between; its deltas join to the final `arguments` exactly; a ready call's
+      arguments are JSON; call ids are unique within the response;
+    - `Finish` or `StreamError` ends the stream: nothing follows it, and `Finish`
+      never leaves a call open (a `StreamError` may: the generation failed).
+
+    A stream of parser events alone (no `Finish`) is checked by `finish`, which also
+    refuses a call left open."""
+
+    __slots__ = ("_open", "_arguments", "_ids", "_output", "_ended", "_count")
+
+    def __init__(self) -> None:
+        self._open: ToolCallStart | None = None
+        self._arguments: list[str] = []
+        self._ids: set[str] = set()
+        self._output = False
+        self._ended: Event | None = None
+        self._count = 0
+
+    def feed(self, event: Event) -> None:
+        self._count += 1
+        if self._ended is not None:
+            self._fail(f"{type(event).__name__} after {type(self._ended).__name__}")
+        start = self._open
+        if type(event) is ToolCallStart:
+            if start is not None:
+                self._fail(f"call {event.index} started inside open call {start.index}")
+            if event.id in self._ids:
+                self._fail(f"call id {event.id!r} used twice in one response")
+            self._ids.add(event.id)
+            self._open, self._arguments, self._output = event, [], True
+        elif type(event) is ToolCallDelta:
+            if start is None or event.index != start.index:
+                self._fail(f"arguments of call {event.index} outside it")
+            self._arguments.append(event.arguments)
+        elif type(event) is ToolCallReady or type(event) is ToolCallIncomplete:
+            if start is None or event.index != start.index:
+                self._fail(f"end of call {event.index} that was never started")
+            if event.id != start.id or event.name != start.name:
+                self._fail(f"call {event.index} ended with another id or name than it started with")
+            if "".join(self._arguments) != event.arguments:
+                self._fail(f"the deltas of call {event.index} do not join to its arguments")
+            if type(event) is ToolCallReady:
+                try:
+                    json.loads(event.arguments)
+                except ValueError:
+                    self._fail(f"ready call {event.index} has arguments that are not JSON")
+            self._open, self._arguments = None, []
+        elif type(event) is PromptProcessed:
+            if self._output or self._count > 1:
+                self._fail("PromptProcessed after the stream began")
+        elif type(event) is Finish or type(event) is StreamError:
+            if start is not None and type(event) is Finish:
+                self._fail(f"Finish with call {start.index} still open")
+            self._ended = event
+        else:
+            if start is not None:
+                self._fail(f"{type(event).__name__} inside open call {start.index}")
+            self._output = True
+
+    def finish(self) -> None:
+        """The stream is over (a parser's `finish` was drained)."""
+        if self._open is not None and self._ended is None:
+            self._fail(f"call {self._open.index} was never finished")
+
+    def _fail(self, what: str) -> NoReturn:
+        raise EventGrammarError(f"event {self._count}: {what}")
+
+
+def check_events(events: Iterable[Event], text: str | None = None) -> None:
+    """Check a whole stream against the grammar and, given the raw `text` it was
+    parsed from, conservation: every character accounted for once, in order."""
+    grammar = EventGrammar()
+    parts: list[str] = []
+    for event in events:
+        grammar.feed(event)
+        parts.append(characters(event))
+    grammar.finish()
+    if text is not None and "".join(parts) != text:
+        raise EventGrammarError("conservation: input characters lost, duplicated or reordered")

@@ -394,6 +394,11 @@ class ServeSettings:
         False,
         "quote prompt text around a prefix divergence in the log (off: positions, token counts and causes only)",
     )
+    check_events: bool = setting(
+        False,
+        "debug: check every response's event stream against the event grammar (events.py); a violation is "
+        "logged and ends that stream with an error",
+    )
     allowed_hosts: str = setting(
         "",
         "comma-separated Host names served without an API key besides loopback ones (localhost, *.localhost, "

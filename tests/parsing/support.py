@@ -1,4 +1,5 @@
-"""Shared checks for every parser test: split-point equivalence and conservation."""
+"""Shared checks for every parser test: split-point equivalence, and the event grammar
+and conservation of `tokenyard.events`."""
 
 from __future__ import annotations
 
@@ -7,14 +8,13 @@ from collections.abc import Callable, Iterable
 
 from tokenyard.conversation import ToolSpec
 from tokenyard.events import (
-    Marker,
     ParseEvent,
     ReasoningDelta,
     TextDelta,
-    ToolCallDelta,
     ToolCallIncomplete,
     ToolCallReady,
-    ToolCallStart,
+    characters,
+    check_events,
     merge_adjacent,
 )
 from tokenyard.parsing.splitter import OutputSplitter
@@ -49,36 +49,7 @@ def merge(events: list[ParseEvent]) -> list[ParseEvent]:
 
 def reconstruct(events: list[ParseEvent]) -> str:
     """Every input character, back in order: conservation."""
-    parts: list[str] = []
-    for event in events:
-        if type(event) in (TextDelta, ReasoningDelta, Marker):
-            parts.append(event.text)  # type: ignore[union-attr]
-        elif type(event) in (ToolCallReady, ToolCallIncomplete):
-            parts.append(event.raw)  # type: ignore[union-attr]
-    return "".join(parts)
-
-
-def check_stream_invariants(events: list[ParseEvent], text: str) -> None:
-    assert reconstruct(events) == text, "conservation: input characters lost, duplicated or reordered"
-    open_calls: dict[int, list[str]] = {}
-    seen_ids: set[str] = set()
-    for event in events:
-        if type(event) is ToolCallStart:
-            assert event.index not in open_calls
-            assert event.id not in seen_ids, "tool-call ids must be unique per response"
-            seen_ids.add(event.id)
-            open_calls[event.index] = []
-        elif type(event) is ToolCallDelta:
-            assert event.index in open_calls, "delta outside its call"
-            open_calls[event.index].append(event.arguments)
-        elif type(event) in (ToolCallReady, ToolCallIncomplete):
-            joined = "".join(open_calls.pop(event.index))
-            assert joined == event.arguments, "deltas must join to the final arguments exactly"
-            if type(event) is ToolCallReady:
-                event.input()  # valid JSON
-        else:
-            assert not open_calls, f"{type(event).__name__} inside an open call"
-    assert not open_calls, "a started call was never finished"
+    return "".join(characters(event) for event in events)
 
 
 def chunkings(text: str, seed: int = 0, random_rounds: int = 12) -> Iterable[list[str]]:
@@ -100,10 +71,10 @@ def parse(make: SplitterFactory, text: str) -> list[ParseEvent]:
     """Parse `text` every way it can be chunked; all must agree. Returns the merged
     events of the whole-input run."""
     expected = merge(run_chunks(make, [text]))
-    check_stream_invariants(run_chunks(make, [text]), text)
+    check_events(run_chunks(make, [text]), text)
     for chunks in chunkings(text):
         events = run_chunks(make, chunks)
-        check_stream_invariants(events, text)
+        check_events(events, text)
         got = merge(events)
         assert got == expected, f"chunking {chunks!r} changed the events"
     return expected

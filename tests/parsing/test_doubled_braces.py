@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokenyard.events import ToolCallReady
+from tokenyard.events import ToolCallReady, check_events
 
-from .support import WEATHER, check_stream_invariants, merge, parse, run_chunks, splitter_factory, summary
+from .support import WEATHER, merge, parse, run_chunks, splitter_factory, summary
 
 hermes = splitter_factory(None, "hermes", [WEATHER])
 recovering = splitter_factory(None, "hermes", [WEATHER], recover_fenced_calls=True)
@@ -135,7 +135,7 @@ def test_any_text_any_chunking(text, cuts, fenced):
     bounds = [0, *points, len(text)]
     chunks = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
     events = run_chunks(make, chunks)
-    check_stream_invariants(events, text)
+    check_events(events, text)
     assert merge(events) == merge(run_chunks(make, [text])), "the chunking changed the events"
     for event in events:
         if isinstance(event, ToolCallReady):  # only well-formed calls to the declared tool

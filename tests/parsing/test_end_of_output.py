@@ -12,11 +12,11 @@ import pytest
 
 from tokenyard.conversation import ToolSpec
 from tokenyard.engines.wire import Call, render_output
-from tokenyard.events import ToolCallReady
+from tokenyard.events import ToolCallReady, check_events
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
 
-from .support import check_stream_invariants, parse, splitter_factory, summary
+from .support import parse, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
 
 TOOL = ToolSpec(
@@ -73,7 +73,7 @@ def test_a_call_the_token_limit_cut_is_never_dispatched_at_any_cut_point(tool):
         splitter = OutputSplitter(reasoning, tool, tools=[TOOL], call_ids=CallIds(nonce="test"))
         fed = splitter.feed(raw[:end])
         finished = splitter.finish(cut=True)
-        check_stream_invariants([*fed, *finished], raw[:end])
+        check_events([*fed, *finished], raw[:end])
         assert not [e for e in finished if type(e) is ToolCallReady], f"cut at {end}: {raw[:end]!r} was dispatched"
         if dispatched_at is None and any(type(e) is ToolCallReady for e in fed):
             dispatched_at = end

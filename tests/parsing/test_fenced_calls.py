@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenyard.conversation import ToolSpec
-from tokenyard.events import TextDelta, ToolCallReady
+from tokenyard.events import TextDelta, ToolCallReady, check_events
 
-from .support import WEATHER, check_stream_invariants, merge, parse, run_chunks, splitter_factory, summary
+from .support import WEATHER, merge, parse, run_chunks, splitter_factory, summary
 
 BASH = ToolSpec(
     name="Bash",
@@ -167,7 +167,7 @@ def test_any_text_any_chunking_conserves_and_agrees(text, cuts):
     bounds = [0, *points, len(text)]
     chunks = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
     events = run_chunks(recovering, chunks)
-    check_stream_invariants(events, text)
+    check_events(events, text)
     assert merge(events) == merge(run_chunks(recovering, [text])), "the chunking changed the events"
 
 

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenyard.events import Marker, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, ToolCallReady, ToolCallStart, check_events
 
-from .support import WEATHER, check_stream_invariants, merge, parse, run_chunks, splitter_factory, summary
+from .support import WEATHER, merge, parse, run_chunks, splitter_factory, summary
 
 LITERAL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}\n</tool_call>'
 hermes = splitter_factory(None, "hermes", [WEATHER])
@@ -188,7 +188,7 @@ def test_any_list_of_calls_streams_to_its_calls(calls, spacing, cuts):
     points = sorted({cut % (len(text) + 1) for cut in cuts})
     bounds = [0, *points, len(text)]
     events = run_chunks(hermes, [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a])
-    check_stream_invariants(events, text)
+    check_events(events, text)
     ready = [e for e in merge(events) if isinstance(e, ToolCallReady)]
     assert [e.input() for e in ready] == calls
     assert [e.raw for e in ready] == objects

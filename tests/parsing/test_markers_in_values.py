@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from tokenyard.conversation import ToolSpec
 from tokenyard.engines.wire import Call, Text, render_output
+from tokenyard.events import check_events
 
-from .support import check_stream_invariants, merge, run_chunks, splitter_factory, summary
+from .support import merge, run_chunks, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
 
 TOOL = ToolSpec(name="write_file", parameters={"type": "object", "properties": {"content": {"type": "string"}}})
@@ -74,7 +75,7 @@ def test_markers_inside_a_string_value_survive(tool):
         events = run_chunks(
             splitter_factory(reasoning, tool, [TOOL]), [raw[i : i + cut] for i in range(0, len(raw), cut)]
         )
-        check_stream_invariants(events, raw)
+        check_events(events, raw)
         calls = [s for s in summary(merge(events)) if s[0] in ("call", "incomplete")]
         assert calls == [("call", "write_file", {"content": value})], raw
 

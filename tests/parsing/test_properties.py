@@ -7,10 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tokenyard.events import check_events
 from tokenyard.parsing.reasoning.parser import reasoning_format
 from tokenyard.parsing.registry import tool_parser_names
 
-from .support import WEATHER, check_stream_invariants, run_chunks, splitter_factory
+from .support import WEATHER, run_chunks, splitter_factory
 from .wire_examples import TOOL_EXAMPLES
 
 NOISE = ["<", ">", "{", "}", "[", "]", '"', ",", ":", "\n", " ", "\\", "|", "｜", "=", "/", "(", ")", "name", "Tokyo"]
@@ -50,7 +51,7 @@ def test_no_crash_and_conservation(tool):
     def check(text, cuts, declared):
         make = splitter_factory(reasoning, tool, [WEATHER] if declared else None)
         events = run_chunks(make, chunked(text, cuts))
-        check_stream_invariants(events, text)
+        check_events(events, text)
 
     check()
 

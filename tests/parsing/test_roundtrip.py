@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 
 from tokenyard.conversation import ToolSpec
 from tokenyard.engines.wire import Call, Reasoning, Text, render_output
+from tokenyard.events import check_events
 from tokenyard.parsing.registry import tool_parser_names
 
-from .support import check_stream_invariants, merge, run_chunks, splitter_factory, summary
+from .support import merge, run_chunks, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
 
 TOOL = ToolSpec(
@@ -97,7 +98,7 @@ def test_render_then_parse_round_trips(tool):
         raw = render_output(segments, tool, reasoning)
         make = splitter_factory(reasoning, tool, [TOOL])
         events = run_chunks(make, [raw[i : i + cut] for i in range(0, len(raw), cut)])
-        check_stream_invariants(events, raw)
+        check_events(events, raw)
         got = [s for s in summary(merge(events)) if not (s[0] == "text" and not s[1].strip())]
         assert got == expected_summary(segments), raw
 

@@ -146,3 +146,30 @@ def test_a_prompt_over_the_window_is_refused_without_keeping_it(served):
         frame = frame.tb_next
     assert held == []
     assert state.pipeline.render_within_window(conversation()).token_ids  # one that fits is returned
+
+
+def test_check_events_passes_a_good_stream_and_ends_a_broken_one_with_an_error(served, monkeypatch):
+    """--check-events: every stream runs through the event grammar (events.py); a
+    parser bug ends the stream with an error instead of reaching the client."""
+    from tokenyard.events import EventGrammarError, ToolCallDelta
+    from tokenyard.server import pipeline as pipeline_module
+
+    _, state = served
+    checked = Pipeline(state.pipeline.model, state.pipeline.engine, check_events=True)
+    events = collect(checked, conversation())
+    assert isinstance(events[0], PromptProcessed) and isinstance(events[-1], Finish)
+
+    real = pipeline_module._splitter
+
+    def broken(pipeline, generation):
+        splitter = real(pipeline, generation)
+        feed = splitter.feed
+        splitter.feed = lambda text: [*feed(text), ToolCallDelta(7, "{")]  # arguments outside any call
+        return splitter
+
+    monkeypatch.setattr(pipeline_module, "_splitter", broken)
+    events = collect(checked, conversation())
+    assert isinstance(events[-1], StreamError) and isinstance(events[-1].cause, EventGrammarError)
+    assert not any(isinstance(e, ToolCallDelta) for e in events), "the broken event never reaches the client"
+    unchecked = Pipeline(state.pipeline.model, state.pipeline.engine)
+    assert any(isinstance(e, ToolCallDelta) for e in collect(unchecked, conversation())), "off by default"

@@ -38,27 +38,26 @@ class CallHold:
 
     def feed(self, event: Event) -> list[Event]:
         """What to encode now for `event` (in order)."""
-        kind = type(event)
-        if kind is ToolCallStart:
-            self._start = event  # type: ignore[assignment]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+        if type(event) is ToolCallStart:
+            self._start = event
             self._arguments = []
             return []
         start = self._start
         if start is None:
             return [event]
-        if kind is ToolCallDelta:
-            self._arguments.append(event.arguments)  # type: ignore[union-attr]  # exact-type dispatch, as above
+        if type(event) is ToolCallDelta:
+            self._arguments.append(event.arguments)
             return []
-        if kind is ToolCallReady:
+        if type(event) is ToolCallReady:
             self._start = None
             arguments = "".join(self._arguments)
             self._arguments = []
             return [start, ToolCallDelta(start.index, arguments), event] if arguments else [start, event]
-        if kind is ToolCallIncomplete:
+        if type(event) is ToolCallIncomplete:
             self._start = None
             self._arguments = []
-            raw = event.raw  # type: ignore[union-attr]  # exact-type dispatch, as above
+            raw = event.raw
             return [TextDelta(raw)] if raw else []
-        if kind is Marker:
+        if type(event) is Marker:
             return []  # the call's own syntax: its text is in `raw` if it never completes
         return [event]

@@ -126,27 +126,28 @@ class OutputSplitter:
             # The common streaming case: one more delta inside a run that already has
             # content, not ending in whitespace: nothing to trim or to hold.
             event = events[0]
-            kind = type(event)
-            if kind is self._run_kind and self._run_has_content and not self._pending_space:
-                text = event.text  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+            # The run's kind is TextDelta or ReasoningDelta: the second test only narrows.
+            same_run = type(event) is self._run_kind and self._run_has_content and not self._pending_space
+            if same_run and (type(event) is TextDelta or type(event) is ReasoningDelta):
+                text = event.text
                 if text and not text[-1].isspace():
                     return events
-            elif kind is not TextDelta and kind is not ReasoningDelta and not self._pending_space:
+            elif type(event) is not TextDelta and type(event) is not ReasoningDelta and not self._pending_space:
                 # One call event (an argument delta inside a long call): it ends any
                 # text run and passes as it is.
                 self._run_kind = None
                 return events
         out: list[ParseEvent] = []
         for event in events:
-            kind = type(event)
-            if kind is not TextDelta and kind is not ReasoningDelta:
+            if type(event) is not TextDelta and type(event) is not ReasoningDelta:
                 if self._pending_space:
                     out.append(Marker(self._pending_space))
                     self._pending_space = ""
                 self._run_kind = None
                 out.append(event)
                 continue
-            text = event.text  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+            kind = type(event)
+            text = event.text
             if kind is not self._run_kind:
                 if self._pending_space:
                     out.append(Marker(self._pending_space))
@@ -166,7 +167,7 @@ class OutputSplitter:
                 tail = text[len(body) :]
                 if self._pending_space:
                     body = self._pending_space + body
-                out.append(event if body is event.text else kind(body))  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+                out.append(event if body is event.text else kind(body))
                 self._pending_space = tail
             else:
                 self._pending_space += text

@@ -143,8 +143,8 @@ async def observed(generation: Generation, events: AsyncIterator[Event]) -> Asyn
             now = time.perf_counter()
             kind = type(event)
             if kind is PromptProcessed or kind is Finish or kind is StreamError:
-                if kind is Finish:
-                    usage = event.usage  # type: ignore[union-attr]  # narrowed by the type check above
+                if type(event) is Finish:
+                    usage = event.usage
                     PROMPT_TOKENS.labels(*labels).inc(usage.prompt_tokens)
                     CACHED_TOKENS.labels(*labels).inc(usage.cached_tokens)
                     COMPLETION_TOKENS.labels(*labels).inc(usage.completion_tokens)

@@ -62,6 +62,8 @@ from ..engines.base import (
 from ..events import (
     CallVerdict,
     Event,
+    EventGrammar,
+    EventGrammarError,
     Finish,
     FinishReason,
     ParseEvent,
@@ -73,6 +75,7 @@ from ..events import (
     ToolCallReady,
     ToolCallStart,
     Usage,
+    characters,
 )
 from ..families.call_syntax import CallSyntax, call_syntax
 from ..faults import (
@@ -188,6 +191,7 @@ class Pipeline:
         engine_timeout: float | None = DEFAULT_ENGINE_TIMEOUT,
         offload: Offload | None = None,
         log_prompt_excerpts: bool = False,
+        check_events: bool = False,
     ):
         self.model = model
         self.engine = engine
@@ -196,6 +200,8 @@ class Pipeline:
         self.engine_timeout = engine_timeout
         # Diagnostics quote prompt text only when the operator asks (--log-prompt-excerpts).
         self.log_prompt_excerpts = log_prompt_excerpts
+        # Debug mode (--check-events): every stream is checked against the event grammar.
+        self.check_events = check_events
         # Shared with the routes (body parsing of large requests): one pool per server.
         self.offload = offload if offload is not None else Offload()
         self.stop_ids = model.stop_token_ids()
@@ -507,8 +513,17 @@ class _Turn:
         self.review = generation.review
 
     async def events(self) -> AsyncGenerator[Event]:
+        grammar = EventGrammar() if self.pipeline.check_events else None
         try:
             async for event in self._events():
+                if grammar is not None:
+                    try:
+                        grammar.feed(event)
+                    except EventGrammarError as error:
+                        # A bug of ours: the stream ends with an error the client sees.
+                        log.error("event grammar broken, model %s: %s", self.pipeline.model.name, error)
+                        yield StreamError(f"internal error: {error}", error)
+                        return
                 yield event
         finally:
             if self.review is not None:  # the turn ended early: its classifications are moot
@@ -653,23 +668,22 @@ class _Turn:
         constraints = self.constraints
         out: list[ParseEvent] = []
         for event in events:
-            kind = type(event)
-            if kind is ToolCallStart:
-                self._check_call(event)  # type: ignore[arg-type]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+            if type(event) is ToolCallStart:
+                self._check_call(event)
                 if self.violation is not None:
                     self.ended = True
                     return out
-            elif kind is ToolCallReady:
+            elif type(event) is ToolCallReady:
                 self.calls += 1
                 if self.review is not None:
-                    self.review.call_ready(event)  # type: ignore[arg-type]  # exact-type dispatch is not narrowed by mypy
+                    self.review.call_ready(event)
                 if not constraints.parallel_tool_calls:
                     self.turn.add(event)
                     out.append(event)
                     self.ended = True
                     return out
-            elif kind is ReasoningDelta:
-                self.reasoning.append(event.text)  # type: ignore[union-attr]  # exact-type dispatch (faster than isinstance on the hot path) is not narrowed by mypy
+            elif type(event) is ReasoningDelta:
+                self.reasoning.append(event.text)
             self.turn.add(event)
             out.append(event)
         return out
@@ -742,7 +756,7 @@ class _TurnParts:
                 self._parts.append(Reasoning(text=event.text))
         elif type(event) is TextDelta or type(event) is ToolCallIncomplete:
             # A call that never completed reaches the client as its text (apis/call_hold.py).
-            text = event.text if type(event) is TextDelta else event.raw  # type: ignore[union-attr]  # exact-type dispatch is not narrowed by mypy
+            text = characters(event)
             if isinstance(last, Text):
                 last.text += text
             elif text:

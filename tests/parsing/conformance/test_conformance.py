@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tokenyard.events import merge_adjacent
+from tokenyard.events import check_events, merge_adjacent
 
-from ..support import check_stream_invariants
 from .cases import Case, agrees, chunkings, load_cases, outcome, run
 
 CASES = load_cases()
@@ -22,7 +21,7 @@ def test_case(case: Case) -> None:
     whole = merge_adjacent(events)
     for chunks in chunkings(case.output, seed=case.name):
         chunked = run(case, chunks)
-        check_stream_invariants(chunked, case.output)
+        check_events(chunked, case.output)
         assert merge_adjacent(chunked) == whole, f"chunking changed the events: {chunks!r}"
     problems = agrees(outcome(events), case.expect)
     assert not problems, "\n".join(problems)
