@@ -181,3 +181,18 @@ def test_several_calls_in_one_final_fence_are_parallel_calls():
     # One object that is not a call makes the whole fence text.
     assert [k for k, *_ in summary(parse(recovering, f'```json\n{CALL}\n{{"x": 1}}\n```'))] == ["text"]
     assert [k for k, *_ in summary(parse(recovering, f"```json\n{CALL}\n{weather}\n```\nDone."))] == ["text"]
+
+
+def test_a_fence_held_past_the_bound_is_released_as_text():
+    # A fenced call is held until the fence can no longer be one; past the splitter's
+    # bound (MAX_HELD_CHARS) it is text, and a fence after it is still recovered.
+    from tokenyard.parsing.tools.base import MAX_HELD_CHARS
+
+    long = '```json\n{"name": "Bash", "arguments": {"command": "' + "a" * (MAX_HELD_CHARS + 1000) + '"}}\n```\n'
+    text = long + "Then:\n" + FENCE
+    splitter = recovering()
+    events = [e for at in range(0, len(text), 64) for e in splitter.feed(text[at : at + 64])]
+    events += splitter.finish()
+    check_events(events, text)
+    assert splitter.released_holds == 1
+    assert [s for s in summary(merge(events)) if s[0] == "call"] == [call()]

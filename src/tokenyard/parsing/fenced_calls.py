@@ -338,6 +338,10 @@ class FencedCallRecovery:
             out.append(event)
         return out
 
+    def drop_held(self) -> None:
+        """The splitter released the held fence as text (splitter.py)."""
+        self._held = None
+
     def finish(self, events: list[ParseEvent]) -> list[ParseEvent]:
         out = self.feed(events)
         held, self._held = self._held, None

@@ -8,6 +8,14 @@ Block-edge whitespace (the newlines templates put after `<think>`, between calls
 after `</think>`) is reported as `Marker`s rather than content, so a text block is
 never just "\\n\\n" and reasoning does not start with a newline; conservation still
 holds because markers carry those characters.
+
+What the parsers hold back undecided (a marker that may begin a call, a call header
+not yet read to its name, a fence that may be a call) is bounded: past the tool
+parser's `max_held` characters (`MAX_HELD_CHARS`, h11's `max_incomplete_event_size`
+for model output) the held text is released as text, the parsers forget it, and
+`released_holds` counts it. The splitter measures it from outside, the same for
+every format: the characters fed that no event accounts for yet, while no call is
+open (an open call streams its arguments; its raw is accounted when it ends).
 """
 
 from __future__ import annotations
@@ -15,11 +23,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..conversation import ToolSpec
-from ..events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallIncomplete, ToolCallReady
+from ..events import (
+    Marker,
+    ParseEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallIncomplete,
+    ToolCallReady,
+    ToolCallStart,
+)
 from .fenced_calls import FencedCallRecovery
 from .reasoning.parser import HARMONY_REASONING_NAMES, ReasoningParser, canonical_reasoning_name, reasoning_format
 from .registry import HARMONY_TOOL_NAMES, check_tool_parser_name, tool_parser_class
-from .tools.base import CallIds, ToolParser
+from .tools.base import MAX_HELD_CHARS, CallIds, ToolParser
 
 
 class OutputSplitter:
@@ -70,6 +87,13 @@ class OutputSplitter:
             if self._reasoning is not None and self._harmony is None and self._fenced is None
             else None
         )
+        # The hold-back bound (see the module docstring): the input since everything
+        # fed was last accounted for, and how many of its characters are not yet.
+        self._max_held = self._tools.max_held if self._tools is not None else MAX_HELD_CHARS
+        self._unsettled: list[str] = []
+        self._held = 0
+        self._call_open = False
+        self.released_holds = 0
         # Block-edge whitespace tracking (see module docstring).
         self._run_kind: type | None = None
         self._run_has_content = False
@@ -80,14 +104,58 @@ class OutputSplitter:
         if direct is not None:
             events = direct(text)  # the common case, one method call less
         elif self._fenced is not None:
-            return self._trim(self._fenced.feed(self._parse(text)))
+            events = self._fenced.feed(self._parse(text))
         else:
             events = self._parse(text)
-        if len(events) == 1 and type(events[0]) is ToolCallDelta and not self._pending_space:
-            # The hot path inside a long call: one argument delta, nothing to trim.
-            self._run_kind = None
-            return events
-        return self._trim(events)
+        if len(events) == 1:
+            event = events[0]
+            if type(event) is ToolCallDelta:
+                # The hot path inside a long call: one argument delta, nothing to trim.
+                self._unsettled.append(text)
+                self._held += len(text)
+                if not self._pending_space:
+                    self._run_kind = None
+                    return events
+                return self._trim(events)
+            if (type(event) is TextDelta or type(event) is ReasoningDelta) and event.text is text and not self._held:
+                return self._trim(events)  # the text as it came: nothing held
+        return self._trim(self._account(text, events))
+
+    def _account(self, text: str, events: list[ParseEvent]) -> list[ParseEvent]:
+        """Count what the parsers hold back after `text`; past the bound, release it."""
+        self._unsettled.append(text)
+        held = self._held + len(text)
+        for event in events:
+            if type(event) is ToolCallStart:
+                self._call_open = True
+            elif type(event) is ToolCallReady or type(event) is ToolCallIncomplete:
+                self._call_open = False
+                held -= len(event.raw)
+            elif type(event) is TextDelta or type(event) is ReasoningDelta or type(event) is Marker:
+                held -= len(event.text)
+        self._held = held
+        if not held:
+            self._unsettled.clear()
+        elif not self._call_open and (held > self._max_held or len(self._unsettled) > 64):
+            joined = "".join(self._unsettled)
+            if held > self._max_held:
+                self._release(joined[len(joined) - held :], events)
+            else:
+                self._unsettled = [joined[len(joined) - held :]]  # keep only the held tail
+        return events
+
+    def _release(self, held: str, events: list[ParseEvent]) -> None:
+        # Harmony never gets here: it gives up on a header itself, far below the bound.
+        if self._reasoning is not None:
+            self._reasoning.drop_held()  # and its tool parser
+        elif self._tools is not None:
+            self._tools.drop_held()
+        if self._fenced is not None:
+            self._fenced.drop_held()
+        events.append(TextDelta(held))
+        self._unsettled.clear()
+        self._held = 0
+        self.released_holds += 1
 
     def _parse(self, text: str) -> list[ParseEvent]:
         if self._harmony is not None:

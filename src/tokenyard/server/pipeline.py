@@ -576,6 +576,12 @@ class _Turn:
         if self.violation is None:
             for event in self._police(self.splitter.finish(cut=self.engine_finish == "length")):
                 yield event
+        if self.splitter.released_holds:
+            log.warning(
+                "model %s: the output parser held text back past its bound %d time(s); released as text",
+                self.pipeline.model.name,
+                self.splitter.released_holds,
+            )
         if self.violation is None:
             self.violation = self._unmet_choice()
         if self.violation is not None:

@@ -190,6 +190,12 @@ class ReasoningParser:
         self._drain(events, final=False)
         return events
 
+    def drop_held(self) -> None:
+        """The splitter released what was held back as text (splitter.py)."""
+        self._buf = ""
+        if self._downstream is not None:
+            self._downstream.drop_held()
+
     def finish(self) -> list[ParseEvent]:
         if self._turn_over:
             return []  # everything was reported when the turn ended

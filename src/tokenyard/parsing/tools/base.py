@@ -58,6 +58,13 @@ FUNCTION_NAME = r"[\w\-][\w.\-:/]{0,255}"
 _FUNCTION_NAME = re.compile(FUNCTION_NAME).fullmatch
 
 
+# h11's `max_incomplete_event_size`, for model output: how many characters a parser
+# may hold back undecided (a marker that may begin a call, a call header not yet read
+# to its name) before the splitter releases them as text (splitter.py). 16 KiB, as
+# h11's default: far above any call header, and a stalled client sees text again.
+MAX_HELD_CHARS = 16 * 1024
+
+
 def is_function_name(name: str) -> bool:
     return _FUNCTION_NAME(name) is not None
 
@@ -120,6 +127,8 @@ class ToolParser:
     # code (a fence, an inline code span), or a stray one right after a quote mark,
     # is text, not a call (quoting.py).
     quote_aware: ClassVar[bool] = False
+    # How much text the format may hold back undecided (splitter.py, MAX_HELD_CHARS).
+    max_held: ClassVar[int] = MAX_HELD_CHARS
     # A call object opened with `{{` is the call object inside (Qwen2.5's template
     # shows the shape with doubled braces, and its models copy them), closed by `}}`
     # or by one brace before what follows the call.
@@ -191,6 +200,14 @@ class ToolParser:
         self._buf = ""
         events, self._events = self._events, []
         return events
+
+    def drop_held(self) -> None:
+        """The splitter released what this parser held back (past `max_held`) as
+        text: forget it, and read what follows as fresh text. Never called with a
+        call open."""
+        self._buf = ""
+        if self._in_region:
+            self._exit_region()
 
     # ---- the loop ----------------------------------------------------------------
 
