@@ -1,5 +1,3 @@
-import json
-
 import pytest
 
 from tokenyard.events import Marker, ToolCallReady, ToolCallStart
@@ -41,21 +39,6 @@ def test_prose_then_several_calls_separated_by_newlines():
     ]
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        {},
-        {"city": "東京 🌸", "days": 3},
-        {"code": "```python\nprint('x')\n```", "nested": {"a": [1, 2.5, None, True, {"b": '\\"'}]}},
-    ],
-)
-def test_argument_shapes(arguments):
-    encoded = json.dumps(arguments, ensure_ascii=False)
-    events = parse(v3, BEGIN + call(encoded) + END)
-    assert summary(events) == [("call", "get_weather", arguments)]
-    assert readies(events)[0].arguments == encoded
-
-
 @pytest.mark.parametrize("fence", ["```json\n", "```\n", ""])
 def test_fence_is_optional(fence):
     arguments = fence + '{"city":"Oslo"}' + ("\n```" if fence else "")
@@ -63,11 +46,6 @@ def test_fence_is_optional(fence):
     events = parse(v3, text)
     assert summary(events) == [("call", "get_weather", {"city": "Oslo"})]
     assert readies(events)[0].arguments == '{"city":"Oslo"}'
-
-
-def test_truncated_call():
-    text = BEGIN + CALL + "function" + SEP + 'get_weather\n```json\n{"city": "Tok'
-    assert summary(parse(v3, text)) == [("incomplete", "get_weather", "truncated")]
 
 
 def test_invalid_arguments_then_a_good_call():
@@ -89,11 +67,6 @@ def test_not_a_call_is_text(text):
     events = parse(v3, text)
     assert not [e for e in events if isinstance(e, ToolCallStart)]
     assert "".join(e.text for e in events if not isinstance(e, Marker)) == text
-
-
-def test_undeclared_tool_is_flagged():
-    events = parse(v3, BEGIN + call("{}", "rm_rf") + END)
-    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
 
 
 def test_forced_reasoning_then_text_then_call():

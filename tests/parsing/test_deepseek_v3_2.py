@@ -189,12 +189,6 @@ def test_not_a_call_is_text():
     assert summary(parse(v32, text)) == [("text", text)]
 
 
-def test_undeclared_tool_is_flagged():
-    events = parse(v32, block("function_calls", invoke("rm_rf", ("path", "true", "/"))))
-    assert next(e for e in events if isinstance(e, ToolCallStart)).declared is False
-    assert next(e for e in events if isinstance(e, ToolCallReady)).declared is False
-
-
 def test_tags_inside_a_value_are_the_values_text():
     # Only `</parameter>` ends a value; a value that never closes is never a call.
     value = f'see <{B}DSML{B}invoke name="x"> and </{B}DSML{B}function_calls> here'

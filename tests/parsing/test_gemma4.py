@@ -87,16 +87,6 @@ def test_schema_coerces_top_level_values():
     assert arguments_of(events) == ['{"zip": "01234", "n": 7, "deep": {"n": "7"}, "free": "8"}']
 
 
-def test_back_to_back_calls_with_prose_around():
-    text = "Checking.\n" + LITERAL + PARIS + "\nDone."
-    assert summary(parse(gemma, text)) == [
-        ("text", "Checking."),
-        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
-        ("call", "get_weather", {"city": "Paris", "days": 2}),
-        ("text", "Done."),
-    ]
-
-
 def test_strings_stream_as_they_arrive():
     splitter = gemma()
     events = splitter.feed('<|tool_call>call:get_weather{city:<|"|>Tok')
@@ -147,12 +137,6 @@ def test_missing_closing_marker_before_more_text():
 def test_not_a_call_is_text():
     text = "Use <|tool_call>not-a-call{x:2}<tool_call|> carefully, and <|tool_call>call:{x:1}."
     assert summary(parse(gemma, text)) == [("text", text)]
-
-
-def test_undeclared_tool_is_flagged():
-    events = parse(gemma, call("rm_rf", f"path:{Q}/{Q}"))
-    assert next(e for e in events if isinstance(e, ToolCallStart)).declared is False
-    assert next(e for e in events if isinstance(e, ToolCallReady)).declared is False
 
 
 def test_interleaved_with_reasoning_in_order():

@@ -48,10 +48,6 @@ def test_json_that_is_not_a_declared_call_stays_text():
     assert summary(parse(anything, '{"name": "hello", "parameters": {"x": 1}}')) == [("call", "hello", {"x": 1})]
 
 
-def test_truncated_call_is_incomplete():
-    assert summary(parse(generic, LITERAL[:40])) == [("incomplete", "get_weather", "truncated")]
-
-
 def test_dynamo_default_resolves_here():
     from tokenyard.parsing.registry import check_tool_parser_name
 

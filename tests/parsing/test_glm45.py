@@ -1,7 +1,7 @@
 import pytest
 
 from tokenyard.conversation import ToolSpec
-from tokenyard.events import ToolCallReady, ToolCallStart
+from tokenyard.events import ToolCallReady
 
 from .support import WEATHER, parse, splitter_factory, summary
 
@@ -114,11 +114,6 @@ def test_tags_inside_a_value_are_the_values_text():
     assert summary(parse(glm, cut)) == [("incomplete", "get_weather", "truncated")]
 
 
-def test_truncated_call():
-    text = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Tok"
-    assert summary(parse(glm, text)) == [("incomplete", "get_weather", "truncated")]
-
-
 def test_broken_structure_is_invalid():
     text = "<tool_call>get_weather\n<arg_key>city</arg_key>\nTokyo\n</tool_call>after"
     assert summary(parse(glm, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
@@ -134,12 +129,6 @@ def test_broken_structure_is_invalid():
 def test_not_a_call_is_text(text):
     events = parse(glm, text)
     assert summary(events) == [("text", text)]
-
-
-def test_undeclared_tool_is_flagged():
-    events = parse(glm, "<tool_call>rm_rf\n<arg_key>path</arg_key>\n<arg_value>/</arg_value>\n</tool_call>")
-    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
-    assert readies(events)[0].input() == {"path": "/"}
 
 
 def test_interleaved_with_reasoning_in_order():

@@ -13,7 +13,3 @@ def test_token_and_plain_text_markers():
         ("call", "get_weather", {"city": "A"}),
         ("call", "get_weather", {"city": "B"}),
     ]
-
-
-def test_truncated_list_is_incomplete():
-    assert summary(parse(granite, LITERAL[:45])) == [("incomplete", "get_weather", "truncated")]

@@ -12,7 +12,3 @@ def test_reference_literal_and_prose_around():
         ("call", "get_weather", {"city": "Tokyo", "days": 3}),
         ("call", "get_weather", {"city": "Paris", "days": 3}),
     ]
-
-
-def test_truncated_call_is_incomplete():
-    assert summary(parse(granite, LITERAL[:40])) == [("incomplete", "get_weather", "truncated")]

@@ -146,22 +146,6 @@ def test_several_calls_back_to_back():
     assert len({e.id for e in calls(events)}) == 3
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        {},
-        {"city": "東京 🌸", "days": 3},
-        {"city": 'quote " back\\slash \n newline <|end', "nested": {"a": [1, 2.5, None, True, {"b": []}]}},
-    ],
-)
-def test_argument_shapes(arguments):
-    body = json.dumps(arguments, ensure_ascii=False)
-    text = f"<|start|>assistant<|channel|>commentary to=functions.get_weather json<|message|>{body}<|call|>"
-    events = parse(harmony, text)
-    assert summary(events) == [("call", "get_weather", arguments)]
-    assert calls(events)[0].arguments == body
-
-
 def test_empty_body_is_a_call_without_arguments():
     text = "<|start|>assistant<|channel|>commentary to=functions.get_weather<|message|><|call|>"
     events = parse(harmony, text)

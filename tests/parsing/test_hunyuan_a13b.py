@@ -16,7 +16,3 @@ def test_think_then_answer_tags_then_calls():
 def test_answer_text_without_its_tags():
     text = "<think>\n\n</think>\n<answer>\nIt is sunny.\n</answer>"
     assert summary(parse(a13b, text)) == [("text", "It is sunny.")]
-
-
-def test_truncated_list_is_incomplete():
-    assert summary(parse(a13b, LITERAL[:50])) == [("incomplete", "get_weather", "truncated")]

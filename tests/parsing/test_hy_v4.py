@@ -14,13 +14,6 @@ def arg(key: str, value: str) -> str:
     return f"<arg_key{S}>{key}</arg_key{S}><arg_value{S}>{value}</arg_value{S}>"
 
 
-def test_reference_literal():
-    assert summary(parse(hy, "sure!" + LITERAL)) == [
-        ("text", "sure!"),
-        ("call", "get_weather", {"city": "Tokyo", "days": 3}),
-    ]
-
-
 def test_calls_back_to_back_and_a_zero_argument_call():
     text = f"<tool_calls{S}>" + call("get_weather", arg("city", "A")) + call("get_time") + f"</tool_calls{S}>"
     assert summary(parse(hy, text)) == [("call", "get_weather", {"city": "A"}), ("call", "get_time", {})]

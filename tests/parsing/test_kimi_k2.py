@@ -1,5 +1,3 @@
-import json
-
 import pytest
 
 from tokenyard.events import Marker, ToolCallReady, ToolCallStart
@@ -82,26 +80,6 @@ def test_repeated_model_id_gets_a_fresh_one():
     assert ids[0] == "functions.get_weather:0" and ids[1] != ids[0]
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        {},
-        {"city": "東京 🌸", "days": 3},
-        {"city": 'quote " back\\slash \n <|tool', "nested": {"a": [1, 2.5, None, True, {"b": []}]}},
-    ],
-)
-def test_argument_shapes(arguments):
-    encoded = json.dumps(arguments, ensure_ascii=False)
-    events = parse(kimi, BEGIN + call(encoded) + END)
-    assert summary(events) == [("call", "get_weather", arguments)]
-    assert readies(events)[0].arguments == encoded
-
-
-def test_truncated_call():
-    text = BEGIN + CALL + "functions.get_weather:0" + ARGS + '{"city": "Tok'
-    assert summary(parse(kimi, text)) == [("incomplete", "get_weather", "truncated")]
-
-
 def test_invalid_arguments_then_a_good_call():
     text = BEGIN + call('{"city": "Tokyo" "days": 3}') + call('{"city": "Oslo"}', "functions.get_weather:1") + END
     assert summary(parse(kimi, text)) == [
@@ -122,11 +100,6 @@ def test_not_a_call_is_text(text):
     assert "".join(e.text for e in events) == text
     # The tokens read as the call's opening are its text; the later ones, stray, are markers.
     assert "<|tool_call_end|>" not in "".join(e.text for e in events if not isinstance(e, Marker))
-
-
-def test_undeclared_tool_is_flagged():
-    events = parse(kimi, BEGIN + call("{}", "functions.rm_rf:0") + END)
-    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
 
 
 def test_interleaved_thinking_in_order():

@@ -1,7 +1,5 @@
 from .support import WEATHER, parse, splitter_factory, summary
-from .wire_examples import TOOL_EXAMPLES
 
-LITERAL = TOOL_EXAMPLES["lfm2"][1]
 lfm2 = splitter_factory("qwen3", "lfm2", [WEATHER])
 
 
@@ -33,10 +31,6 @@ def test_bare_list_is_prose_and_empty_block_is_syntax():
     assert summary(parse(lfm2, "<|tool_call_start|>[]<|tool_call_end|>Nothing to call.")) == [
         ("text", "Nothing to call.")
     ]
-
-
-def test_truncated_call_is_incomplete():
-    assert summary(parse(lfm2, LITERAL[:-25])) == [("incomplete", "get_weather", "truncated")]
 
 
 def test_json_call_objects_in_the_list():

@@ -1,8 +1,4 @@
-import json
-
-import pytest
-
-from tokenyard.events import Marker, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, ToolCallReady
 
 from .support import WEATHER, parse, splitter_factory, summary
 
@@ -61,16 +57,6 @@ def test_text_after_the_calls():
     ]
 
 
-@pytest.mark.parametrize(
-    "arguments", [{}, {"city": "Québec ❄", "days": 3}, {"q": 'a;b"c\\d\ne', "n": [{"x": [1, {"y": None}]}]}]
-)
-def test_argument_shapes(arguments):
-    text = "<|python_tag|>" + json.dumps({"name": "get_weather", "parameters": arguments}, ensure_ascii=False)
-    events = parse(llama, text)
-    assert summary(events) == [("call", "get_weather", arguments)]
-    assert [e for e in events if isinstance(e, ToolCallReady)][0].arguments == json.dumps(arguments, ensure_ascii=False)
-
-
 def test_not_a_call_is_text():
     for text in ['{"answer": 42}', "<|python_tag|>import math\nprint(math.pi)", '<|python_tag|>{"name": "two words"}']:
         assert summary(parse(llama, text)) == [("text", text)]
@@ -87,11 +73,6 @@ def test_truncated_call():
     assert summary(parse(llama, '{"name": "get_weather", "parameters": {"city": "Tok')) == [
         ("incomplete", "get_weather", "truncated")
     ]
-
-
-def test_undeclared_tool_is_flagged():
-    events = parse(llama, '<|python_tag|>{"name": "brave_search", "parameters": {"query": "x"}}')
-    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
 
 
 def test_bare_json_answer_naming_no_declared_tool_stays_text():

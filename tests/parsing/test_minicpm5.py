@@ -33,10 +33,6 @@ def test_python_str_values_typed_by_schema():
     assert summary(parse(minicpm, text)) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
 
 
-def test_cut_inside_a_value_is_incomplete():
-    assert summary(parse(minicpm, LITERAL[:45])) == [("incomplete", "get_weather", "truncated")]
-
-
 def test_a_parameter_given_twice_is_no_call():
     # SGLang's minicpm5 test_duplicate_param_names_invalid: which value was meant is unknown.
     from .support import WEATHER, parse, splitter_factory, summary

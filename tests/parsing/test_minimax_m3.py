@@ -135,12 +135,6 @@ def test_text_that_is_not_a_call():
         assert "".join(s[1] for s in summary(parse(m3, text)) if s[0] == "text")
 
 
-def test_undeclared_tool_is_flagged():
-    events = parse(m3, block(invoke("rm_rf", el("path", "/"))))
-    assert next(e for e in events if isinstance(e, ToolCallStart)).declared is False
-    assert summary(events) == [("call", "rm_rf", {"path": "/"})]
-
-
 def test_a_call_that_ends_inside_an_unclosed_parameter_is_not_dispatched():
     ns = "]<]minimax[>["
     text = "".join(

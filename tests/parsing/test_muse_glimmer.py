@@ -31,10 +31,6 @@ def test_tool_channel_without_a_block_is_text():
     assert summary(parse(muse, text)) == [("text", text.lstrip())]
 
 
-def test_cut_inside_a_value_is_incomplete():
-    assert summary(parse(muse, LITERAL[:110])) == [("incomplete", "get_weather", "truncated")]
-
-
 def test_a_function_name_doubled_as_its_own_namespace_is_the_function():
     # SGLang's muse_glimmer detector tests: `to=get_weather.get_weather`.
     name = "get_weather.get_weather"

@@ -1,8 +1,6 @@
 import json
 
-import pytest
-
-from tokenyard.events import Marker, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, ToolCallReady
 
 from .support import WEATHER, parse, splitter_factory, summary
 
@@ -43,21 +41,6 @@ def test_several_calls_with_prose_around():
     assert [e.text for e in events if isinstance(e, Marker)] == ["\n<TOOLCALL>[", ", ", "]</TOOLCALL>\n"]
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        {},
-        {"city": "東京 🌸", "days": 3},
-        {"city": 'quote " back\\slash \n newline ]</TOOLCALL>', "nested": {"a": [1, 2.5, None, True, {"b": []}]}},
-    ],
-)
-def test_argument_shapes(arguments):
-    text = section({"name": "get_weather", "arguments": arguments})
-    events = parse(deci, text)
-    assert summary(events) == [("call", "get_weather", arguments)]
-    assert [e for e in events if isinstance(e, ToolCallReady)][0].arguments == json.dumps(arguments, ensure_ascii=False)
-
-
 def test_missing_bracket_before_closing_tag():
     text = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Oslo"}}</TOOLCALL> ok'
     assert summary(parse(deci, text)) == [("call", "get_weather", {"city": "Oslo"}), ("text", "ok")]
@@ -76,16 +59,6 @@ def test_invalid_arguments_skip_to_the_closing_tag():
     events = parse(deci, text)
     assert summary(events) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
     assert events[-2].raw == '{"name": "get_weather", "arguments": {"city": Tokyo}}]</TOOLCALL>'
-
-
-def test_truncated_call():
-    text = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tok'
-    assert summary(parse(deci, text)) == [("incomplete", "get_weather", "truncated")]
-
-
-def test_undeclared_tool_is_flagged():
-    events = parse(deci, section({"name": "rm_rf", "arguments": {}}))
-    assert [e.declared for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == [False, False]
 
 
 def test_interleaved_with_reasoning_in_order():

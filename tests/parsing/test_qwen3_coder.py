@@ -40,11 +40,6 @@ def test_several_calls_and_undeclared_parameter():
     ]
 
 
-def test_truncated():
-    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nTok"
-    assert summary(parse(coder, text)) == [("incomplete", "get_weather", "truncated")]
-
-
 def test_interleaved_with_reasoning_in_order():
     text = (
         "<think>\nFirst Tokyo.\n</think>\n\n"

@@ -11,6 +11,8 @@ per-format modules keep only what is particular to their format."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tokenyard.conversation import ToolSpec
@@ -33,18 +35,38 @@ EDIT = ToolSpec(
             "path": {"type": "string"},
             "count": {"type": "integer"},
             "force": {"type": "boolean"},
-            "options": {"type": "object"},
+            "nested": {"type": "object"},
             "lines": {"type": "array"},
         },
     },
 )
 
+# The argument shapes the per-format modules each tried on their own format.
 SHAPES = {
-    "string_and_integer": {"path": "src/東京.py", "count": 3},
     "no_arguments": {},
-    "syntax_inside_a_string": {"path": 'say "hi" \\ {x} [0] <b> </parameter>', "force": True},
-    "object_array_negative": {"options": {"a": 1, "b": 2}, "lines": ["x", "y"], "count": -5},
+    "non_ascii": {"path": "東京 🌸 Kraków 🥟 Αθήνα", "count": 3},
+    "escapes_and_syntax_in_a_string": {
+        "path": "quote \" back\\slash \n newline\ttab {x} [0] <b> ```python\nprint('x')\n```",
+        "force": True,
+    },
+    "nested_values": {"nested": {"a": [1, 2.5, None, True, {"b": []}], "deep": [[{"x": [None, False, -0.001]}]]}},
+    "array_and_negative": {"lines": ["x", "y"], "count": -5},
 }
+
+# Formats that write nested values as XML elements: an empty element is all they
+# can write for null or an empty list, and it reads back as "".
+ELEMENT_VALUES = {"minimax_m3"}
+
+
+def _as_elements(value):
+    if value is None or value == []:
+        return ""
+    if isinstance(value, dict):
+        return {k: _as_elements(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_elements(v) for v in value]
+    return value
+
 
 # Formats whose call opens with a bare `[`: a call to a tool the request did not
 # declare is prose there, never a call.
@@ -73,7 +95,11 @@ def test_argument_shapes_come_back_as_written(tool, shape):
     arguments = SHAPES[shape]
     raw = render_output([Call("edit_file", arguments)], tool, TOOL_EXAMPLES[tool][0])
     events = parse(_make(tool, [EDIT]), raw)
-    assert _content(events) == [("call", "edit_file", arguments)]
+    expected = {k: _as_elements(v) if k == "nested" else v for k, v in arguments.items()}
+    assert _content(events) == [("call", "edit_file", expected if tool in ELEMENT_VALUES else arguments)]
+    written = json.dumps(arguments, ensure_ascii=False)
+    if written in raw:  # arguments written as one JSON value pass through verbatim
+        assert next(e for e in events if type(e) is ToolCallReady).arguments == written
 
 
 @pytest.mark.parametrize("tool", FORMATS)

@@ -7,10 +7,6 @@ LITERAL = TOOL_EXAMPLES["seed_oss"][1]
 seed = splitter_factory("seed_oss", "seed_oss", [WEATHER])
 
 
-def test_reference_literal():
-    assert summary(parse(seed, LITERAL)) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
-
-
 def test_reasoning_text_and_one_section_per_call():
     paris = LITERAL.replace("Tokyo", "Paris").replace(">3<", ">2<")
     text = "<seed:think>Two cities.</seed:think>\nChecking.\n" + LITERAL + "\n" + paris

@@ -35,7 +35,3 @@ def test_call_token_variants_and_separator_between_calls():
 
 def test_section_without_an_invoke_is_text():
     assert summary(parse(step, f"</think>{BEGIN}nothing{END}")) == [("text", f"{BEGIN}nothing{END}")]
-
-
-def test_cut_inside_a_value_is_incomplete():
-    assert summary(parse(step, "</think>" + LITERAL[:120])) == [("incomplete", "get_weather", "truncated")]

@@ -22,7 +22,3 @@ def test_markers_and_their_closing_tags():
 def test_brackets_in_prose_stay_text():
     text = 'See [1], [the docs](x) and [{"name": "other", "arguments": {}}].'
     assert summary(parse(xlam, text)) == [("text", text)]
-
-
-def test_truncated_call_is_incomplete():
-    assert summary(parse(xlam, LITERAL[:40])) == [("incomplete", "get_weather", "truncated")]
