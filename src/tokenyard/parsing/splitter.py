@@ -111,7 +111,7 @@ class OutputSplitter:
             event = events[0]
             if type(event) is ToolCallDelta:
                 # The hot path inside a long call: one argument delta, nothing to trim.
-                self._unsettled.append(text)
+                # The text is the call's (its raw, accounted when it ends): counted only.
                 self._held += len(text)
                 if not self._pending_space:
                     self._run_kind = None
@@ -138,7 +138,9 @@ class OutputSplitter:
             self._unsettled.clear()
         elif not self._call_open and (held > self._max_held or len(self._unsettled) > 64):
             joined = "".join(self._unsettled)
-            if held > self._max_held:
+            if held > len(joined):
+                pass  # part of it came on the in-call hot path (not kept): keep holding, lose nothing
+            elif held > self._max_held:
                 self._release(joined[len(joined) - held :], events)
             else:
                 self._unsettled = [joined[len(joined) - held :]]  # keep only the held tail
