@@ -107,19 +107,20 @@ class OutputSplitter:
             events = self._fenced.feed(self._parse(text))
         else:
             events = self._parse(text)
-        if len(events) == 1:
-            event = events[0]
-            if type(event) is ToolCallDelta:
-                # The hot path inside a long call: one argument delta, nothing to trim.
-                # The text is the call's (its raw, accounted when it ends): counted only.
-                self._held += len(text)
-                if not self._pending_space:
-                    self._run_kind = None
-                    return events
-                return self._trim(events)
-            if (type(event) is TextDelta or type(event) is ReasoningDelta) and event.text is text and not self._held:
-                return self._trim(events)  # the text as it came: nothing held
-        return self._trim(self._account(text, events))
+        event = events[0] if len(events) == 1 else None
+        if type(event) is ToolCallDelta:
+            # The hot path inside a long call: the text is the call's (its raw,
+            # accounted when it ends); one argument delta, nothing to trim.
+            self._unsettled.append(text)
+            self._held += len(text)
+            if not self._pending_space:
+                self._run_kind = None
+                return events
+        elif not (
+            (type(event) is TextDelta or type(event) is ReasoningDelta) and event.text is text and not self._held
+        ):  # anything but the text as it came, with nothing held before it
+            events = self._account(text, events)
+        return self._trim(events)
 
     def _account(self, text: str, events: list[ParseEvent]) -> list[ParseEvent]:
         """Count what the parsers hold back after `text`; past the bound, release it."""
@@ -138,9 +139,7 @@ class OutputSplitter:
             self._unsettled.clear()
         elif not self._call_open and (held > self._max_held or len(self._unsettled) > 64):
             joined = "".join(self._unsettled)
-            if held > len(joined):
-                pass  # part of it came on the in-call hot path (not kept): keep holding, lose nothing
-            elif held > self._max_held:
+            if held > self._max_held:
                 self._release(joined[len(joined) - held :], events)
             else:
                 self._unsettled = [joined[len(joined) - held :]]  # keep only the held tail
