@@ -92,6 +92,19 @@ from .session_headers import DEFAULT_FORWARDING, SessionForwarding, session_head
 ServerKind = Literal["openai", "sglang", "llama.cpp"]
 # What `/v1/models` says each server's cards are `owned_by`.
 OWNERS: dict[str, ServerKind] = {"llamacpp": "llama.cpp", "sglang": "sglang"}
+
+# Each wire's name for the request's sampling settings (EngineRequest field -> body field).
+SAMPLING_FIELDS: dict[ServerKind, dict[str, str]] = {
+    "openai": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty")},
+    "sglang": {
+        "temperature": "temperature",
+        "top_p": "top_p",
+        "top_k": "top_k",
+        "seed": "sampling_seed",
+        "frequency_penalty": "frequency_penalty",
+    },
+    "llama.cpp": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty")},
+}
 # SGLang's context error (tokenizer_manager.py, `_validate_one_request`).
 SGLANG_TOO_LONG = re.compile(r"The input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)")
 FINISH_REASONS: dict[str, EngineFinish] = {"stop": "stop", "length": "length", "abort": "abort"}
@@ -279,10 +292,7 @@ class RemoteEngine:
         }
         if self._model is not None:
             body["model"] = self._model
-        for key in ("temperature", "top_p", "top_k", "seed", "frequency_penalty"):
-            value = getattr(request, key)
-            if value is not None:
-                body[key] = value
+        body.update(_sampling(request, "openai"))
         tag = structural_tag(request.constraints)
         if tag is not None:
             body["structured_outputs"] = {"structural_tag": json.dumps(tag, ensure_ascii=False)}
@@ -305,16 +315,7 @@ class RemoteEngine:
             "skip_special_tokens": False,
             "spaces_between_special_tokens": False,
         }
-        for key, name in (
-            ("temperature", "temperature"),
-            ("top_p", "top_p"),
-            ("top_k", "top_k"),
-            ("seed", "sampling_seed"),
-            ("frequency_penalty", "frequency_penalty"),
-        ):
-            value = getattr(request, key)
-            if value is not None:
-                sampling[name] = value
+        sampling.update(_sampling(request, "sglang"))
         constraints = request.constraints
         tag = structural_tag(constraints)
         if tag is not None:  # SGLang takes one grammar: a forced call wins over the answer's format
@@ -346,10 +347,7 @@ class RemoteEngine:
                 body["grammar"] = grammar
         elif constraints.output is not None:  # a JSON answer: llama.cpp compiles the schema to a grammar
             body.update(output_guide_fields(constraints.output, guided_decoding=False))
-        for key in ("temperature", "top_p", "top_k", "seed", "frequency_penalty"):
-            value = getattr(request, key)
-            if value is not None:
-                body[key] = value
+        body.update(_sampling(request, "llama.cpp"))
         return body
 
     async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
@@ -705,6 +703,12 @@ def _sse_json(line: str, source: str) -> tuple[dict[str, Any], str] | None:
     if "error" in payload:
         raise _server_error(source, "failed mid-stream", value)
     return payload, value
+
+
+def _sampling(request: EngineRequest, server: ServerKind) -> dict[str, Any]:
+    """The sampling settings `request` sets, under `server`'s names (the unset ones
+    stay the server's defaults)."""
+    return {name: value for key, name in SAMPLING_FIELDS[server].items() if (value := getattr(request, key)) is not None}
 
 
 def _http_error(source: str, status: int, body: str) -> EngineError:
