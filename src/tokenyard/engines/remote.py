@@ -708,7 +708,9 @@ def _sse_json(line: str, source: str) -> tuple[dict[str, Any], str] | None:
 def _sampling(request: EngineRequest, server: ServerKind) -> dict[str, Any]:
     """The sampling settings `request` sets, under `server`'s names (the unset ones
     stay the server's defaults)."""
-    return {name: value for key, name in SAMPLING_FIELDS[server].items() if (value := getattr(request, key)) is not None}
+    return {
+        name: value for key, name in SAMPLING_FIELDS[server].items() if (value := getattr(request, key)) is not None
+    }
 
 
 def _http_error(source: str, status: int, body: str) -> EngineError:
