@@ -93,6 +93,9 @@ ServerKind = Literal["openai", "sglang", "llama.cpp"]
 # What `/v1/models` says each server's cards are `owned_by`.
 OWNERS: dict[str, ServerKind] = {"llamacpp": "llama.cpp", "sglang": "sglang"}
 
+# vLLM's and SGLang's sampling fields that keep special tokens in the output text.
+KEEP_SPECIAL_TOKENS = {"skip_special_tokens": False, "spaces_between_special_tokens": False}
+
 # Each wire's name for the request's sampling settings (EngineRequest field -> body field).
 SAMPLING_FIELDS: dict[ServerKind, dict[str, str]] = {
     "openai": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty")},
@@ -286,8 +289,7 @@ class RemoteEngine:
             "stream": True,
             "stream_options": {"include_usage": True},
             "stop_token_ids": request.stop_token_ids,
-            "skip_special_tokens": False,
-            "spaces_between_special_tokens": False,
+            **KEEP_SPECIAL_TOKENS,
             "return_token_ids": True,
         }
         if self._model is not None:
@@ -298,10 +300,14 @@ class RemoteEngine:
             body["structured_outputs"] = {"structural_tag": json.dumps(tag, ensure_ascii=False)}
         if request.constraints.output is not None:
             body.update(output_guide_fields(request.constraints.output, self._guided_decoding))
-        hints = request.conversation.hints if request.conversation is not None else None
-        if self._forward_priority and hints is not None and hints.priority:
-            body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
+        if priority := self._priority(request):
+            body["priority"] = -priority  # agent hints: higher first; vLLM: lower first
         return body
+
+    def _priority(self, request: EngineRequest) -> int:
+        """The agent hints' priority (higher first) when it is forwarded; 0: none."""
+        hints = request.conversation.hints if request.conversation is not None else None
+        return hints.priority if self._forward_priority and hints is not None else 0
 
     def request_headers(self, request: EngineRequest) -> dict[str, str]:
         """The request id, and the session for the fleet's router (engines/session_headers.py)."""
@@ -312,8 +318,7 @@ class RemoteEngine:
         sampling: dict[str, Any] = {
             "max_new_tokens": request.max_tokens,
             "stop_token_ids": request.stop_token_ids,
-            "skip_special_tokens": False,
-            "spaces_between_special_tokens": False,
+            **KEEP_SPECIAL_TOKENS,
         }
         sampling.update(_sampling(request, "sglang"))
         constraints = request.constraints
@@ -323,9 +328,8 @@ class RemoteEngine:
         elif constraints.output is not None:
             sampling.update(sglang_output_fields(constraints.output))
         body: dict[str, Any] = {"input_ids": request.prompt_token_ids, "sampling_params": sampling, "stream": True}
-        hints = request.conversation.hints if request.conversation is not None else None
-        if self._forward_priority and hints is not None and hints.priority:
-            body["priority"] = -hints.priority if self._low_priority_first else hints.priority
+        if priority := self._priority(request):
+            body["priority"] = -priority if self._low_priority_first else priority
         return body
 
     def llama_cpp_body(self, request: EngineRequest) -> dict[str, Any]:
