@@ -403,7 +403,9 @@ def _gemma_value(value: Any, quote: str = '<|"|>') -> str:
 
 
 def _json_type(value: Any) -> str:
-    """The JSON Schema type name of a value (K2 Horizon's `arg_type`)."""
+    """The JSON Schema type name of a value (K2 Horizon's `arg_type`). Kept apart from
+    parsing/coercion.py's reader on purpose: what the model writes is the oracle's
+    to say, so a slip in one shows against the other."""
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
