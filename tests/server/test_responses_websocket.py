@@ -168,7 +168,7 @@ def test_the_handshake_is_guarded_like_http(headers, config, status):
 
 
 def test_the_same_origin_and_an_allowed_origin_are_served():
-    config = ServerConfig(allowed_origins=("http://app.example",))
+    config = ServerConfig(allowed_origins="http://app.example")
     with running_server("qwen3", config=config, uvicorn_options=OPTIONS) as (url, _):
         for origin in ("http://app.example", url):
             with connect(ws_url(url), additional_headers={"Origin": origin}) as ws:
