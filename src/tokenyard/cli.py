@@ -274,6 +274,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         keep_alive_timeout=args.keep_alive_timeout,
         send_timeout=args.send_timeout,
         limit_concurrency=args.limit_concurrency,
+        ws_ping_interval=args.ws_ping_interval,
     )
     started = serve(
         create_app(state),
