@@ -87,9 +87,9 @@ async def responses_socket(websocket: WebSocket) -> None:
             pass
         # The lifetime is over: the response in flight (and a steered successor) ends
         # first; what the client sends meanwhile is not read.
+        log.info("a Responses WebSocket reached its %g s lifetime; closing it", lifetime)
         if running is not None:
             await asyncio.gather(running, return_exceptions=True)
-        log.info("a Responses WebSocket reached its %.0f s lifetime; closing it", lifetime)
         await send(lifetime_error(lifetime / 60))
         await websocket.close(1000, "connection lifetime reached")
     except WebSocketDisconnect:
