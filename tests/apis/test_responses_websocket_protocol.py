@@ -50,7 +50,7 @@ def test_a_steer_is_numbered_within_the_response_and_starts_a_successor():
     assert [e["sequence_number"] for e in wire] == [0, 1, 2, 3]
     accepted = wire[1]
     assert accepted["steer"]["previous_response_id"] == "resp_1" and accepted["steer"]["id"].startswith("steer_")
-    assert "input" not in accepted["steer"]
+    assert set(accepted["steer"]) == {"id", "previous_response_id"}
     successor = socket.after_terminal()
     assert isinstance(successor, Create) and successor.generate and successor.continues == "resp_1"
     # The original request's settings; the whole conversation, then the steer.
@@ -70,6 +70,7 @@ def test_a_steer_waits_for_tool_output_and_joins_the_next_create_after_it():
     [pending] = socket.after_terminal()
     assert pending["type"] == "response.steer.pending" and pending["reason"] == "waiting_for_required_input"
     assert pending["required_input"] == [{"type": "function_call_output", "call_id": "call_1", "name": "exec_command"}]
+    assert set(pending["steer"]) == {"id", "previous_response_id"}
     assert socket.after_terminal() == []  # announced once
     # Another steer on the same waiting response is accepted too.
     [again] = socket.receive({"type": "response.steer", "previous_response_id": "resp_1", "input": "and -l"}, 10)

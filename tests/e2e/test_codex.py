@@ -488,6 +488,8 @@ def test_codex_tool_round_trip_over_the_responses_websocket(tmp_path):
         log = server.log_text()
     assert result.returncode == 0, result.report() + "\nserver log:\n" + log
     assert result.stdout.startswith("The tool returned: ") and TOOL_OUTPUT in result.stdout
+    # The upgrade's `openai-model` is the id Codex asked for (another one it reports as rerouted).
+    assert "rerouted" not in result.stdout + result.stderr, result.report()
     entries = prompt_log_entries(prompt_log)
     assert len(entries) == 2, f"expected the call and the answer, got {len(entries)}"
     [over_ws] = [line for line in metrics.splitlines() if line.startswith("tokenyard_websocket_responses_total{")]

@@ -221,7 +221,7 @@ class ResponsesSocket:
         """The error message for the create in flight, refused before its stream
         started: the connection is free again, and no response may continue from it."""
         self.busy = False
-        self._active = None
+        self._active, self._last_terminal = None, {}
         self._last_id, self._last_items, self._input = None, [], []
         return error_message(error)
 
@@ -249,28 +249,28 @@ class ResponsesSocket:
             return [self._failure(steer, "too_many_pending_steers", f"at most {MAX_STEERS} steers may be pending")]
         steer.id = "steer_" + uuid.uuid4().hex
         self._steers.append(steer)
-        accepted = self._event("response.steer.accepted", steer)
-        del accepted["steer"]["input"]
-        return [accepted]
+        return [self._event("response.steer.accepted", steer)]
 
     def _drop_steers(self, code: str, message: str) -> list[dict[str, Any]]:
         dropped, self._steers = self._steers, []
         return [self._failure(steer, code, message) for steer in dropped]
 
     def _failure(self, steer: Steer, code: str, message: str) -> dict[str, Any]:
-        event = self._event("response.steer.failed", steer)
+        event = self._event("response.steer.failed", steer, returned=True)
         event["error"] = {"type": "invalid_request_error", "code": code, "message": message}
         return event
 
-    def _event(self, kind: str, steer: Steer, **fields: Any) -> dict[str, Any]:
+    def _event(self, kind: str, steer: Steer, returned: bool = False, **fields: Any) -> dict[str, Any]:
         """A steering event, numbered after the last event sent: within a response in
-        flight, the response's later events are shifted past it."""
+        flight, the response's later events are shifted past it. A failure returns the
+        input (`returned`); an id is named once one was given."""
         self._sequence += 1
         if self._active is not None:
             self._shift += 1
-        about: dict[str, Any] = {"id": steer.id, "previous_response_id": steer.parent, "input": steer.input}
-        if not steer.id:
-            del about["id"]
+        about: dict[str, Any] = {"id": steer.id} if steer.id else {}
+        about["previous_response_id"] = steer.parent
+        if returned:
+            about["input"] = steer.input
         return {"type": kind, "sequence_number": self._sequence, "steer": about, **fields}
 
 
