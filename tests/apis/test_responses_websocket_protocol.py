@@ -150,3 +150,31 @@ def test_the_lifetime_error_is_openais_which_codex_reads_as_reconnect():
     assert error["type"] == "error" and error["status"] == 400
     assert error["error"]["code"] == "websocket_connection_limit_reached"
     assert "(60 minutes)" in error["error"]["message"]
+
+
+def test_a_response_stopped_for_a_steer_is_continued_by_its_successor():
+    """`response.incomplete` with reason `steered` (the server stopped it at an item
+    boundary) counts as a response the successor continues, its output included."""
+    socket = ResponsesSocket()
+    create(socket)
+    socket.outgoing({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1"}})
+    assert not socket.steered()
+    socket.receive({"type": "response.steer", "previous_response_id": "resp_1", "input": "shorter"}, 10)
+    assert socket.steered()
+    stopped = {"id": "resp_1", "output": [SAID], "incomplete_details": {"reason": "steered"}}
+    socket.outgoing({"type": "response.incomplete", "sequence_number": 1, "response": stopped})
+    assert not socket.steered()
+    successor = socket.after_terminal()
+    assert isinstance(successor, Create)
+    assert successor.body["input"] == [USER, SAID, {"type": "message", "role": "user", "content": "shorter"}]
+
+
+def test_a_response_incomplete_for_another_reason_cannot_be_continued_by_a_steer():
+    socket = ResponsesSocket()
+    create(socket)
+    socket.outgoing({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1"}})
+    socket.receive({"type": "response.steer", "previous_response_id": "resp_1", "input": "shorter"}, 10)
+    cut = {"id": "resp_1", "output": [SAID], "incomplete_details": {"reason": "max_output_tokens"}}
+    socket.outgoing({"type": "response.incomplete", "sequence_number": 1, "response": cut})
+    [failed] = socket.after_terminal()
+    assert failed["error"]["code"] == "successor_creation_failed"

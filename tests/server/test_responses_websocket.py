@@ -208,12 +208,17 @@ class _GatedEngine(WrappedEngine):
     def __init__(self, inner):
         super().__init__(inner)
         self.gate = threading.Event()
+        self.closed: list[str] = []
 
     async def generate(self, request):
-        while not self.gate.is_set():
-            await asyncio.sleep(0.01)
-        async for chunk in self.inner.generate(request):
-            yield chunk
+        try:
+            while not self.gate.is_set():
+                await asyncio.sleep(0.01)
+            async for chunk in self.inner.generate(request):
+                yield chunk
+        except GeneratorExit:
+            self.closed.append(request.request_id)  # stopped before its end: aborted
+            raise
 
 
 class _SilentEngine(_EndlessEngine):
@@ -243,65 +248,83 @@ def test_the_handshake_carries_the_headers_codex_reads():
             assert "openai-model" not in ws.response.headers
 
 
-def test_sdk_steer_is_accepted_and_answered_by_an_automatic_successor(tmp_path):
+CALL_LS = {"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}}
+
+
+def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp_path):
     """The official SDK's `response.steer` while a response is in flight: accepted,
-    numbered within that response; the response completes, and a successor with the
-    steer input follows on its own, its prompt the conversation plus the steer."""
-    with running_server("qwen3", tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
+    numbered within that response; the response stops at its next output-item
+    boundary, right after its first complete tool call (the second call never made,
+    the generation aborted). The steer is `pending` with the owed output's stub, and
+    joins the next create that continues the response, after the output."""
+    script = [[{"reasoning": "The user wants the files."}, CALL_LS, CALL_LS], [{"text": "Done."}]]
+    with running_server("qwen3", script=script, tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
         engine = _GatedEngine(state.pipeline.engine)
         state.pipeline.engine = engine
         client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
+        body = {k: v for k, v in codex_body([DEVELOPER, user("List the files.")]).items() if k != "stream"}
         with client.responses.connect() as connection:
-            connection.response.create(model="test/model", input="Say hello.")
+            connection.response.create(**body)
             events = iter(connection)
             created, in_progress = next(events), next(events)
             assert (created.type, in_progress.type) == ("response.created", "response.in_progress")
             first = created.response.id
-            connection.response.steer(previous_response_id=first, input="Answer in French.")
+            connection.response.steer(previous_response_id=first, input="Hidden ones too.")
             accepted = next(events)
             assert accepted.type == "response.steer.accepted" and accepted.steer.previous_response_id == first
             engine.gate.set()
             original = [created, in_progress, accepted, *_sdk_events(events)]
-            assert original[-1].type == "response.completed" and original[-1].response.id == first
             assert [e.sequence_number for e in original] == list(range(len(original)))
-            successor = list(_sdk_events(events))
-            assert successor[0].type == "response.created" and successor[0].response.id != first
-            assert successor[-1].type == "response.completed" and successor[-1].response.id == successor[0].response.id
-            assert [e.sequence_number for e in successor] == list(range(len(successor)))
+            stopped = original[-1].response
+            assert original[-1].type == "response.incomplete" and stopped.id == first
+            assert stopped.incomplete_details.reason == "steered"
+            assert [i.type for i in stopped.output] == ["reasoning", "function_call"]
+            pending = next(events)
+            assert pending.type == "response.steer.pending" and pending.steer.id == accepted.steer.id
+            call = stopped.output[1]
+            assert [(i.type, i.call_id, i.name) for i in pending.required_input] == [
+                ("function_call_output", call.call_id, "exec_command")
+            ]
+            output = {"type": "function_call_output", "call_id": call.call_id, "output": "tokenyard-files"}
+            connection.response.create(**{**body, "input": [output], "previous_response_id": first})
+            answer = list(_sdk_events(events))
+            assert answer[-1].type == "response.completed" and answer[-1].response.output_text == "Done."
+        _wait_for(lambda: len(engine.closed) == 1, "the steered generation to be aborted")
         sent = prompt_log(state)
         assert len(sent) == 2
-        assert "Answer in French." not in sent[0]["prompt_text"]
-        steered = sent[1]["prompt_text"]
-        assert steered.index("Say hello.") < steered.index("Answer in French.")
+        assert "Hidden ones too." not in sent[0]["prompt_text"]
+        prompt = sent[1]["prompt_text"]
+        turn = prompt.split("List the files.", 1)[1]
+        assert turn.count("<tool_call>") == 1, "the call never made is not in the conversation"
+        assert prompt.index("tokenyard-files") < prompt.index("Hidden ones too.")
 
 
-def test_a_steer_on_a_response_that_calls_a_tool_waits_for_its_output(tmp_path):
-    """A response that ends with a tool call: the steer is `pending` with the owed
-    output's stub, and joins the next create that continues it, after the output."""
-    with running_server("qwen3", tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
+def test_a_steer_on_a_response_that_completes_first_gets_an_automatic_successor(tmp_path):
+    """A response whose only item ends with it completes; a successor with the
+    original settings and the steer appended streams on its own, unasked."""
+    script = [[{"text": "Hello."}], [{"text": "Bonjour."}]]
+    with running_server("qwen3", script=script, tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
         engine = _GatedEngine(state.pipeline.engine)
         state.pipeline.engine = engine
         with connect(ws_url(url)) as ws:
-            body = {"type": "response.create", **codex_body([DEVELOPER, user("List the files.")])}
-            ws.send(json.dumps(body))
+            create = {"type": "response.create", "model": "test/model", "instructions": "Be brief.", "input": "Hi."}
+            ws.send(json.dumps(create))
             created = json.loads(ws.recv(timeout=60))
             assert json.loads(ws.recv(timeout=60))["type"] == "response.in_progress"
             rid = created["response"]["id"]
-            ws.send(json.dumps({"type": "response.steer", "previous_response_id": rid, "input": "Hidden ones too."}))
+            ws.send(json.dumps({"type": "response.steer", "previous_response_id": rid, "input": "In French."}))
             assert json.loads(ws.recv(timeout=60))["type"] == "response.steer.accepted"
             engine.gate.set()
-            events = until_terminal(ws)
-            call = events[-1]["response"]["output"][-1]
-            assert events[-1]["type"] == "response.completed" and call["type"] == "function_call"
-            pending = json.loads(ws.recv(timeout=60))
-            assert pending["type"] == "response.steer.pending"
-            owed = {"type": "function_call_output", "call_id": call["call_id"], "name": call["name"]}
-            assert pending["required_input"] == [owed]
-            output = {"type": "function_call_output", "call_id": call["call_id"], "output": "tokenyard-scripted-42"}
-            ws.send(json.dumps({**body, "input": [output], "previous_response_id": rid}))
-            assert until_terminal(ws)[-1]["type"] == "response.completed"
-        prompt = prompt_log(state)[-1]["prompt_text"]
-        assert prompt.index("tokenyard-scripted-42") < prompt.index("Hidden ones too.")
+            first = until_terminal(ws)[-1]
+            assert first["type"] == "response.completed" and first["response"]["id"] == rid
+            successor = until_terminal(ws)
+            assert successor[0]["type"] == "response.created" and successor[0]["response"]["id"] != rid
+            final = successor[-1]["response"]
+            assert successor[-1]["type"] == "response.completed" and final["instructions"] == "Be brief."
+            assert final["output"][-1]["content"][0]["text"] == "Bonjour."
+        first_prompt, steered = (entry["prompt_text"] for entry in prompt_log(state))
+        assert "In French." not in first_prompt
+        assert steered.index("Hi.") < steered.index("Hello.") < steered.index("In French.")
 
 
 def test_the_lifetime_ends_the_connection_after_its_response_in_flight(caplog):

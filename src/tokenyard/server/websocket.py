@@ -33,7 +33,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..apis.errors import fault_of, invalid_request
 from ..apis.openai_responses.spoke import SPOKE
-from ..apis.openai_responses.websocket import Create, ResponsesSocket, error_message, lifetime_error
+from ..apis.openai_responses.stream import ResponseStream
+from ..apis.openai_responses.websocket import STEERED, Create, ResponsesSocket, error_message, lifetime_error
 from ..events import Finish
 from ..faults import ApiError, Fault
 from . import metrics
@@ -45,6 +46,7 @@ from .sse import encoded_frames
 from .state import ServerState
 
 log = logging.getLogger("tokenyard.server.websocket")
+ITEM_ADDED, ITEM_DONE = "response.output_item.added", "response.output_item.done"
 
 
 async def responses_socket(websocket: WebSocket) -> None:
@@ -169,9 +171,18 @@ async def respond_one(
                 for _, data in batch:
                     assert isinstance(data, dict)  # Responses frames are JSON objects
                     await send(socket.outgoing(data))
+                if socket.steered() and item_boundary(batch):
+                    break  # a steer waits: stop at this output-item boundary
+            else:
+                return
         finally:
-            await frames.aclose()
+            await frames.aclose()  # a break: the engine request is aborted here
             slot.release()
+        assert isinstance(encoder, ResponseStream)  # the Responses spoke's encoder
+        log.info("Responses WebSocket: a steer stopped %s at an output-item boundary", encoder.response_id)
+        for _, data in encoder.interrupt(STEERED):
+            assert isinstance(data, dict)
+            await send(socket.outgoing(data))
     except (WebSocketDisconnect, asyncio.CancelledError):
         raise
     except Exception as error:  # refused after the start (no slot in time): the error message
@@ -189,6 +200,13 @@ async def warm_up(state: ServerState, websocket: WebSocket, socket: ResponsesSoc
     for _, data in [*encoder.start(), *encoder.feed(Finish("stop"))]:
         assert isinstance(data, dict)
         await send(socket.outgoing(data))
+
+
+def item_boundary(batch: list[Any]) -> bool:
+    """Whether a batch ends an output item and opens none after it (the item in flight
+    when a steer came is finished, never cut)."""
+    items = [data["type"] for _, data in batch if data.get("type") in (ITEM_ADDED, ITEM_DONE)]
+    return bool(items) and items[-1] == ITEM_DONE
 
 
 def routes() -> list[WebSocketRoute]:

@@ -15,19 +15,19 @@ carries, one JSON text message each, up to the terminal `response.completed`,
 starts is one error message: `{"type": "error", "status": <HTTP status>, "error":
 {...}}`, which Codex reads as that HTTP status.
 
-Steering, as OpenAI's API defines it, except that the response in flight is never
-cut short (OpenAI may end it at an output-item boundary, `incomplete` with reason
-`steered`): `response.steer` {previous_response_id: the response in flight, input:
-a string or user messages} is answered `response.steer.accepted` (numbered within
-that response's events) and queued. The response runs to its end. If it ended
-waiting for client tool output, each queued steer is announced once with
+Steering, as OpenAI's API defines it: `response.steer` {previous_response_id: the
+response in flight, input: a string or user messages} is answered
+`response.steer.accepted` (numbered within that response's events) and queued. The
+server stops the response at its next output-item boundary (`response.incomplete`,
+reason `steered`; one that finishes first stays `completed`). If it ended waiting
+for client tool output, each queued steer is announced once with
 `response.steer.pending` (the `required_input` stubs) and joins the input of the
 client's next create that continues that response, right after the tool outputs
 (OpenAI puts it before them; chat templates need a call's result right after the
 call). Otherwise an automatic successor response (the original request's settings,
-its input the whole conversation plus the steer input) streams at once. A steer
-that cannot be applied is `response.steer.failed` with OpenAI's codes. Codex (0.169)
-never sends `response.steer`: it steers on its side, with its next create.
+its input the whole conversation so far plus the steer input) streams at once. A
+steer that cannot be applied is `response.steer.failed` with OpenAI's codes. Codex
+(0.169) never sends `response.steer`: it steers on its side, with its next create.
 
 `ResponsesSocket` is one connection's state: the last completed response's whole
 input and output (so a later create's `previous_response_id` is expanded back into
@@ -48,6 +48,8 @@ from .errors import ERRORS
 CREATE = "response.create"
 PROCESSED = "response.processed"
 STEER = "response.steer"
+# The `incomplete_details.reason` of a response stopped for a steer.
+STEERED = "steered"
 # Events that end a response: after one, the connection takes the next create.
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
@@ -183,13 +185,18 @@ class ResponsesSocket:
         self.busy = False
         self._active = None
         self._last_terminal = event
-        if kind == "response.completed" and isinstance(response.get("id"), str):
+        if _continuable(event) and isinstance(response.get("id"), str):
             self._last_id = response["id"]
             self._last_items = [*self._input, *(response.get("output") or [])]
         else:
             self._last_id, self._last_items = None, []
         self._input = []
         return event
+
+    def steered(self) -> bool:
+        """Whether the response in flight has steers queued: the server stops it at the
+        next output-item boundary (`response.incomplete`, reason STEERED)."""
+        return self._active is not None and any(steer.parent == self._active for steer in self._steers)
 
     def after_terminal(self) -> Create | list[dict[str, Any]]:
         """What the steers queued on the response that just ended call for: an automatic
@@ -201,7 +208,7 @@ class ResponsesSocket:
         steers = [steer for steer in self._steers if steer.parent == parent]
         if not steers:
             return []
-        if self._last_terminal.get("type") != "response.completed":
+        if not _continuable(self._last_terminal):
             return self._drop_steers("successor_creation_failed", "the steered response did not complete")
         output = response.get("output") or []
         owed = [_stub(item) for item in output if isinstance(item, dict) and item.get("type") in OWED]
@@ -296,6 +303,15 @@ def _steer_items(given: Any) -> list[Any] | None:
             return None
         items.append({**item, "type": "message"})
     return items
+
+
+def _continuable(terminal: dict[str, Any]) -> bool:
+    """A response a next create (or a steered successor) may continue: a completed one,
+    or one stopped for a steer."""
+    if terminal.get("type") == "response.completed":
+        return True
+    details = (terminal.get("response") or {}).get("incomplete_details") or {}
+    return terminal.get("type") == "response.incomplete" and details.get("reason") == STEERED
 
 
 def _is_output(item: Any) -> bool:
