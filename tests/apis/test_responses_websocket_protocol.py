@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tokenyard.apis.errors import invalid_request
 from tokenyard.apis.openai_responses.websocket import MAX_STEERS, Create, ResponsesSocket, lifetime_error
 
 USER = {"type": "message", "role": "user", "content": "hi"}
@@ -178,3 +179,23 @@ def test_a_response_incomplete_for_another_reason_cannot_be_continued_by_a_steer
     socket.outgoing({"type": "response.incomplete", "sequence_number": 1, "response": cut})
     [failed] = socket.after_terminal()
     assert failed["error"]["code"] == "successor_creation_failed"
+
+
+def test_a_refused_create_returns_the_steers_it_carried():
+    """Steers are committed by the `response.created` of the response that carries
+    them; a create refused before that returns them with its error."""
+    socket = ResponsesSocket()
+    create(socket)
+    run(socket, "resp_1", [CALL], steer=steer_text("careful"))
+    socket.after_terminal()
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "x"}
+    create(socket, input=[output], previous_response_id="resp_1")
+    error, returned = socket.failed(invalid_request("no slot"))
+    assert error["type"] == "error" and not socket.busy
+    assert returned["type"] == "response.steer.failed" and returned["error"]["code"] == "successor_creation_failed"
+    assert returned["steer"]["input"] == "careful"
+    # Once created, they are committed: a later refusal returns nothing more.
+    create(socket)
+    socket.outgoing({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_2"}})
+    [only] = socket.failed(invalid_request("broke"))
+    assert only["type"] == "error"

@@ -158,7 +158,8 @@ async def respond_one(
             return
         parsed, generation, encoder = await start_generation(SPOKE, create.body, create.size, websocket.headers, state)
     except Exception as error:
-        await send(socket.failed(error))
+        for event in socket.failed(error):
+            await send(event)
         return
     metrics.WEBSOCKET_RESPONSES.labels(parsed.model).inc()
     try:
@@ -186,7 +187,8 @@ async def respond_one(
     except (WebSocketDisconnect, asyncio.CancelledError):
         raise
     except Exception as error:  # refused after the start (no slot in time): the error message
-        await send(socket.failed(error))
+        for event in socket.failed(error):
+            await send(event)
 
 
 async def warm_up(state: ServerState, websocket: WebSocket, socket: ResponsesSocket, create: Create, send: Any) -> None:

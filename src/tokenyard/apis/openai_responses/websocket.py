@@ -108,6 +108,7 @@ class ResponsesSocket:
         self._active: str | None = None  # the id of the response in flight, once created
         self._last_terminal: dict[str, Any] = {}  # the last response's terminal event
         self._steers: list[Steer] = []  # accepted, not yet applied
+        self._committing: list[Steer] = []  # applied to the create in flight, until its response is created
         self._sequence = -1  # the last sequence number sent for the response in flight
         self._shift = 0  # events this socket inserted into that response's numbering
 
@@ -146,8 +147,9 @@ class ResponsesSocket:
             # Steers waiting on this response's tool output come right after the tool
             # outputs that open the input, in the order sent (OpenAI puts them before;
             # chat templates need a call's result right after the call).
-            queued = [item for steer in self._steers if steer.parent == previous for item in steer.items]
+            self._committing = [steer for steer in self._steers if steer.parent == previous]
             self._steers = [steer for steer in self._steers if steer.parent != previous]
+            queued = [item for steer in self._committing for item in steer.items]
             owed = next((n for n, item in enumerate(items) if not _is_output(item)), len(items))
             items = [*self._last_items, *items[:owed], *queued, *items[owed:]]
         notices = self._drop_steers("response_not_active", "the response it steered was not continued")
@@ -175,8 +177,8 @@ class ResponsesSocket:
         becomes the one a next create may continue."""
         kind = event.get("type")
         response = event.get("response") or {}
-        if kind == "response.created":
-            self._active, self._shift = response.get("id"), 0
+        if kind == "response.created":  # the commit point of the steers it carries
+            self._active, self._shift, self._committing = response.get("id"), 0, []
         if isinstance(event.get("sequence_number"), int):
             event = {**event, "sequence_number": event["sequence_number"] + self._shift}
             self._sequence = event["sequence_number"]
@@ -220,17 +222,20 @@ class ResponsesSocket:
                     pending.append(self._event("response.steer.pending", steer, reason="waiting_for_required_input"))
                     pending[-1]["required_input"] = owed
             return pending
-        self._steers = []
+        self._steers, self._committing = [], steers
         items = [*self._last_items, *(item for steer in steers for item in steer.items)]
         return self._start(dict(self._body), 0, True, parent, len(items) - len(self._last_items), items, [])
 
-    def failed(self, error: BaseException) -> dict[str, Any]:
+    def failed(self, error: BaseException) -> list[dict[str, Any]]:
         """The error message for the create in flight, refused before its stream
-        started: the connection is free again, and no response may continue from it."""
+        started, then the steers it carried, returned: the connection is free again,
+        and no response may continue from it."""
         self.busy = False
         self._active, self._last_terminal = None, {}
         self._last_id, self._last_items, self._input = None, [], []
-        return error_message(error)
+        refused, self._committing = self._committing, []
+        returned = [self._failure(steer, "successor_creation_failed", "the response was refused") for steer in refused]
+        return [error_message(error), *returned]
 
     def _steer(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         parent = message.get("previous_response_id")
