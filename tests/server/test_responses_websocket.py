@@ -11,6 +11,7 @@ import json
 import logging
 import socket
 import threading
+import time
 from urllib.parse import urlsplit
 
 import openai
@@ -353,13 +354,24 @@ def test_the_lifetime_ends_the_connection_after_its_response_in_flight(caplog):
 
 
 def test_pings_keep_a_silent_response_alive_and_an_unanswered_one_stops_it():
-    """During a silence (a generation that says nothing) the server pings; a peer that
-    never answers is closed (1011) and its generation aborted, its slot free again.
-    The client is the `websockets` protocol over a raw socket, so its pongs are never sent."""
+    """During a silence (a generation that says nothing yet) the server pings: a peer
+    that answers (any WebSocket client does) stays connected through many intervals
+    and gets its response; one that never answers is closed (1011) and its generation
+    aborted, its slot free again. That one is the `websockets` protocol over a raw
+    socket, so its pongs are never sent."""
     config = ServerConfig(max_concurrency=1, max_queue=10)
-    options = server_options(HttpLimits(ws_ping_interval=0.2))
+    interval = 0.2
+    options = server_options(HttpLimits(ws_ping_interval=interval))
     with running_server("qwen3", config=config, uvicorn_options=options) as (url, state):
-        engine = _SilentEngine(state.pipeline.engine, 0)
+        gated = _GatedEngine(state.pipeline.engine)
+        state.pipeline.engine = gated
+        with connect(ws_url(url)) as ws:
+            ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "response.created"
+            time.sleep(10 * interval)  # silent for ten ping intervals
+            gated.gate.set()
+            assert until_terminal(ws)[-1]["type"] == "response.completed"
+        engine = _SilentEngine(gated.inner, 0)
         state.pipeline.engine = engine
         port = urlsplit(url).port
         client = ClientProtocol(parse_uri(ws_url(url)))
