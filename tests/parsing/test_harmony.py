@@ -112,7 +112,7 @@ def test_a_channel_word_between_messages_is_header_syntax():
     events = parse(harmony, text)
     assert summary(events) == [("call", "get_weather", {"city": "Oslo", "days": 3}), ("text", "Sunny, 24°C.")]
     assert any(isinstance(e, Marker) and e.text.startswith("commentary<|start|>") for e in events)
-    # Prose there (not one word before a header) stays text.
+    # Prose there (not the role or a channel name before a header) stays text.
     assert summary(parse(harmony, ANALYSIS + "Done." + FINAL)) == [
         ("reasoning", "The user wants the weather."),
         ("text", "Done."),

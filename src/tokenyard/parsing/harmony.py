@@ -53,8 +53,9 @@ _LONGEST_STOP = max(len(t) for t in (START, CHANNEL, MESSAGE, END, RETURN, CALL)
 # The prompt's `<|start|>assistant` may be followed directly by the recipient.
 _RECIPIENT_FIRST = re.compile(r" ?to=").match
 _JSON_SPACE = always_match(r"[ \t\r\n]*")
-# A channel name standing where a header's `<|start|>assistant` was dropped.
-_HEADER_WORD = always_match(r"(?:[A-Za-z][\w.\-]{0,31})?")
+# The role or a channel name, standing where a header lost its `<|start|>`.
+_HEADER_WORDS = ("assistant", "analysis", "commentary", "final")
+_HEADER_WORD = always_match(f"(?:{'|'.join(_HEADER_WORDS)})?")
 
 # Parser states; the message bodies come last (`feed`'s hot path tests `>= _REASONING`).
 _BEGIN, _OUTSIDE, _HEADER, _REASONING, _TEXT, _CALL = range(6)
@@ -142,14 +143,17 @@ class HarmonyParser(ToolParser):
 
     def _outside(self, buf: str, final: bool) -> int:
         if self._after_end:
-            # Right after a message's end token only a header may stand: one word
-            # there, then a header's `<|start|>` or `<|channel|>`, is header syntax
-            # that lost its place (gpt-oss writes `<|call|>commentary<|channel|>...`),
-            # not content.
+            # Right after a message's end token only a header may stand: the role or
+            # a channel's name there, then a header's `<|start|>` or `<|channel|>`,
+            # is header syntax that lost its place (gpt-oss writes
+            # `<|call|>commentary<|channel|>...`), not content.
             word = _HEADER_WORD(buf).end()
             rest = buf[word:]
-            if not final and word and (not rest or START.startswith(rest) or CHANNEL.startswith(rest)):
-                return 0  # what follows the word decides
+            if not final and (
+                any(name.startswith(buf) for name in _HEADER_WORDS)
+                or (word and (START.startswith(rest) or CHANNEL.startswith(rest)))
+            ):
+                return 0  # what follows decides
             self._after_end = False
             if word and (rest.startswith(START) or rest.startswith(CHANNEL)):
                 self._marker(buf[:word])
