@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from tokenyard.conversation import ToolSpec
-from tokenyard.families.catalog import FAMILIES
 from tokenyard.events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
+from tokenyard.families.catalog import FAMILIES
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
 

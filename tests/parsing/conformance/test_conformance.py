@@ -37,9 +37,9 @@ def test_every_disagreement_is_documented() -> None:
 
 
 # Issues 13 and 23 ask for >= 95%; with every case of every peer parser test file
-# read (3,217) tokenyard agrees on 92.7%, each other case a documented decision
-# (README). This floor keeps agreement from sliding back.
-AGREEMENT_FLOOR = 0.9269
+# read (3,217) tokenyard agrees on 93.0% (2,992), each other case a documented
+# decision (README). This floor keeps agreement from sliding back.
+AGREEMENT_FLOOR = 0.9300
 
 
 def test_agreement_with_peers_does_not_fall_below_its_floor() -> None:
