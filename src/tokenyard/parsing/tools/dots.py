@@ -25,3 +25,5 @@ class DotsToolParser(InvokeToolParser):
     name = "dots"
     syntax = _DOTS
     start_markers = _DOTS.start_markers
+    # A closing tag with no block open is the format's syntax, never answer text.
+    stray_markers = ("</dots_function_call>",)
