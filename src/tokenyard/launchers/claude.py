@@ -17,22 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from .common import (
-    LaunchOptions,
+    ClientRun,
     Profile,
-    RunningServer,
     ServedModel,
+    Session,
     announce_profile,
     announce_settings,
-    choose_models,
-    choose_profile,
     client_key,
-    ensure_server,
-    find_client,
-    launcher_help,
+    launch_client,
     launcher_home,
-    parse_launch_args,
-    run_client,
-    served_models,
 )
 
 # Claude Code's own settings: no telemetry, error reporting or update checks (it
@@ -144,21 +137,10 @@ def client_environment(settings: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def launch(argv: Sequence[str]) -> int:
-    options: LaunchOptions = parse_launch_args(argv)
-    if options.show_help:
-        print(launcher_help("claude", "Claude Code"), end="")
-        return 0
-    binary = find_client("claude")
-    server: RunningServer = ensure_server(options)
-    try:
-        main, small = choose_models(served_models(options.url), options)
-        config_dir = prepare_config_dir(launcher_home("claude"))
-        profile = choose_profile(options, main, server.process is not None)
-        settings = claude_settings(options.url, main, small, config_dir, lean=profile.lean)
-    except BaseException:
-        server.stop()
-        raise
+def configure(session: Session) -> ClientRun:
+    main, small, profile = session.main, session.small, session.profile
+    config_dir = prepare_config_dir(launcher_home("claude"))
+    settings = claude_settings(session.options.url, main, small, config_dir, lean=profile.lean)
     announce_settings("claude", settings)
     if (
         small.context_window is not None
@@ -170,13 +152,16 @@ def launch(argv: Sequence[str]) -> int:
             f"{main.context_window}): Claude Code sends both the same history; `--small-model {main.id}` keeps the larger",
             file=sys.stderr,
         )
-    args = profile_arguments(options.client_args, profile)
-    if args != options.client_args:
+    args = profile_arguments(session.options.client_args, profile)
+    if args != session.options.client_args:
         chosen = f"--tools {LEAN_TOOLS}, no terminal-title requests"
     else:
         chosen = "the tools you named" if profile.lean else "Claude Code's own tool set"
     announce_profile("claude", profile, chosen)
     # Interactive sessions log the signal instead of printing it; their stderr stays the terminal's.
     printing = any(a in PRINT_FLAGS for a in args)
-    drop = UNRECOGNIZED_MODEL_SIGNAL if printing else None
-    return run_client([binary, *args], client_environment(settings), server, drop_stderr=drop)
+    return ClientRun(args, client_environment(settings), UNRECOGNIZED_MODEL_SIGNAL if printing else None)
+
+
+def launch(argv: Sequence[str]) -> int:
+    return launch_client(argv, "claude", "Claude Code", configure)
