@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from .conversation import ToolSpec
 from .events import ParseEvent, event_to_dict, merge_adjacent
 from .families.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
+from .launchers.common import CLIENTS, LAUNCHER_FLAGS_HELP
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
@@ -401,9 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
     catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
     catalog.set_defaults(run=run_codex_catalog)
 
-    from .launchers.common import LAUNCHER_FLAGS_HELP
-
-    for client, what in (("claude", "Claude Code"), ("codex", "Codex"), ("openclaw", "OpenClaw")):
+    for client, what in CLIENTS.items():
         commands.add_parser(
             client,
             help=f"run {what} against tokenyard (starting a server if none runs), everything set",
@@ -411,9 +410,6 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     return parser
-
-
-LAUNCHERS = ("claude", "codex", "openclaw")
 
 
 def run_launcher(client: str, argv: Sequence[str]) -> int:
@@ -437,7 +433,7 @@ def run_launcher(client: str, argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     # The client's own arguments must reach it untouched, so argparse never sees them.
-    if arguments and arguments[0] in LAUNCHERS:
+    if arguments and arguments[0] in CLIENTS:
         return run_launcher(arguments[0], arguments[1:])
     try:
         args = build_parser().parse_args(arguments)

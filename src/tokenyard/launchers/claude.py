@@ -164,4 +164,4 @@ def configure(session: Session) -> ClientRun:
 
 
 def launch(argv: Sequence[str]) -> int:
-    return launch_client(argv, "claude", "Claude Code", configure)
+    return launch_client(argv, "claude", configure)

@@ -183,6 +183,4 @@ def configure(session: Session) -> ClientRun:
 
 def launch(argv: Sequence[str]) -> int:
     # The server reads Codex's bundled catalog through the same executable.
-    return launch_client(
-        argv, "codex", "Codex", configure, serve_arguments=serve_arguments, binary_env="TOKENYARD_CODEX_BIN"
-    )
+    return launch_client(argv, "codex", configure, serve_arguments=serve_arguments, binary_env="TOKENYARD_CODEX_BIN")

@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 from ..models.cache import cache_root
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+# The clients `tokenyard CLIENT` runs (each one's module in this package), by the name they go by.
+CLIENTS = {"claude": "Claude Code", "codex": "Codex", "openclaw": "OpenClaw"}
 # The key handed to clients. It is deliberately not TOKENYARD_API_KEY: that variable
 # is the server's own `--api-key`, and exporting it for a client would silently
 # switch on the server's key check.
@@ -517,7 +519,6 @@ class ClientRun:
 def launch_client(
     argv: Sequence[str],
     client: str,
-    what: str,
     configure: Callable[[Session], ClientRun],
     *,
     serve_arguments: Callable[[LaunchOptions], list[str]] | None = None,
@@ -530,7 +531,7 @@ def launch_client(
     server started here is stopped if anything before the client fails."""
     options = parse_launch_args(argv)
     if options.show_help:
-        print(launcher_help(client, what), end="")
+        print(launcher_help(client, CLIENTS[client]), end="")
         return 0
     binary = find_client(client)
     if serve_arguments is not None:

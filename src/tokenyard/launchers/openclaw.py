@@ -101,4 +101,4 @@ def configure(session: Session) -> ClientRun:
 
 
 def launch(argv: Sequence[str]) -> int:
-    return launch_client(argv, "openclaw", "OpenClaw", configure)
+    return launch_client(argv, "openclaw", configure)
