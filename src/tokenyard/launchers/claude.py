@@ -16,17 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .common import (
-    ClientRun,
-    Profile,
-    ServedModel,
-    Session,
-    announce_profile,
-    announce_settings,
-    client_key,
-    launch_client,
-    launcher_home,
-)
+from .common import ClientRun, Profile, ServedModel, Session, client_key, launch_client, launcher_home
 
 # Claude Code's own settings: no telemetry, error reporting or update checks (it
 # runs offline against a local server), and a key sent as a bearer token
@@ -141,7 +131,6 @@ def configure(session: Session) -> ClientRun:
     main, small, profile = session.main, session.small, session.profile
     config_dir = prepare_config_dir(launcher_home("claude"))
     settings = claude_settings(session.options.url, main, small, config_dir, lean=profile.lean)
-    announce_settings("claude", settings)
     if (
         small.context_window is not None
         and main.context_window is not None
@@ -157,10 +146,10 @@ def configure(session: Session) -> ClientRun:
         chosen = f"--tools {LEAN_TOOLS}, no terminal-title requests"
     else:
         chosen = "the tools you named" if profile.lean else "Claude Code's own tool set"
-    announce_profile("claude", profile, chosen)
     # Interactive sessions log the signal instead of printing it; their stderr stays the terminal's.
     printing = any(a in PRINT_FLAGS for a in args)
-    return ClientRun(args, client_environment(settings), UNRECOGNIZED_MODEL_SIGNAL if printing else None)
+    drop = UNRECOGNIZED_MODEL_SIGNAL if printing else None
+    return ClientRun(args, client_environment(settings), settings, chosen, drop)
 
 
 def launch(argv: Sequence[str]) -> int:

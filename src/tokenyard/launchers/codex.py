@@ -23,8 +23,6 @@ from .common import (
     LaunchOptions,
     ServedModel,
     Session,
-    announce_profile,
-    announce_settings,
     client_key,
     get_json,
     launch_client,
@@ -174,11 +172,12 @@ def configure(session: Session) -> ClientRun:
             file=sys.stderr,
         )
     settings = {"CODEX_HOME": str(codex_home), CLIENT_KEY_ENV: client_key()}
-    announce_settings("codex", {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"})
+    announced = {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"}
     off = ", ".join((*LEAN_SECTIONS_OFF, *(f"features.{name}" for name in LEAN_FEATURES_OFF)))
     lean = f"model_instructions_file={instructions}; {off} off"
-    announce_profile("codex", profile, lean if profile.lean else "Codex's own instructions and tool surface")
-    return ClientRun(client_arguments(session.options.client_args, Path.cwd()), {**os.environ, **settings})
+    surface = lean if profile.lean else "Codex's own instructions and tool surface"
+    args = client_arguments(session.options.client_args, Path.cwd())
+    return ClientRun(args, {**os.environ, **settings}, announced, surface)
 
 
 def launch(argv: Sequence[str]) -> int:

@@ -509,10 +509,14 @@ class Session:
 @dataclass(frozen=True)
 class ClientRun:
     """How a client's configuration step says to run it: its arguments (after the
-    executable), its whole environment, and the stderr lines to drop (run_client)."""
+    executable), its whole environment, what the launcher set (said out loud so the
+    user can reproduce it), the surface its profile gives, and the stderr lines to
+    drop (run_client)."""
 
     args: Sequence[str]
     env: Mapping[str, str]
+    announced: Mapping[str, str]
+    surface: str
     drop_stderr: bytes | None = None
 
 
@@ -527,7 +531,8 @@ def launch_client(
     """`tokenyard CLIENT [launcher options] [client arguments…]`: read the launcher's
     flags, find the client, find or start the server (with `serve_arguments`, and the
     client's executable in the server's `binary_env` variable), choose the models and
-    the profile, let `configure` write the client's configuration, then run it. A
+    the profile, let `configure` write the client's configuration, say what was set,
+    then run it. A
     server started here is stopped if anything before the client fails."""
     options = parse_launch_args(argv)
     if options.show_help:
@@ -545,4 +550,6 @@ def launch_client(
     except BaseException:
         server.stop()
         raise
+    announce_settings(client, run.announced)
+    announce_profile(client, profile, run.surface)
     return run_client([binary, *run.args], run.env, server, drop_stderr=run.drop_stderr)

@@ -15,16 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .common import (
-    ClientRun,
-    ServedModel,
-    Session,
-    announce_profile,
-    announce_settings,
-    client_key,
-    launch_client,
-    launcher_home,
-)
+from .common import ClientRun, ServedModel, Session, client_key, launch_client, launcher_home
 
 PROVIDER = "tokenyard"
 # Only for a server that states no limits (an older tokenyard): a window small
@@ -89,15 +80,11 @@ def configure(session: Session) -> ClientRun:
         "OPENCLAW_STATE_DIR": str(path.parent),
         "OPENCLAW_NO_AUTO_UPDATE": "1",  # no self-update checks against a local model
     }
-    announce_settings("openclaw", {**settings, "model": f"{PROVIDER}/{main.id}"})
     entry = config["models"]["providers"][PROVIDER]["models"][models.index(main)]
     tools = ", ".join(LEAN_TOOLS["allow"]) if profile.lean else "its coding profile"
-    announce_profile(
-        "openclaw",
-        profile,
-        f"tools {tools}; maxTokens {entry['maxTokens']}; reasoning {str(entry['reasoning']).lower()}",
-    )
-    return ClientRun(session.options.client_args, {**os.environ, **settings})
+    surface = f"tools {tools}; maxTokens {entry['maxTokens']}; reasoning {str(entry['reasoning']).lower()}"
+    announced = {**settings, "model": f"{PROVIDER}/{main.id}"}
+    return ClientRun(session.options.client_args, {**os.environ, **settings}, announced, surface)
 
 
 def launch(argv: Sequence[str]) -> int:
