@@ -32,6 +32,9 @@ DEFAULT_ENGINE_TIMEOUT = 120.0
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_SAFEGUARDS_TIMEOUT = 60.0
 DEFAULT_SESSION_HEADERS = ("x-session-id",)
+# The Codex catalog entry whose profile served ids inherit where none is named
+# (`tokenyard codex-catalog`, the servers `tokenyard codex` starts).
+DEFAULT_CODEX_PROFILE = "gpt-5.5"
 
 ENV_PREFIX = "TOKENYARD_"
 TRUE = ("1", "true", "yes", "on")
@@ -447,7 +450,7 @@ class ServeSettings:
     codex_profile: str | None = setting(
         None,
         "serve Codex a model catalog (GET /v1/models?client_version=…, for model_catalog_url) whose entries "
-        "inherit this Codex catalog model's profile, e.g. gpt-5.5 (see *Point Codex at it*)",
+        f"inherit this Codex catalog model's profile, e.g. {DEFAULT_CODEX_PROFILE} (see *Point Codex at it*)",
         metavar="SLUG",
     )
     codex_models: Path | None = setting(

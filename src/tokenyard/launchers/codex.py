@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..settings import DEFAULT_CODEX_PROFILE
 from .common import (
     CLIENT_KEY_ENV,
     LEAN_MAX_OUTPUT,
@@ -31,9 +32,6 @@ from .common import (
 )
 
 PROVIDER = "tokenyard"
-# The Codex catalog entry a server the launcher starts serves its ids as (their
-# window, tool surface and reasoning levels); `tokenyard serve --codex-profile`.
-CODEX_PROFILE = "gpt-5.5"
 
 
 def offers_catalog(url: str) -> tuple[bool, bool]:
@@ -149,7 +147,7 @@ def serve_arguments(options: LaunchOptions) -> list[str]:
     unless --full) caps a request's output at the lean profile's LEAN_MAX_OUTPUT."""
     args = list(options.serve_args)
     if not _given(args, "--codex-profile"):
-        args += ["--codex-profile", CODEX_PROFILE]
+        args += ["--codex-profile", DEFAULT_CODEX_PROFILE]
     lean = options.profile == "lean" or (options.profile is None and serves_embedded(args))
     if lean and not _given(args, "--default-max-tokens"):
         args += ["--default-max-tokens", str(LEAN_MAX_OUTPUT)]
@@ -167,8 +165,8 @@ def configure(session: Session) -> ClientRun:
     (codex_home / "config.toml").write_text(config, encoding="utf-8")
     if not catalog:
         print(
-            f"tokenyard codex: {url} offers no Codex catalog (start it with `--codex-profile {CODEX_PROFILE}`); "
-            "Codex will use fallback metadata for the model",
+            f"tokenyard codex: {url} offers no Codex catalog (start it with "
+            f"`--codex-profile {DEFAULT_CODEX_PROFILE}`); Codex will use fallback metadata for the model",
             file=sys.stderr,
         )
     settings = {"CODEX_HOME": str(codex_home), CLIENT_KEY_ENV: client_key()}
