@@ -532,8 +532,7 @@ def launch_client(
     flags, find the client, find or start the server (with `serve_arguments`, and the
     client's executable in the server's `binary_env` variable), choose the models and
     the profile, let `configure` write the client's configuration, say what was set,
-    then run it. A
-    server started here is stopped if anything before the client fails."""
+    then run it. A server started here is stopped if anything before the client fails."""
     options = parse_launch_args(argv)
     if options.show_help:
         print(launcher_help(client, CLIENTS[client]), end="")
