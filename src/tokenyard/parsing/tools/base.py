@@ -32,7 +32,7 @@ import json
 import re
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from ...conversation import ToolSpec
@@ -99,31 +99,55 @@ class _OpenCall:
     arguments: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class FormatConfig:
+    """What configures every grammar engine. An engine's own config (a frozen
+    dataclass subclassing this one, documented field by field) names a format's
+    markers and flags; a format the engine parses is a row of `formats.py`: a
+    name, its aliases, the engine and a config. The fields become the parser
+    class's attributes (`ToolParser.__init_subclass__`), so a plugin may set them
+    directly as class attributes instead."""
+
+    # Markers that, met inside reasoning, mean the model has started a call there
+    # (a known failure shape): the reasoning ends and the call is parsed. Defaults
+    # to `start_markers`.
+    reasoning_exit_markers: tuple[str, ...] | None = None
+    # Those markers end reasoning only at the start of a line (models of the format
+    # quote their call syntax mid-sentence while they think).
+    reasoning_exit_at_line_start: bool = False
+    # Special tokens of the format that, met in text outside any call, start nothing:
+    # they are syntax that lost its context and are reported as markers, never text.
+    stray_markers: tuple[str, ...] = ()
+    # Formats a model also writes when it explains them (DSML): a start marker in
+    # code (a fence, an inline code span), or a stray one right after a quote mark,
+    # is text, not a call (quoting.py).
+    quote_aware: bool = False
+
+
 class ToolParser:
     """Base class for tool-call parsers (see the module docstring)."""
 
     name: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
-    # Markers that begin tool-call syntax in text.
+    # The format's config; its fields become class attributes (see FormatConfig).
+    config: ClassVar[FormatConfig] = FormatConfig()
+    # Markers that begin tool-call syntax in text (an engine's config names them,
+    # or the engine derives them from its tags).
     start_markers: ClassVar[tuple[str, ...]] = ()
-    # Markers that, met inside reasoning, mean the model has started a call there
-    # (a known failure shape): the reasoning ends and the call is parsed. Defaults
-    # to `start_markers`.
     reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = None
-    # Those markers end reasoning only at the start of a line (models of the format
-    # quote their call syntax mid-sentence while they think).
     reasoning_exit_at_line_start: ClassVar[bool] = False
-    # Special tokens of the format that, met in text outside any call, start nothing:
-    # they are syntax that lost its context and are reported as markers, never text.
     stray_markers: ClassVar[tuple[str, ...]] = ()
-    # Formats a model also writes when it explains them (DSML): a start marker in
-    # code (a fence, an inline code span), or a stray one right after a quote mark,
-    # is text, not a call (quoting.py).
     quote_aware: ClassVar[bool] = False
     # A call object opened with `{{` is the call object inside (Qwen2.5's template
     # shows the shape with doubled braces, and its models copy them), closed by `}}`
     # or by one brace before what follows the call.
     doubled_braces: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "config" in vars(cls):  # a config of its own: its fields are the class's
+            for f in fields(cls.config):
+                setattr(cls, f.name, getattr(cls.config, f.name))
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}

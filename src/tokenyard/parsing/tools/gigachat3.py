@@ -10,7 +10,7 @@ after a `<|function_call|>` token (GigaChat 3.1):
     <|function_call|>{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}
 
 The `<|message_sep|>` that ends a message (the text's, the call's) is syntax.
-GigaChat 3.5 writes DSML-style GCML blocks instead (gigachat35.py).
+GigaChat 3.5 writes DSML-style GCML blocks instead (its row in formats.py).
 """
 
 from __future__ import annotations

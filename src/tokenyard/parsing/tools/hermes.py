@@ -24,7 +24,7 @@ from typing import ClassVar
 
 from .base import BadCallSyntax, JsonCallReader, NotACall
 from .json_call_list import _ITEM as _LIST_ITEM
-from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, SKIP, WHITESPACE, JsonCallListParser
+from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, SKIP, WHITESPACE, JsonCallListConfig, JsonCallListParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
@@ -34,14 +34,13 @@ _MARKER, _OBJECT, _AFTER_OBJECT = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STA
 
 
 class HermesToolParser(JsonCallListParser):
-    """JSON call objects between an opening and a closing marker; a family with
-    other markers (internlm, longcat) sets `start_markers` and `close_tag`."""
+    """JSON call objects between an opening and a closing marker; a format with
+    other markers (internlm, longcat: rows in formats.py) sets `start_markers` and
+    `close_tag` in its `JsonCallListConfig`."""
 
     name = "hermes"
     aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
-    start_markers: ClassVar[tuple[str, ...]] = (_OPEN,)
-    close_tag = _CLOSE
-    doubled_braces = True
+    config = JsonCallListConfig(start_markers=(_OPEN,), close_tag=_CLOSE, doubled_braces=True)
 
     _reader: JsonCallReader | None = None
 

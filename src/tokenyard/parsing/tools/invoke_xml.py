@@ -1,6 +1,6 @@
 """`InvokeToolParser`: the shared engine for the `<block><invoke name=..><parameter
-name=..>` shape of DeepSeek's DSML (deepseek_v3_2.py, deepseek_v4.py) and
-minimax_m2, each with its own tags (`InvokeSyntax`).
+name=..>` shape of DeepSeek's DSML (deepseek_v3_2, deepseek_v4), minimax_m2, dots, step3 and
+GigaChat 3.5, each with its own tags (`InvokeSyntax`; their rows are in formats.py).
 
 A block holds one or more invokes. A parameter's `string="true"` marks a string
 (streamed as it arrives); `string="false"` a JSON value, typed by the tool's
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
+from .base import BadCallSyntax, FormatConfig, JsonCallReader, NotACall, ToolParser, is_function_name
 from .token_section import skip_whitespace
 from .xml_args import JSON_STRING_ESCAPES, ArgumentsBuilder
 
@@ -110,10 +111,20 @@ def _partial(buf: str, pos: int, literal: str) -> bool:
 _HEAD, _BODY, _VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL, _BLOCK_JSON = range(8)
 
 
+@dataclass(frozen=True, kw_only=True)
+class InvokeConfig(FormatConfig):
+    """An `<block><invoke name=..><parameter name=..>` format: its tags (`syntax`)
+    and the markers that begin it (usually `syntax.start_markers`)."""
+
+    syntax: InvokeSyntax
+    start_markers: tuple[str, ...]
+
+
 class InvokeToolParser(ToolParser):
     """The engine for `<block><invoke name=..><parameter name=..>..</..>` formats
-    (see the module docstring). A subclass sets `syntax` and `start_markers`."""
+    (see the module docstring), configured by an `InvokeConfig`."""
 
+    config: ClassVar[InvokeConfig]
     syntax: ClassVar[InvokeSyntax]
     _state = _HEAD
     # The value fast path in `feed` stands for the engine's own `_value` step; a
@@ -484,14 +495,3 @@ class InvokeToolParser(ToolParser):
         _AFTER_CALL: _after_call,
         _BLOCK_JSON: _block_json,
     }
-
-
-def dsml_syntax(block: str) -> InvokeSyntax:
-    """DeepSeek's DSML spelling of the shape, outer block named `block`."""
-    return InvokeSyntax(
-        f"｜DSML｜{block}",
-        "｜DSML｜invoke",
-        "｜DSML｜parameter",
-        strip_newline=False,
-        bare_invoke_starts_call=True,
-    )

@@ -16,13 +16,14 @@ something that is not a call list comes out as text, whole.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...conversation import ToolSpec
 from ...events import ParseEvent, TextDelta, ToolCallDelta
 from ..markers import MarkerSet
 from ..patterns import always_match
-from .base import BadCallSyntax, CallIds, JsonCallReader, NotACall, split_before, starts_with
+from .base import BadCallSyntax, CallIds, FormatConfig, JsonCallReader, NotACall, split_before, starts_with
 from .call_list import CallListParser
 
 WHITESPACE = always_match(r"[ \t\r\n]*")
@@ -34,18 +35,32 @@ FIRST_SUBCLASS_STATE = 16
 OUTPUT_START = 15
 
 
-class JsonCallListParser(CallListParser):
-    """A start marker, then JSON call objects. Subclasses set the start marker and
-    the punctuation; they are registered by their own `name`."""
+@dataclass(frozen=True)
+class JsonCallListConfig(FormatConfig):
+    """A JSON call-list format: its start markers and punctuation."""
 
-    # `[...]` around the objects (llama3_json has bare objects).
-    bracketed: ClassVar[bool] = True
-    separator: ClassVar[str] = ","
-    # A newline between two call objects also separates them (llama3_json).
-    newline_separates: ClassVar[bool] = False
+    # Markers that begin a call list.
+    start_markers: tuple[str, ...] = ()
     # A tag that closes the section; it may also stand in for a missing `]`
     # (xlam.py picks one per start marker).
     close_tag: str = ""
+    # `[...]` around the objects (llama3_json has bare objects).
+    bracketed: bool = True
+    separator: str = ","
+    # A newline between two call objects also separates them (llama3_json).
+    newline_separates: bool = False
+    # `{{...}}` is the call object inside (`ToolParser.doubled_braces`).
+    doubled_braces: bool = False
+
+
+class JsonCallListParser(CallListParser):
+    """A start marker, then JSON call objects, as its `JsonCallListConfig` says."""
+
+    config: ClassVar[JsonCallListConfig] = JsonCallListConfig()
+    bracketed: ClassVar[bool]
+    separator: ClassVar[str]
+    newline_separates: ClassVar[bool]
+    close_tag: str
     # Reads one call object (a format whose objects name their keys otherwise
     # brings its own).
     reader: ClassVar[type[JsonCallReader]] = JsonCallReader

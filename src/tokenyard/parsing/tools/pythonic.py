@@ -22,10 +22,11 @@ import keyword
 import re
 import tokenize
 import warnings
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..patterns import always_match
-from .base import BadCallSyntax, JsonCallReader, NotACall, is_function_name, starts_with
+from .base import BadCallSyntax, FormatConfig, JsonCallReader, NotACall, is_function_name, starts_with
 from .call_list import CallListParser
 
 _PYTHON_START = "<|python_start|>"
@@ -48,19 +49,30 @@ _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _MARKER, _WRAPPED, _ITEM, _NAME, _ARGS, _AFTER_CALL, _END_TAG, _JSON = range(8)
 
 
+@dataclass(frozen=True)
+class PythonicConfig(FormatConfig):
+    """A pythonic call-list format; the defaults are Llama 4's own."""
+
+    # The special tokens some families wrap the list in (LFM2, OLMo 3 have their own).
+    wrapper_open: str = _PYTHON_START
+    wrapper_close: str = _PYTHON_END
+    # Whether a list item may also be a JSON call object (LFM2 writes either).
+    json_items: bool = False
+    # False: the wrapper holds calls one per line, no brackets (OLMo 3).
+    bracketed: bool = True
+    start_markers: tuple[str, ...] = ("[", _PYTHON_START)
+    # A `[` in reasoning is prose.
+    reasoning_exit_markers: tuple[str, ...] | None = (_PYTHON_START,)
+
+
 class PythonicToolParser(CallListParser):
     name = "pythonic"
     aliases: ClassVar[tuple[str, ...]] = ("llama4_pythonic",)
-    # The special tokens some families wrap the list in (lfm2.py has its own).
-    wrapper_open: ClassVar[str] = _PYTHON_START
-    wrapper_close: ClassVar[str] = _PYTHON_END
-    # Whether a list item may also be a JSON call object (LFM2 writes either).
-    json_items: ClassVar[bool] = False
-    # False: the wrapper holds calls one per line, no brackets (OLMo 3).
-    bracketed: ClassVar[bool] = True
-    start_markers: ClassVar[tuple[str, ...]] = ("[", _PYTHON_START)
-    # A `[` in reasoning is prose.
-    reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = (_PYTHON_START,)
+    config: ClassVar[PythonicConfig] = PythonicConfig()
+    wrapper_open: ClassVar[str]
+    wrapper_close: ClassVar[str]
+    json_items: ClassVar[bool]
+    bracketed: ClassVar[bool]
 
     def _accepts_call_name(self, name: str) -> bool:
         # A bare `[` is weak evidence (`[f(x) for x in y]` in prose): without the
