@@ -18,7 +18,7 @@ from .gemma4 import Gemma4Config, Gemma4ToolParser
 from .glm45 import Glm45ToolParser, KeyValueConfig, KeyValueSyntax, KeyValueToolParser
 from .hermes import HermesToolParser
 from .invoke_xml import InvokeConfig, InvokeSyntax, InvokeToolParser
-from .json_call_list import JsonCallListConfig, JsonCallListParser
+from .json_call_list import JsonCallListConfig, JsonCallListParser, OpeningCallListParser
 from .pythonic import PythonicConfig, PythonicToolParser
 from .qwen3_coder import Qwen3CoderToolParser
 from .token_section import TokenSectionConfig, TokenSectionToolParser
@@ -40,6 +40,9 @@ class Format:
 END_OF_SENTENCE = "<｜end▁of▁sentence｜>"
 
 # --- JSON call lists (json_call_list.py) ----------------------------------------------
+
+_GIGACHAT_ROLE = "function call<|role_sep|>\n"
+_GIGACHAT_END = "<|message_sep|>"
 
 _JSON_LISTS = (
     # Nemotron (Llama-3.x-Nemotron "deci"):
@@ -78,6 +81,68 @@ _JSON_LISTS = (
         ("apriel",),
         JsonCallListParser,
         JsonCallListConfig(start_markers=("<tool_calls>",), close_tag="</tool_calls>"),
+    ),
+    # Llama 3.x JSON calls, after `<|python_tag|>` or as bare JSON opening the output;
+    # several calls are separated by `;` or a newline and run to the end of output:
+    #   <|python_tag|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}; {"name": ...}
+    #   {"name": "get_weather", "parameters": {"city": "Tokyo", "days": 3}}
+    Format(
+        "llama3_json",
+        ("llama4_json",),
+        OpeningCallListParser,
+        JsonCallListConfig(start_markers=("<|python_tag|>",), bracketed=False, separator=";", newline_separates=True),
+    ),
+    # The common JSON call shapes, for a model whose format is not named: Dynamo's
+    # `default` parser (its fallback when no parser is chosen) reads exactly these,
+    #   {"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}
+    #   [{"name": "get_weather", "parameters": {...}}, {"name": ...}]
+    #   Checking. <TOOLCALL>[{"name": "get_weather", "arguments": {...}}]</TOOLCALL>
+    #   Checking. <|python_tag|>{"name": "get_weather", "parameters": {...}}
+    # A bare object or list is a call only where it opens the output and names a
+    # declared tool (a JSON answer stays the answer); after a marker the model said
+    # it is calling.
+    Format(
+        "generic_json",
+        (),
+        OpeningCallListParser,
+        JsonCallListConfig(start_markers=("<TOOLCALL>", "<|python_tag|>"), close_tags=(("<TOOLCALL>", "</TOOLCALL>"),)),
+    ),
+    # Salesforce xLAM: a JSON list of calls, as the whole answer or after a marker,
+    #   [{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]
+    #   Checking.[TOOL_CALLS][{"name": ...}]
+    #   <tool_call>[{"name": ...}]</tool_call>
+    #   ```json\n[{"name": ...}]\n```
+    # A bare `[` starts a call list only where a declared tool's name follows (prose
+    # keeps its brackets); the markers' own closing tags are syntax. In reasoning,
+    # brackets and code fences are prose.
+    Format(
+        "xlam",
+        (),
+        JsonCallListParser,
+        JsonCallListConfig(
+            start_markers=("[", "[TOOL_CALLS]", "<tool_call>", "```json"),
+            close_tags=(("<tool_call>", "</tool_call>"), ("```json", "```")),
+            reasoning_exit_markers=("[TOOL_CALLS]", "<tool_call>"),
+        ),
+    ),
+    # Sber GigaChat 3 / 3.1: one JSON call that runs to the end of the output, in the
+    # `function call` role after the assistant's text (GigaChat 3) or after a
+    # `<|function_call|>` token (3.1):
+    #   <|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": {...}}
+    #   <|function_call|>{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}
+    # The `<|message_sep|>` that ends a message (the text's, the call's) is syntax:
+    # the call's closing tag, and a marker where no call follows it.
+    Format(
+        "gigachat3",
+        (),
+        JsonCallListParser,
+        JsonCallListConfig(
+            start_markers=(_GIGACHAT_ROLE, _GIGACHAT_END + "\n\n" + _GIGACHAT_ROLE, "<|function_call|>"),
+            stray_markers=(_GIGACHAT_END,),
+            reasoning_exit_markers=(_GIGACHAT_ROLE, "<|function_call|>"),
+            bracketed=False,
+            close_tag=_GIGACHAT_END,
+        ),
     ),
     # Phi-4-mini and FireFunction v2 (whose template writes ` functools[` after the
     # answer text): a JSON array after the word `functools`, no closing tag,

@@ -41,9 +41,11 @@ class JsonCallListConfig(FormatConfig):
 
     # Markers that begin a call list.
     start_markers: tuple[str, ...] = ()
-    # A tag that closes the section; it may also stand in for a missing `]`
-    # (xlam.py picks one per start marker).
+    # A tag that closes the section; it may also stand in for a missing `]`.
     close_tag: str = ""
+    # (start marker, its closing tag) where the tag depends on the marker found
+    # (generic_json, xlam); a marker not listed here has none.
+    close_tags: tuple[tuple[str, str], ...] = ()
     # `[...]` around the objects (llama3_json has bare objects).
     bracketed: bool = True
     separator: str = ","
@@ -61,6 +63,7 @@ class JsonCallListParser(CallListParser):
     separator: ClassVar[str]
     newline_separates: ClassVar[bool]
     close_tag: str
+    close_tags: ClassVar[tuple[tuple[str, str], ...]]
     # Reads one call object (a format whose objects name their keys otherwise
     # brings its own).
     reader: ClassVar[type[JsonCallReader]] = JsonCallReader
@@ -108,9 +111,18 @@ class JsonCallListParser(CallListParser):
         self._reader: JsonCallReader | None = None
         self._any_call = False
         self._single = False  # one call object where the format expects a list
+        if self.close_tags:
+            self.close_tag = next((tag for start, tag in self.close_tags if start == marker), "")
+            self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts
 
     def _after_start_marker(self) -> int:
-        return LIST_OPEN if self.bracketed else _ITEM
+        # A bare `[` start marker is the list's own bracket: items follow (xlam).
+        return LIST_OPEN if self.bracketed and self._start_marker != "[" else _ITEM
+
+    def _accepts_call_name(self, name: str) -> bool:
+        # A bare `[` is weak evidence (prose keeps its brackets): it starts a call
+        # list only where a declared tool's name follows.
+        return self._start_marker != "[" or self._any_call or self.tools is None or name in self.tools
 
     # ---- the list ---------------------------------------------------------------
 
@@ -257,16 +269,33 @@ class JsonCallListParser(CallListParser):
 
 class OpeningCallListParser(JsonCallListParser):
     """A call-list format whose calls may also open the output without their start
-    marker (where a decoder that drops special tokens leaves them). The parser starts
-    in `OUTPUT_START`, inside the region; the subclass's `_step` decides there, setting
-    `_bare` when a bare call begins. A bare call must name a declared tool: JSON
-    opening an answer may be the answer itself."""
+    marker (where a decoder that drops special tokens leaves them): Llama 3's JSON
+    (a bare object), Dynamo's generic JSON (a bare object or list). The parser starts
+    in `OUTPUT_START`, inside the region, and sets `_bare` when a bare call begins. A
+    bare call must name a declared tool: JSON opening an answer may be the answer
+    itself."""
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
         super().__init__(tools, call_ids)
         self._enter_region("")
         self._in_region = True
         self._state = OUTPUT_START
+
+    def _step(self, buf: str, final: bool) -> int:
+        if self._state != OUTPUT_START:
+            return super()._step(buf, final)
+        i = WHITESPACE(buf).end()
+        self._text(buf[:i])  # whitespace decides nothing: no need to hold it
+        if i < len(buf) and buf[i] in ("{[" if self.bracketed else "{"):
+            if self.bracketed:
+                self._state = LIST_OPEN  # an object (a single call) or a list of calls
+            else:
+                self._reader = self.reader(self)
+                self._state = OBJECT
+            self._bare = True
+        elif i < len(buf) or final:
+            self._exit_region()  # not bare JSON; the scan for the start markers goes on
+        return i
 
     def _enter_region(self, marker: str) -> None:
         super()._enter_region(marker)
