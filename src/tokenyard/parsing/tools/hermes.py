@@ -23,8 +23,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .base import BadCallSyntax, JsonCallReader, NotACall
-from .json_call_list import _ITEM as _LIST_ITEM
-from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, SKIP, WHITESPACE, JsonCallListConfig, JsonCallListParser
+from .json_call_list import FIRST_SUBCLASS_STATE, ITEM, OBJECT, SKIP, WHITESPACE, JsonCallListConfig, JsonCallListParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
@@ -68,7 +67,7 @@ class HermesToolParser(JsonCallListParser):
                 return 0
             if buf[i : i + 1] == "[":
                 self._pending = buf[: i + 1]
-                self._state = _LIST_ITEM
+                self._state = ITEM
                 return i + 1
             self._reader = JsonCallReader(self, self._start_marker)
             self._state = _OBJECT

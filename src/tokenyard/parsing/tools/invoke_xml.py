@@ -107,8 +107,9 @@ def _partial(buf: str, pos: int, literal: str) -> bool:
     return len(rest) < len(literal) and literal.startswith(rest)
 
 
-# States.
-_HEAD, _BODY, _VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL, _BLOCK_JSON = range(8)
+# States (HEAD and VALUE are public: variants that read a value or a header their
+# own way step into them).
+HEAD, _BODY, VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL, _BLOCK_JSON = range(8)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,18 +127,18 @@ class InvokeToolParser(ToolParser):
 
     config: ClassVar[InvokeConfig]
     syntax: ClassVar[InvokeSyntax]
-    _state = _HEAD
+    _state = HEAD
     # The value fast path in `feed` stands for the engine's own `_value` step; a
     # subclass that reads values its own way (MiniCPM 5's CDATA) goes without it.
     _value_fast_path: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls._value_fast_path = cls._steps[_VALUE] is InvokeToolParser._steps[_VALUE]
+        cls._value_fast_path = cls._steps[VALUE] is InvokeToolParser._steps[VALUE]
 
     def feed(self, text: str) -> list[ParseEvent]:
         call = self._call
-        if self._state == _VALUE and call is not None and not self._buf and text and self._value_fast_path:
+        if self._state == VALUE and call is not None and not self._buf and text and self._value_fast_path:
             # The hot path of a long value (a file's content): text that can not
             # begin the value's closing tag is the value's text, no state machine.
             arguments = self._arguments
@@ -172,7 +173,7 @@ class InvokeToolParser(ToolParser):
         return None
 
     def _enter_region(self, marker: str) -> None:
-        self._state = _HEAD
+        self._state = HEAD
         self._in_block = marker == self.syntax.block_open
         self._first = True  # no invoke of this region announced yet
         self._arguments: ArgumentsBuilder | None = None
@@ -317,7 +318,7 @@ class InvokeToolParser(ToolParser):
             self._raw(head.group())
             assert self._arguments is not None
             self._arguments.begin(name, None if hint is None else hint.group(1).lower() == "true")
-            self._state = _VALUE
+            self._state = VALUE
             return head.end()
         assert self._arguments is not None
         self._arguments.close()
@@ -348,7 +349,7 @@ class InvokeToolParser(ToolParser):
             self._marker(marker)
             self._exit_region()
             return end
-        self._state = _HEAD  # the next invoke began without this one's closing tag
+        self._state = HEAD  # the next invoke began without this one's closing tag
         return at
 
     def _value(self, buf: str, pos: int, final: bool) -> int:
@@ -477,7 +478,7 @@ class InvokeToolParser(ToolParser):
                 self._marker(tag)
                 return pos + len(tag)
         if buf.startswith(syntax.invoke_open, pos) or (syntax.call_open and buf.startswith(syntax.call_open, pos)):
-            self._state = _HEAD
+            self._state = HEAD
             return pos
         wrapper = (syntax.call_close, syntax.call_open, syntax.call_separator) if syntax.call_open else ()
         if not final and any(_partial(buf, pos, tag) for tag in (syntax.block_close, syntax.invoke_open, *wrapper)):
@@ -486,9 +487,9 @@ class InvokeToolParser(ToolParser):
         return pos
 
     _steps: ClassVar[dict[int, Callable[..., int]]] = {
-        _HEAD: _head,
+        HEAD: _head,
         _BODY: _body,
-        _VALUE: _value,
+        VALUE: _value,
         _JSON: _json,
         _AFTER_JSON: _after_json,
         _BROKEN: _broken,

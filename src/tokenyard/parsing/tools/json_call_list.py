@@ -28,8 +28,9 @@ from .call_list import CallListParser
 
 WHITESPACE = always_match(r"[ \t\r\n]*")
 
-# States; subclasses number theirs from `FIRST_SUBCLASS_STATE`.
-MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
+# States (the public ones are for variants); subclasses number theirs from
+# `FIRST_SUBCLASS_STATE`.
+MARKER, LIST_OPEN, ITEM, OBJECT, AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
 FIRST_SUBCLASS_STATE = 16
 # `OpeningCallListParser`: the output has begun and nothing has decided it yet.
 OUTPUT_START = 15
@@ -117,7 +118,7 @@ class JsonCallListParser(CallListParser):
 
     def _after_start_marker(self) -> int:
         # A bare `[` start marker is the list's own bracket: items follow (xlam).
-        return LIST_OPEN if self.bracketed and self._start_marker != "[" else _ITEM
+        return LIST_OPEN if self.bracketed and self._start_marker != "[" else ITEM
 
     def _accepts_call_name(self, name: str) -> bool:
         # A bare `[` is weak evidence (prose keeps its brackets): it starts a call
@@ -146,14 +147,14 @@ class JsonCallListParser(CallListParser):
         if state == LIST_OPEN:
             if c == "[":
                 self._pending += c
-                self._state = _ITEM
+                self._state = ITEM
                 return i + 1
             if c == "{":  # `<TOOLCALL>{...}`: a single call without its list
                 self._single = True
                 self._reader = self.reader(self)
                 self._state = OBJECT
                 return i
-        elif state == _ITEM:
+        elif state == ITEM:
             if c == "{":
                 self._reader = self.reader(self)
                 self._state = OBJECT
@@ -170,7 +171,7 @@ class JsonCallListParser(CallListParser):
                     return j + len(self.close_tag)
                 if found is None and not final:
                     return i
-        elif state == _AFTER_ITEM:
+        elif state == AFTER_ITEM:
             if self._single and not self.close_tag:
                 self._end_list(closed=True)
                 return i
@@ -178,10 +179,10 @@ class JsonCallListParser(CallListParser):
                 pass  # only the closing tag may follow
             elif c == self.separator:
                 self._pending += c
-                self._state = _ITEM
+                self._state = ITEM
                 return i + 1
             elif c == "{" and self.newline_separates and "\n" in self._pending:
-                self._state = _ITEM
+                self._state = ITEM
                 return i
             if c == "]" and self.bracketed and not self._single:
                 return self._list_closed(i + 1)
@@ -229,7 +230,7 @@ class JsonCallListParser(CallListParser):
         if end >= 0:
             self._close_call()
             self._any_call = True
-            self._state = _AFTER_ITEM
+            self._state = AFTER_ITEM
             return end
         if final:
             self._json_call_cut(reader, self._pending, recover_complete=True)

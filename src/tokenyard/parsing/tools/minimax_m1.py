@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..markers import MarkerSet
 from .base import split_before
-from .json_call_list import _AFTER_ITEM, FIRST_SUBCLASS_STATE, JsonCallListParser
+from .json_call_list import AFTER_ITEM, FIRST_SUBCLASS_STATE, JsonCallListParser
 
 _REST_OF_LINE = FIRST_SUBCLASS_STATE
 
@@ -46,5 +46,5 @@ class MinimaxM1ToolParser(JsonCallListParser):
         end, match = split_before(buf, self._line_end, final)
         self._text(buf[:end])
         if match is not None or final:
-            self._state = _AFTER_ITEM  # the newline or closing tag is read there
+            self._state = AFTER_ITEM  # the newline or closing tag is read there
         return end
