@@ -10,10 +10,8 @@ The list machinery is json_call_list.py's; `_NamedCallReader` reads the
 
 from __future__ import annotations
 
-import json
-
 from ..json_stream import JsonStreamError, JsonValueScanner
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name, json_string
 from .json_call_list import JsonCallListParser
 
 # States.
@@ -57,7 +55,7 @@ class _NamedCallReader(JsonCallReader):
                     if step == _ARGS:
                         self._step = _CLOSE
                         continue
-                    name = _json_string("".join(self._key_text))
+                    name = json_string("".join(self._key_text))
                     if name is None or not is_function_name(name) or not owner._accepts_call_name(name):
                         raise NotACall(i - 1)
                     self._name = name
@@ -102,25 +100,10 @@ class _NamedCallReader(JsonCallReader):
         except JsonStreamError as error:
             if self.started:
                 owner._stream_args(error.valid)
-            consumed = min(n, i + error.offset + 1)
-            self._attribute(text[segment:consumed])
-            if not self.started:
-                raise NotACall(consumed) from error
-            raise BadCallSyntax(consumed, error) from error
+            raise self._broken(error, text, segment, i) from error
         except (NotACall, BadCallSyntax) as error:
-            error.consumed = min(n, error.consumed + 1)
-            self._attribute(text[segment : error.consumed])
-            raise
-        self._attribute(text[segment:])
-        return -1
-
-
-def _json_string(literal: str) -> str | None:
-    try:
-        value = json.loads(literal)
-    except ValueError:
-        return None
-    return value if isinstance(value, str) else None
+            self._pass_on(error, text, segment)
+        return self._read_all(text, segment)
 
 
 class ApertusToolParser(JsonCallListParser):

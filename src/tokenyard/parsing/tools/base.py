@@ -33,7 +33,7 @@ import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from ...conversation import ToolSpec
 from ...events import (
@@ -142,6 +142,7 @@ class ToolParser:
     # shows the shape with doubled braces, and its models copy them), closed by `}}`
     # or by one brace before what follows the call.
     doubled_braces: ClassVar[bool] = False
+    _state: int  # the engine's state machine
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -357,6 +358,30 @@ class ToolParser:
             self._exit_region()
         return end
 
+    def _feed_object(self, reader: JsonCallReader, text: str, broken: int | None) -> tuple[int, bool]:
+        """Feed a JSON call object's reader `text`: (where the object closed in `text`,
+        -1 where it took all of it; False), or (how much it read; True) where the
+        reading stopped. Text that was no call goes back as text (`_no_call`); a
+        broken call's rest belongs to it (the state becomes `broken`; None: the call
+        fails here and the region ends)."""
+        try:
+            return reader.feed(text), False
+        except NotACall as error:
+            self._no_call(reader)
+            return error.consumed, True
+        except BadCallSyntax as error:
+            if broken is None:
+                self._fail_call("invalid_arguments")
+                self._exit_region()
+            else:
+                self._state = broken
+            return error.consumed, True
+
+    def _no_call(self, reader: JsonCallReader) -> None:
+        """What a call object's reader read is no call: it is text, and the region ends."""
+        self._text("".join(reader.pre_raw))
+        self._exit_region()
+
     def _json_call_cut(self, reader: JsonCallReader, held: str = "", *, recover_complete: bool = False) -> None:
         """The output ended inside a JSON call object: a call already announced fails as
         cut, and what was read before any call began (`held`, then the reader's) is text.
@@ -508,7 +533,7 @@ class JsonCallReader:
                         break
                     i += end
                     if st == _KEY_STRING:
-                        self._key = _json_string("".join(self._value_out)) or ""
+                        self._key = json_string("".join(self._value_out)) or ""
                         self._value_out = []
                         self._state = _COLON
                         continue
@@ -526,7 +551,7 @@ class JsonCallReader:
                             self._pending_args = self._value_out
                             self._value_out = []
                     elif self._key in self.name_keys and not self.started:
-                        name = _json_string("".join(self._value_out))
+                        name = json_string("".join(self._value_out))
                         self._value_out = []
                         if name is None or not is_function_name(name) or not owner._accepts_call_name(name):
                             raise NotACall(i)
@@ -539,7 +564,7 @@ class JsonCallReader:
                             owner._stream_args(fragment)
                         self._pending_args = []
                     elif self._key in self.id_keys and not self.started:
-                        self._model_id = _json_string("".join(self._value_out)) or None
+                        self._model_id = json_string("".join(self._value_out)) or None
                         self._value_out = []
                     else:
                         self._value_out = []
@@ -600,17 +625,10 @@ class JsonCallReader:
                 and not self._args_held
             ):
                 owner._stream_args(error.valid)
-            consumed = min(n, i + error.offset + 1)
-            self._attribute(text[segment:consumed])
-            if not self.started:
-                raise NotACall(consumed) from error
-            raise BadCallSyntax(consumed, error) from error
+            raise self._broken(error, text, segment, i) from error
         except (NotACall, BadCallSyntax) as error:
-            error.consumed = min(n, error.consumed + 1)
-            self._attribute(text[segment : error.consumed])
-            raise
-        self._attribute(text[segment:])
-        return -1
+            self._pass_on(error, text, segment)
+        return self._read_all(text, segment)
 
     @property
     def arguments_complete(self) -> bool:
@@ -623,6 +641,27 @@ class JsonCallReader:
         """A call in doubled braces whose call object closed: only its second brace
         may be missing."""
         return self.started and self._state == _DOUBLE_CLOSE
+
+    # How a reader's `feed` ends (a format's own reader shares them): `text[segment:]`
+    # is the raw not yet attributed.
+
+    def _read_all(self, text: str, segment: int) -> int:
+        """The chunk ended inside the object: the rest of it is the object's."""
+        self._attribute(text[segment:])
+        return -1
+
+    def _broken(self, error: JsonStreamError, text: str, segment: int, at: int) -> NotACall | BadCallSyntax:
+        """The JSON broke at `text[at]`: the raw up to there is the object's. Before
+        the name was read it was no call; after, a broken one."""
+        consumed = min(len(text), at + error.offset + 1)
+        self._attribute(text[segment:consumed])
+        return BadCallSyntax(consumed, error) if self.started else NotACall(consumed)
+
+    def _pass_on(self, error: NotACall | BadCallSyntax, text: str, segment: int) -> NoReturn:
+        """The object's structure broke: the raw up to where it did is the object's."""
+        error.consumed = min(len(text), error.consumed + 1)
+        self._attribute(text[segment : error.consumed])
+        raise error
 
     def _attribute(self, raw: str) -> None:
         if self.started:
@@ -640,7 +679,7 @@ class JsonCallReader:
 def _unserialized(literal: str) -> str:
     """Arguments written as a JSON string that itself holds a JSON object (Granite 4
     does this) are that object; any other string stays the string it is."""
-    inner = _json_string(literal)
+    inner = json_string(literal)
     if inner is None:
         return literal
     try:
@@ -650,7 +689,8 @@ def _unserialized(literal: str) -> str:
     return inner if isinstance(value, dict) else literal
 
 
-def _json_string(literal: str) -> str | None:
+def json_string(literal: str) -> str | None:
+    """The string a JSON string literal holds, or None where it holds none."""
     try:
         value = json.loads(literal)
     except ValueError:

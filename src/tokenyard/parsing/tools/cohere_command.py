@@ -16,7 +16,8 @@ action block; they differ in the text block around a plain answer (reasoning for
 from __future__ import annotations
 
 from .base import JsonCallReader, starts_with
-from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, WHITESPACE, JsonCallListParser
+from .call_list import WHITESPACE
+from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, JsonCallListParser
 
 
 class _ActionReader(JsonCallReader):

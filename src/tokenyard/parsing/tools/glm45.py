@@ -28,7 +28,7 @@ from ...conversation import ToolSpec
 from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
-from .base import BadCallSyntax, FormatConfig, JsonCallReader, NotACall, ToolParser, is_function_name
+from .base import FormatConfig, JsonCallReader, ToolParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
 
@@ -431,15 +431,10 @@ class KeyValueToolParser(ToolParser):
         if i == len(buf) and not final:
             return None
         reader = self._reader
-        try:
-            end = reader.feed(buf[i:])
-        except NotACall as error:
-            self._text("".join(reader.pre_raw))
-            self._exit_region()
-            return i + error.consumed
-        except BadCallSyntax as error:
-            self._state = _SKIP  # the rest of the call up to its end tag is its raw
-            return i + error.consumed
+        # A broken call's rest, up to its end tag, is its raw.
+        end, stopped = self._feed_object(reader, buf[i:], _SKIP)
+        if stopped:
+            return i + end
         if end >= 0:
             self._state = _AFTER_JSON
             return i + end

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .base import BadCallSyntax, JsonCallReader, NotACall
-from .json_call_list import FIRST_SUBCLASS_STATE, ITEM, OBJECT, SKIP, WHITESPACE, JsonCallListConfig, JsonCallListParser
+from .base import JsonCallReader
+from .call_list import WHITESPACE
+from .json_call_list import FIRST_SUBCLASS_STATE, ITEM, OBJECT, SKIP, JsonCallListConfig, JsonCallListParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
@@ -75,15 +76,9 @@ class HermesToolParser(JsonCallListParser):
         if state == _OBJECT:
             reader = self._reader
             assert reader is not None
-            try:
-                end = reader.feed(buf)
-            except NotACall as error:
-                self._text("".join(reader.pre_raw))
-                self._exit_region()
-                return error.consumed
-            except BadCallSyntax as error:
-                self._state = SKIP
-                return error.consumed
+            end, stopped = self._feed_object(reader, buf, SKIP)
+            if stopped:
+                return end
             if end >= 0:
                 self._close_call()
                 self._state = _AFTER_OBJECT

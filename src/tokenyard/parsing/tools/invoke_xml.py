@@ -21,7 +21,7 @@ from typing import ClassVar
 from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
-from .base import BadCallSyntax, FormatConfig, JsonCallReader, NotACall, ToolParser, is_function_name
+from .base import FormatConfig, JsonCallReader, ToolParser, is_function_name
 from .token_section import skip_whitespace
 from .xml_args import JSON_STRING_ESCAPES, ArgumentsBuilder
 
@@ -421,15 +421,9 @@ class InvokeToolParser(ToolParser):
     def _block_json(self, buf: str, pos: int, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        try:
-            end = reader.feed(buf[pos:])
-        except NotACall as error:
-            self._text("".join(reader.pre_raw))
-            self._exit_region()
-            return pos + error.consumed
-        except BadCallSyntax as error:
-            self._state = _BROKEN
-            return pos + error.consumed
+        end, stopped = self._feed_object(reader, buf[pos:], _BROKEN)
+        if stopped:
+            return pos + end
         if end >= 0:
             self._close_call()
             self._first = False

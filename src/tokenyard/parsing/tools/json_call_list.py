@@ -22,11 +22,8 @@ from typing import ClassVar
 from ...conversation import ToolSpec
 from ...events import ParseEvent, TextDelta, ToolCallDelta
 from ..markers import MarkerSet
-from ..patterns import always_match
-from .base import BadCallSyntax, CallIds, FormatConfig, JsonCallReader, NotACall, split_before, starts_with
-from .call_list import CallListParser
-
-WHITESPACE = always_match(r"[ \t\r\n]*")
+from .base import CallIds, FormatConfig, JsonCallReader, split_before, starts_with
+from .call_list import WHITESPACE, CallListParser
 
 # States (the public ones are for variants); subclasses number theirs from
 # `FIRST_SUBCLASS_STATE`.
@@ -137,11 +134,8 @@ class JsonCallListParser(CallListParser):
             return self._parse_object(buf, final)
         if state == SKIP:
             return self._skip_broken_call(buf, final)
-        i = WHITESPACE(buf).end()
-        self._pending += buf[:i]
+        i = self._pend_whitespace(buf, final)
         if i == len(buf):
-            if final:
-                self._end_list()
             return i
         c = buf[i]
         if state == LIST_OPEN:
@@ -220,13 +214,9 @@ class JsonCallListParser(CallListParser):
     def _parse_object(self, buf: str, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        try:
-            end = reader.feed(buf)
-        except NotACall as error:
-            return self._not_a_call(error.consumed)
-        except BadCallSyntax as error:
-            self._state = SKIP
-            return error.consumed
+        end, stopped = self._feed_object(reader, buf, SKIP)
+        if stopped:
+            return end
         if end >= 0:
             self._close_call()
             self._any_call = True
@@ -236,15 +226,6 @@ class JsonCallListParser(CallListParser):
             self._json_call_cut(reader, self._pending, recover_complete=True)
             self._pending = ""
         return len(buf)
-
-    def _not_a_call(self, consumed: int) -> int:
-        """An item that is no call object: what was held is text and the list ends
-        (a format that reads one call per line goes on with the next line instead)."""
-        assert self._reader is not None
-        self._text(self._pending + "".join(self._reader.pre_raw))
-        self._pending = ""
-        self._exit_region()
-        return consumed
 
     def _skip_broken_call(self, buf: str, final: bool) -> int:
         """The rest of a call whose arguments broke belongs to it, up to the

@@ -14,7 +14,7 @@ calls on the lines after it still count: each line is its own item.
 from __future__ import annotations
 
 from ..markers import MarkerSet
-from .base import split_before
+from .base import JsonCallReader, split_before
 from .json_call_list import AFTER_ITEM, FIRST_SUBCLASS_STATE, JsonCallListParser
 
 _REST_OF_LINE = FIRST_SUBCLASS_STATE
@@ -31,14 +31,13 @@ class MinimaxM1ToolParser(JsonCallListParser):
     newline_separates = True
     _line_end = MarkerSet(["\n", close_tag])
 
-    def _not_a_call(self, consumed: int) -> int:
-        if not self._any_call:
-            return super()._not_a_call(consumed)  # no call yet: not a call section
-        assert self._reader is not None
-        self._text(self._pending + "".join(self._reader.pre_raw))
+    def _no_call(self, reader: JsonCallReader) -> None:
+        if not self._any_call:  # no call yet: not a call section
+            super()._no_call(reader)
+            return
+        self._text(self._pending + "".join(reader.pre_raw))
         self._pending = ""
         self._state = _REST_OF_LINE
-        return consumed
 
     def _step(self, buf: str, final: bool) -> int:
         if self._state != _REST_OF_LINE:

@@ -26,16 +26,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..patterns import always_match
-from .base import BadCallSyntax, FormatConfig, JsonCallReader, NotACall, is_function_name, starts_with
+from .base import FormatConfig, JsonCallReader, is_function_name, starts_with
 from .call_list import CallListParser
 
 _PYTHON_START = "<|python_start|>"
 _PYTHON_END = "<|python_end|>"
-_WHITESPACE = always_match(r"[ \t\r\n]*")
 # Names as the APIs allow them (a digit or `-` may begin one: `2fa_verify`).
 _NAME_START = re.compile(r"[\w\-]").match
 _NAME_RUN = always_match(r"[\w.\-]*")
-_LONGEST_NAME = 256
 # Inside a call: runs of characters that neither quote nor bracket anything.
 _CODE_RUN = always_match(r"[^'\"()\[\]{}]*")
 _STRING_RUN = {
@@ -103,11 +101,8 @@ class PythonicToolParser(CallListParser):
             return self._read_arguments(buf, final)
         if state == _JSON:
             return self._read_json_call(buf, final)
-        i = _WHITESPACE(buf).end()
-        self._pending += buf[:i]
+        i = self._pend_whitespace(buf, final)
         if i == len(buf):
-            if final:
-                self._end_list()
             return i
         c = buf[i]
         if not self.bracketed and state in (_ITEM, _AFTER_CALL):
@@ -166,15 +161,10 @@ class PythonicToolParser(CallListParser):
         return end
 
     def _read_name(self, buf: str, final: bool) -> int:
-        end = _NAME_RUN(buf).end()
-        self._name += buf[:end]
-        self._pending += buf[:end]
-        if len(self._name) > _LONGEST_NAME:
-            self._end_list()
-        elif end == len(buf):
-            if final:
-                self._end_list()
-        elif buf[end] == "(" and is_function_name(self._name) and self._accepts_call_name(self._name):
+        self._name, end, decides = self._pend_run(buf, final, _NAME_RUN, self._name)
+        if not decides:
+            return end
+        if buf[end] == "(" and is_function_name(self._name) and self._accepts_call_name(self._name):
             self._marker(self._pending[: -len(self._name)])
             self._pending = ""
             self._open_call(self._name, self._name + "(")
@@ -183,8 +173,7 @@ class PythonicToolParser(CallListParser):
             self._source: list[str] = []
             self._state = _ARGS
             return end + 1
-        else:
-            self._end_list()
+        self._end_list()
         return end
 
     def _read_arguments(self, buf: str, final: bool) -> int:
@@ -268,17 +257,9 @@ class PythonicToolParser(CallListParser):
     def _read_json_call(self, buf: str, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        try:
-            end = reader.feed(buf)
-        except NotACall as error:
-            self._text(self._pending + "".join(reader.pre_raw))
-            self._pending = ""
-            self._exit_region()
-            return error.consumed
-        except BadCallSyntax as error:
-            self._fail_call("invalid_arguments")
-            self._exit_region()
-            return error.consumed
+        end, stopped = self._feed_object(reader, buf, None)
+        if stopped:
+            return end
         if end >= 0:
             self._close_call()
             self._any_call = True
