@@ -377,6 +377,24 @@ class ToolParser:
                 self._state = broken
             return error.consumed, True
 
+    def _read_object(
+        self, reader: JsonCallReader, text: str, final: bool, *, closed: int, broken: int | None, recover: bool = False
+    ) -> int:
+        """`_feed_object`, for a call that ends with its object: returns how much of
+        `text` was read. Where the object closed, the call is ready and the state
+        becomes `closed`; where the output ended inside it, the cut call is settled
+        (`_json_call_cut`, `recover` is its `recover_complete`)."""
+        end, stopped = self._feed_object(reader, text, broken)
+        if stopped:
+            return end
+        if end >= 0:
+            self._close_call()
+            self._state = closed
+            return end
+        if final:
+            self._json_call_cut(reader, recover_complete=recover)
+        return len(text)
+
     def _no_call(self, reader: JsonCallReader) -> None:
         """What a call object's reader read is no call: it is text, and the region ends."""
         self._text("".join(reader.pre_raw))

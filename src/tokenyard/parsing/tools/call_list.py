@@ -66,6 +66,11 @@ class CallListParser(ToolParser):
             return text, end, False
         return text, end, end < len(buf)
 
+    def _json_call_cut(self, reader: JsonCallReader, held: str = "", *, recover_complete: bool = False) -> None:
+        # What the list held before the object is text too.
+        super()._json_call_cut(reader, self._pending + held, recover_complete=recover_complete)
+        self._pending = ""
+
     def _no_call(self, reader: JsonCallReader) -> None:
         # What was held before the object is text too; the list ends (a format that
         # reads one call per line goes on with the next line instead).

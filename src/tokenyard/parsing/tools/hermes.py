@@ -76,16 +76,7 @@ class HermesToolParser(JsonCallListParser):
         if state == _OBJECT:
             reader = self._reader
             assert reader is not None
-            end, stopped = self._feed_object(reader, buf, SKIP)
-            if stopped:
-                return end
-            if end >= 0:
-                self._close_call()
-                self._state = _AFTER_OBJECT
-                return end
-            if final:
-                self._json_call_cut(reader)
-            return len(buf)
+            return self._read_object(reader, buf, final, closed=_AFTER_OBJECT, broken=SKIP)
         # _AFTER_OBJECT
         stripped = buf.lstrip()
         lead = len(buf) - len(stripped)

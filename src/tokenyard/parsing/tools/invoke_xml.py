@@ -421,17 +421,9 @@ class InvokeToolParser(ToolParser):
     def _block_json(self, buf: str, pos: int, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        end, stopped = self._feed_object(reader, buf[pos:], _BROKEN)
-        if stopped:
-            return pos + end
-        if end >= 0:
-            self._close_call()
-            self._first = False
-            self._state = _AFTER_CALL
-            return pos + end
-        if final:
-            self._json_call_cut(reader, recover_complete=True)
-        return len(buf)
+        end = self._read_object(reader, buf[pos:], final, closed=_AFTER_CALL, broken=_BROKEN, recover=True)
+        self._first = self._first and self._state != _AFTER_CALL
+        return pos + end
 
     def _after_json(self, buf: str, pos: int, final: bool) -> int:
         return self._skip_to_end(buf, pos, final, None)

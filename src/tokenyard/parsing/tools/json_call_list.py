@@ -214,18 +214,9 @@ class JsonCallListParser(CallListParser):
     def _parse_object(self, buf: str, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        end, stopped = self._feed_object(reader, buf, SKIP)
-        if stopped:
-            return end
-        if end >= 0:
-            self._close_call()
-            self._any_call = True
-            self._state = AFTER_ITEM
-            return end
-        if final:
-            self._json_call_cut(reader, self._pending, recover_complete=True)
-            self._pending = ""
-        return len(buf)
+        end = self._read_object(reader, buf, final, closed=AFTER_ITEM, broken=SKIP, recover=True)
+        self._any_call = self._any_call or self._state == AFTER_ITEM
+        return end
 
     def _skip_broken_call(self, buf: str, final: bool) -> int:
         """The rest of a call whose arguments broke belongs to it, up to the

@@ -257,18 +257,10 @@ class PythonicToolParser(CallListParser):
     def _read_json_call(self, buf: str, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        end, stopped = self._feed_object(reader, buf, None)
-        if stopped:
-            return end
-        if end >= 0:
-            self._close_call()
-            self._any_call = True
-            self._state = _END_TAG if self._bare_object else _AFTER_CALL
-            return end
-        if final:
-            self._json_call_cut(reader, self._pending)
-            self._pending = ""
-        return len(buf)
+        closed = _END_TAG if self._bare_object else _AFTER_CALL
+        end = self._read_object(reader, buf, final, closed=closed, broken=None)
+        self._any_call = self._any_call or self._state == closed
+        return end
 
     @property
     def in_call_region(self) -> bool:
