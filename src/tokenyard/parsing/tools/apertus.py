@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..json_stream import JsonStreamError, JsonValueScanner
 from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name, json_string
-from .json_call_list import JsonCallListParser
+from .json_call_list import JsonCallListConfig, JsonCallListParser
 
 # States.
 _OPEN, _KEY_START, _KEY, _COLON, _ARGS_START, _ARGS, _CLOSE = range(7)
@@ -109,6 +109,5 @@ class _NamedCallReader(JsonCallReader):
 class ApertusToolParser(JsonCallListParser):
     name = "apertus"
     aliases = ("apertus2509",)
-    start_markers = ("<|tools_prefix|>",)
-    close_tag = "<|tools_suffix|>"
+    config = JsonCallListConfig(start_markers=("<|tools_prefix|>",), close_tag="<|tools_suffix|>")
     reader = _NamedCallReader

@@ -212,8 +212,13 @@ class ToolParser:
         partial start marker can not complete any more, so it is text."""
         if self._in_region or not self._buf:
             return []
+        return self._held_is_text()
+
+    def _held_is_text(self) -> list[ParseEvent]:
+        """What is held is text, and the region (if any) ends: the events so far."""
         self._text(self._buf)
         self._buf = ""
+        self._exit_region()
         events, self._events = self._events, []
         return events
 

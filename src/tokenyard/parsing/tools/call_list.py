@@ -88,8 +88,5 @@ class CallListParser(ToolParser):
         if self._in_region and not self.in_call_region:
             # A reasoning marker interrupts the list between calls: it ends here.
             self._end_list()
-            self._text(self._buf)
-            self._buf = ""
-            events, self._events = self._events, []
-            return events
+            return self._held_is_text()
         return super().release_held()

@@ -167,11 +167,7 @@ class Gemma4ToolParser(ToolParser):
         if not self._buf:
             return []  # only whitespace so far: the text after the reasoning still opens the answer
         # A reasoning marker cut the held head short: it was the answer's first text.
-        self._text(self._buf)
-        self._buf = ""
-        self._exit_region()
-        events, self._events = self._events, []
-        return events
+        return self._held_is_text()
 
     def _parse_region(self, buf: str, final: bool) -> int:
         pos = 0

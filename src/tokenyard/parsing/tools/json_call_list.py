@@ -287,9 +287,5 @@ class OpeningCallListParser(JsonCallListParser):
                 return []  # nothing is held: the first text after reasoning opens the output
             # What was held (a `[` that might open a list) has a marker right after
             # it, so it opens no bare call: it is text.
-            self._text(self._buf)
-            self._buf = ""
-            self._exit_region()
-            events, self._events = self._events, []
-            return events
+            return self._held_is_text()
         return super().release_held()

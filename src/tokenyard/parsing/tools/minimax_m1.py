@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..markers import MarkerSet
 from .base import JsonCallReader, split_before
-from .json_call_list import AFTER_ITEM, FIRST_SUBCLASS_STATE, JsonCallListParser
+from .json_call_list import AFTER_ITEM, FIRST_SUBCLASS_STATE, JsonCallListConfig, JsonCallListParser
 
 _REST_OF_LINE = FIRST_SUBCLASS_STATE
 
@@ -23,13 +23,15 @@ _REST_OF_LINE = FIRST_SUBCLASS_STATE
 class MinimaxM1ToolParser(JsonCallListParser):
     name = "minimax_m1"
     aliases = ("minimax",)
-    start_markers = ("<tool_calls>",)
-    close_tag = "</tool_calls>"
-    bracketed = False
     # Calls are separated by newlines only (no comma, no list).
-    separator = ""
-    newline_separates = True
-    _line_end = MarkerSet(["\n", close_tag])
+    config = JsonCallListConfig(
+        start_markers=("<tool_calls>",),
+        close_tag="</tool_calls>",
+        bracketed=False,
+        separator="",
+        newline_separates=True,
+    )
+    _line_end = MarkerSet(["\n", config.close_tag])
 
     def _no_call(self, reader: JsonCallReader) -> None:
         if not self._any_call:  # no call yet: not a call section

@@ -29,6 +29,7 @@ from .json_call_list import (
     MARKER,
     OUTPUT_START,
     SKIP,
+    JsonCallListConfig,
     OpeningCallListParser,
 )
 
@@ -45,8 +46,7 @@ _SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SU
 class MistralToolParser(OpeningCallListParser):
     name = "mistral"
     # `[/TOOL_CALLS]` closes the calls in some outputs (Dynamo's fixtures): syntax.
-    start_markers = (_TOOL_CALLS, _TOOL_CALLS_END)
-    reasoning_exit_markers = (_TOOL_CALLS,)
+    config = JsonCallListConfig(start_markers=(_TOOL_CALLS, _TOOL_CALLS_END), reasoning_exit_markers=(_TOOL_CALLS,))
 
     def _output_start(self, buf: str, final: bool) -> int:
         i = WHITESPACE(buf).end()
