@@ -512,6 +512,19 @@ _TOKEN_SECTIONS = (
 
 # --- pythonic call lists (pythonic.py) and Gemma's object syntax (gemma4.py) ----------
 
+
+def _wrapped(opening: str, closing: str, *, json_items: bool = False, bracketed: bool = True) -> PythonicConfig:
+    """Pythonic calls only inside a wrapper: its opening alone begins them."""
+    return PythonicConfig(
+        wrapper_open=opening,
+        wrapper_close=closing,
+        json_items=json_items,
+        bracketed=bracketed,
+        start_markers=(opening,),
+        reasoning_exit_markers=(opening,),
+    )
+
+
 _OTHERS = (
     # Liquid AI LFM2 / LFM2.5: a pythonic list between special tokens,
     #   <|tool_call_start|>[get_weather(city='Tokyo', days=3)]<|tool_call_end|>
@@ -519,34 +532,12 @@ _OTHERS = (
     # list item may also be a JSON call object (LFM2 writes those when asked for
     # JSON), or one such object with no list around it. Only the start token begins a
     # call: a bare `[` is prose.
-    Format(
-        "lfm2",
-        (),
-        PythonicToolParser,
-        PythonicConfig(
-            wrapper_open="<|tool_call_start|>",
-            wrapper_close="<|tool_call_end|>",
-            json_items=True,
-            start_markers=("<|tool_call_start|>",),
-            reasoning_exit_markers=("<|tool_call_start|>",),
-        ),
-    ),
+    Format("lfm2", (), PythonicToolParser, _wrapped("<|tool_call_start|>", "<|tool_call_end|>", json_items=True)),
     # Ai2 OLMo 3: pythonic calls one per line inside `<function_calls>` tags; values
     # are Python literals or JSON's `true`/`false`/`null`. The thinking models'
     # generation prompt opens `<think>` (reasoning parser `olmo3`).
     #   <function_calls>\nget_weather(city="Tokyo", days=3)\nget_time(zone="Asia/Tokyo")\n</function_calls>
-    Format(
-        "olmo3",
-        (),
-        PythonicToolParser,
-        PythonicConfig(
-            wrapper_open="<function_calls>",
-            wrapper_close="</function_calls>",
-            bracketed=False,
-            start_markers=("<function_calls>",),
-            reasoning_exit_markers=("<function_calls>",),
-        ),
-    ),
+    Format("olmo3", (), PythonicToolParser, _wrapped("<function_calls>", "</function_calls>", bracketed=False)),
     # Google FunctionGemma: Gemma 4's syntax under its own tokens, `<escape>`
     # delimiting strings; Gemma 4's tool-response token is not its own, and its calls
     # are read at their token only (the recovery of a call without its token answers

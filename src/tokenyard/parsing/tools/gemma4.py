@@ -131,7 +131,7 @@ class Gemma4ToolParser(ToolParser):
     row of formats.py with its own `Gemma4Config`."""
 
     name = "gemma4"
-    aliases: ClassVar[tuple[str, ...]] = ("gemma",)
+    aliases = ("gemma",)
     config: ClassVar[Gemma4Config] = Gemma4Config()
     call_open: ClassVar[str]
     call_close: ClassVar[str]

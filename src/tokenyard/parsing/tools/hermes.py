@@ -20,8 +20,6 @@ it is the call object inside, closed by `}}` or by one brace
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from .base import JsonCallReader
 from .call_list import WHITESPACE
 from .json_call_list import FIRST_SUBCLASS_STATE, ITEM, OBJECT, SKIP, JsonCallListConfig, JsonCallListParser
@@ -39,7 +37,7 @@ class HermesToolParser(JsonCallListParser):
     `close_tag` in its `JsonCallListConfig`."""
 
     name = "hermes"
-    aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
+    aliases = ("qwen25",)
     config = JsonCallListConfig(start_markers=(_OPEN,), close_tag=_CLOSE, doubled_braces=True)
 
     _reader: JsonCallReader | None = None

@@ -65,7 +65,7 @@ class PythonicConfig(FormatConfig):
 
 class PythonicToolParser(CallListParser):
     name = "pythonic"
-    aliases: ClassVar[tuple[str, ...]] = ("llama4_pythonic",)
+    aliases = ("llama4_pythonic",)
     config: ClassVar[PythonicConfig] = PythonicConfig()
     wrapper_open: ClassVar[str]
     wrapper_close: ClassVar[str]

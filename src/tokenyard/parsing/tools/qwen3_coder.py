@@ -80,7 +80,7 @@ class Qwen3CoderConfig(FormatConfig):
 
 class Qwen3CoderToolParser(ToolParser):
     name = "qwen3_coder"
-    aliases: ClassVar[tuple[str, ...]] = ("nemotron_nano", "qwen3_xml")
+    aliases = ("nemotron_nano", "qwen3_xml")
     # Formats that share this grammar under other tags (seed_oss) are rows of
     # formats.py with a config of their own.
     config: ClassVar[Qwen3CoderConfig] = Qwen3CoderConfig()
