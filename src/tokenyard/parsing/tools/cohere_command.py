@@ -62,6 +62,7 @@ class CohereCommandRToolParser(JsonCallListParser):
     name = "cohere_command_r"
     aliases = ("command_r_plus",)
     config = replace(CohereCommandToolParser.config, start_markers=("Action:",), close_tag="```")
+    reader = _ActionReader
 
     def _after_start_marker(self) -> int:
         return _FENCE
