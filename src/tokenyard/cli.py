@@ -17,7 +17,7 @@ from .families.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
-from .settings import SERVE_SETTINGS, ModelSettings, Setting, SettingError, declared
+from .settings import SERVE_SETTINGS, ModelSettings, ServeSettings, Setting, SettingError, declared
 
 
 def load_tool_specs(data: Any) -> list[ToolSpec]:
@@ -242,16 +242,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         pipelines[0],
         ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
-            api_key=args.api_key,
-            enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
-            max_concurrency=args.max_concurrency,
-            prompt_log=Path(args.prompt_log) if args.prompt_log else None,
-            max_queue_wait=args.max_queue_wait,
-            allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
-            allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
-            codex_profile=codex_profile,
-            safeguards_model=args.safeguards_model,
-            safeguards_timeout=args.safeguards_timeout,
+            **{item.name: getattr(args, item.name) for item in declared(ServeSettings)}, codex_catalog=codex_profile
         ),
         other_pipelines=tuple(pipelines[1:]),
     )
@@ -283,6 +274,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         keep_alive_timeout=args.keep_alive_timeout,
         send_timeout=args.send_timeout,
         limit_concurrency=args.limit_concurrency,
+        ws_ping_interval=args.ws_ping_interval,
     )
     started = serve(
         create_app(state),

@@ -432,6 +432,18 @@ class ServeSettings:
     limit_concurrency: int = setting(
         4096, "open connections plus in-flight requests; beyond it the server answers 503", metavar="N"
     )
+    ws_ping_interval: float = setting(
+        20.0,
+        "a Responses WebSocket is pinged this often, silences included (a long prefill or tool call), and "
+        "closed when a ping goes unanswered this long (its generation stops); 0: no pings",
+        metavar="SECONDS",
+    )
+    ws_max_lifetime: float = setting(
+        3600.0,
+        "a Responses WebSocket is closed this long after it opened, once its response in flight ends, with "
+        "OpenAI's websocket_connection_limit_reached error (clients reconnect); 0: no limit",
+        metavar="SECONDS",
+    )
     codex_profile: str | None = setting(
         None,
         "serve Codex a model catalog (GET /v1/models?client_version=…, for model_catalog_url) whose entries "

@@ -115,8 +115,9 @@ class FormatConfig:
     # Those markers end reasoning only at the start of a line (models of the format
     # quote their call syntax mid-sentence while they think).
     reasoning_exit_at_line_start: bool = False
-    # Special tokens of the format that, met in text outside any call, start nothing:
-    # they are syntax that lost its context and are reported as markers, never text.
+    # Special tokens of the format (or a closing tag only the format writes) that, met
+    # in text outside any call, start nothing: they are syntax that lost its context
+    # and are reported as markers, never text.
     stray_markers: tuple[str, ...] = ()
     # Formats a model also writes when it explains them (DSML): a start marker in
     # code (a fence, an inline code span), or a stray one right after a quote mark,

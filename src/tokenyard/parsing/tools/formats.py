@@ -413,8 +413,14 @@ _INVOKES = (
     Format("minimax_m2", (), InvokeToolParser, _invoke(_plain_xml("minimax:tool_call", strip_newline=True))),
     # rednote dots (dots.llm): MiniMax-M2's invokes inside `<dots_function_call>`;
     # values untyped, names quoted or bare; a block may instead hold one
-    # `{"name": ..., "arguments": {...}}` object.
-    Format("dots", (), InvokeToolParser, _invoke(_plain_xml("dots_function_call", block_json=True))),
+    # `{"name": ..., "arguments": {...}}` object. A closing tag with no block open is
+    # the format's syntax, never answer text.
+    Format(
+        "dots",
+        (),
+        InvokeToolParser,
+        _invoke(_plain_xml("dots_function_call", block_json=True), stray_markers=("</dots_function_call>",)),
+    ),
     # StepFun Step 3: StepTML invokes inside DeepSeek-style special-token sections,
     #   <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather">
     #   <steptml:parameter name="city">Tokyo</steptml:parameter>

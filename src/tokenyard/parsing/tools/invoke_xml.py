@@ -248,7 +248,12 @@ class InvokeToolParser(ToolParser):
         # Not a call: what was read is text (at least one character, so the scan
         # moves past the start marker).
         end = at if at > pos else pos + 1
-        self._text(buf[pos:end])
+        if self._in_block and self.syntax.block_close in self._strays:
+            # A format whose closing tag is syntax even with no block open (dots):
+            # its opening tag is too, around text that is no call.
+            self._marker(buf[pos:end])
+        else:
+            self._text(buf[pos:end])
         self._exit_region()
         return end
 

@@ -273,7 +273,8 @@ def _arguments_json(inside: str) -> str | None:
     source cannot hold) is read as its escape; raw newlines that only make sense
     inside a string (a multi-line shell command) are read as escapes when the text
     does not parse otherwise; so are keyword-named parameters and zero-padded
-    integers (`_rewritten_literals`)."""
+    integers (`_rewritten_literals`), and quotes the model left unescaped inside a
+    string (`_requoted_strings`)."""
     source = inside.replace("\x00", "\\x00")
     arguments = _keyword_literals(source)
     if arguments is None:
@@ -281,11 +282,50 @@ def _arguments_json(inside: str) -> str | None:
     if arguments is None and "\n" in source:
         arguments = _keyword_literals(source.replace("\r", "\\r").replace("\n", "\\n"))
     if arguments is None:
+        requoted = _requoted_strings(source)
+        if requoted is not None:
+            arguments = _keyword_literals(requoted) or _rewritten_literals(requoted)
+    if arguments is None:
         return None
     try:
         return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
     except ValueError:
         return None
+
+
+# Where a string argument may end: before the next `name=`, a `)` or the end.
+_STRING_END = re.compile(r"\s*(?:,\s*[A-Za-z_]\w*\s*=|\)|$)")
+_ARGUMENT_HEAD = re.compile(r"\s*[A-Za-z_]\w*\s*=\s*")
+_COMMA = re.compile(r"\s*,")
+
+
+def _requoted_strings(inside: str) -> str | None:
+    """`command='sed -n '1,5p' f.py'`: a string whose own quote char appears
+    unescaped inside it (a shell command, the commonest case). Its closing quote
+    is the one followed by the next `name=` or the end, when exactly one quote is:
+    then the inner ones are escaped. Any other reading (`city='echo 'hi',
+    unit='c'` could end at either quote) is ambiguous and gives None: nothing is
+    guessed."""
+    out: list[str] = []
+    i, n = 0, len(inside)
+    while i < n:
+        head = _ARGUMENT_HEAD.match(inside, i)
+        if head is None or head.end() >= n or inside[head.end()] not in "'\"":
+            break  # not a plain string argument: the rest is left to Python
+        quote, start = inside[head.end()], head.end() + 1
+        ends = [j for j in range(start, n) if inside[j] == quote and _STRING_END.match(inside, j + 1)]
+        if len(ends) != 1:
+            return None
+        body = inside[start : ends[0]]
+        out.append(inside[i:start] + re.sub(r"(?<!\\)" + quote, "\\" + quote, body) + quote)
+        i = ends[0] + 1
+        comma = _COMMA.match(inside, i)
+        if comma is None:
+            break
+        out.append(comma.group())
+        i = comma.end()
+    rewritten = "".join(out) + inside[i:]
+    return None if rewritten == inside else rewritten
 
 
 def _rewritten_literals(inside: str) -> dict[str, Any] | None:
