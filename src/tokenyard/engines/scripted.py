@@ -26,7 +26,8 @@ It also plays the safety classifier (safeguards.py): a classifier query is answe
 It honours the request's constraints as a guided-decoding engine would: under
 `tool_choice` "none" the rules answer in text; "required" or a named tool makes
 them call (the named tool); `parallel_tool_calls: false` never gets more than one
-call from the rules; a prefilled call opener is continued, not repeated; a reasoning
+call from the rules; a prefilled call opener is continued, not repeated (nor is
+reasoning written after one, or after a reasoning block the prompt closed); a reasoning
 budget cuts each reasoning block to its tokens and closes it. A script is played as
 written (the pipeline then enforces what it breaks), except for the prefill and the
 budget.
@@ -102,12 +103,16 @@ class ScriptedEngine:
             segments = self._scripted_turn(conversation)
         else:
             segments = self._rule_answer(conversation, thinking, constraints)
-        if constraints.prefill:
-            # The prompt already holds the call opener: no reasoning comes first.
+        # The prompt already holds the call opener, or a reasoning block it closed (a
+        # forced call the model reasoned before): no reasoning comes first.
+        reasoned = constraints.prefill or _closes_reasoning(request.prompt_text, self._reasoning_format)
+        if reasoned:
             segments = [s for s in segments if not isinstance(s, Reasoning)]
         elif constraints.reasoning_budget is not None:
             segments = self._within_budget(segments, constraints.reasoning_budget.tokens)
-        raw = self._render(segments, thinking and not constraints.prefill, calls_before)
+        # A script is written with its family's reasoning markers, thinking on or off.
+        reasoning_format = self._reasoning_format if (thinking or self._turns is not None) and not reasoned else None
+        raw = self._render(segments, reasoning_format, calls_before)
         if constraints.prefill:
             return _continue_prefill(raw, constraints.prefill)
         return _strip_opened_marker(raw, request.prompt_text, self._reasoning_format)
@@ -152,9 +157,8 @@ class ScriptedEngine:
                 out.append(Call(item["call"]["name"], item["call"].get("arguments", {})))
         return out
 
-    def _render(self, items: list[Segment | str], thinking: bool, calls_before: int) -> str:
+    def _render(self, items: list[Segment | str], reasoning_format: str | None, calls_before: int) -> str:
         """Raw output for segments (consecutive ones rendered together) and raw strings."""
-        reasoning_format = self._reasoning_format if thinking or self._turns is not None else None
         parts: list[str] = []
         run: list[Segment] = []
         for item in [*items, ""]:
@@ -284,6 +288,13 @@ def _continue_prefill(raw: str, prefill: str) -> str:
         if raw.startswith(prefill[start:]):
             return raw[len(prefill) - start :]
     return raw
+
+
+def _closes_reasoning(prompt_text: str, reasoning_format: str | None) -> bool:
+    """The prompt ends with a closed reasoning block."""
+    if not reasoning_format or reasoning_format not in REASONING_MARKERS:
+        return False
+    return prompt_text.rstrip().endswith(REASONING_MARKERS[reasoning_format][1].strip())
 
 
 def _strip_opened_marker(raw: str, prompt_text: str, reasoning_format: str | None) -> str:
