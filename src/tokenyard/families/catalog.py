@@ -108,7 +108,9 @@ FAMILIES: tuple[Family, ...] = (
         thinking_kwarg=None,
         stop=("<|return|>", "<|call|>"),
     ),
-    Family("nemotron", "nemotron_deci", "nemotron_deci", stop=("<|eot_id|>",)),
+    # Llama-3.1-Nemotron ends a turn with `<|eot_id|>`; Nemotron Nano v2 (the same
+    # `<TOOLCALL>` calls, detected as this family) with `<SPECIAL_12>`.
+    Family("nemotron", "nemotron_deci", "nemotron_deci", stop=("<|eot_id|>", "<SPECIAL_12>")),
     Family("nemotron-nano", "nemotron_nano", "qwen3_coder", stop=("<|im_end|>",)),
     Family("llama-3", None, "llama3_json", stop=("<|eot_id|>", "<|eom_id|>")),
     Family("llama-4", None, "pythonic", stop=("<|eot|>", "<|eom|>")),
