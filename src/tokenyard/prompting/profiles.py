@@ -16,7 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..families.catalog import FAMILIES, Family
-from ..families.detection import GENERIC_TEMPLATE_SIGNS, NAME_SIGNS, REFINEMENTS, TEMPLATE_SIGNS
+from ..families.detection import (
+    BASE_CONFIG_SIGNS,
+    CONFIG_SIGNS,
+    GENERIC_TEMPLATE_SIGNS,
+    NAME_SIGNS,
+    REFINEMENTS,
+    TEMPLATE_SIGNS,
+)
 
 
 @dataclass(frozen=True)
@@ -101,23 +108,19 @@ def detect_profile(
     model_dir: str | Path | None = None, chat_template: str | None = None, name: str | None = None
 ) -> ModelProfile:
     """The profile of a model, in the precedence of families/detection.py: its chat
-    template's own markers, then its names (folder, config.json), then syntax its
-    template shares with other families. Falls back to ChatML with no parsers."""
+    template's own markers, its names, its config.json's architecture, syntax its
+    template shares with other families, its base architecture. Falls back to
+    ChatML with no parsers."""
     names = [name or ""]
+    config: list[str] = []  # architectures, then model_type
     if model_dir is not None:
         folder = Path(model_dir)
         names.append(folder.name)
-        config = folder / "config.json"
-        if config.exists():
-            try:
-                data = json.loads(config.read_text(encoding="utf-8"))
-            except ValueError:
-                data = {}
-            names += [
-                str(data.get("model_type", "")),
-                str(data.get("_name_or_path", "")),
-                *map(str, data.get("architectures", [])),
-            ]
+        data = _config(folder)
+        names.append(str(data.get("_name_or_path", "")))
+        architectures = data.get("architectures")
+        config += [str(a) for a in architectures] if isinstance(architectures, list) else []
+        config.append(str(data.get("model_type", "")))
     template = chat_template or ""
     for sign, family in TEMPLATE_SIGNS:
         if template and sign in template:
@@ -126,7 +129,23 @@ def detect_profile(
     for pattern, family in NAME_SIGNS:
         if re.search(pattern, joined):
             return PROFILES[family]
+    for value in config:
+        if value in CONFIG_SIGNS:
+            # A group is split by its template's text; with none, the record named.
+            return _refined(CONFIG_SIGNS[value], template) if template else PROFILES[CONFIG_SIGNS[value]]
     for generic, family in GENERIC_TEMPLATE_SIGNS:
         if template and _present(generic, template):
             return _refined(family, template)
+    for value in config:
+        if value in BASE_CONFIG_SIGNS:
+            return PROFILES[BASE_CONFIG_SIGNS[value]]
     return ModelProfile("generic", None, None, reasoning_markers=None)
+
+
+def _config(folder: Path) -> dict[str, object]:
+    """The folder's config.json; empty when absent or not a JSON object."""
+    try:
+        data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
