@@ -3,7 +3,7 @@
 A `ModelProfile` names the family's parsers, the markers it thinks in, the stop
 tokens, and how its chat template wants reasoning and thinking controls passed. A
 model directory is matched to a family by what is in it (config.json's
-model_type, the chat template's own markers, the folder name; precedence in
+architectures and model_type, the chat template's own markers, the names; precedence in
 families/detection.py), and every field can be overridden from the command line
 (`--reasoning-parser`, `--tool-call-parser`, `--chat-template`).
 """
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..families.catalog import FAMILIES, Family
+from ..families.catalog import FAMILIES, Family, TemplateControls
 from ..families.detection import (
     BASE_CONFIG_SIGNS,
     CONFIG_SIGNS,
@@ -27,28 +27,13 @@ from ..families.detection import (
 
 
 @dataclass(frozen=True)
-class ModelProfile:
+class ModelProfile(TemplateControls):
     family: str
     reasoning_parser: str | None
     tool_parser: str | None
     # How reasoning is written into content for templates that do not read a
     # reasoning field themselves: (start, end) markers.
     reasoning_markers: tuple[str, str] | None = ("<think>", "</think>")
-    # The message field the template reads reasoning from, when it does.
-    reasoning_field: str = "reasoning_content"
-    # Template variable that switches thinking on/off, and extra variables that
-    # keep earlier turns' reasoning in the prompt (prefix stability).
-    thinking_kwarg: str | None = None
-    # The values the thinking variable takes (off, on), where it is not a boolean
-    # (HY3's `reasoning_effort`: "no_think" / "high").
-    thinking_values: tuple[object, object] = (False, True)
-    keep_history_kwargs: tuple[tuple[str, object], ...] = ()
-    # Text (special tokens) that ends generation for this family.
-    stop: tuple[str, ...] = ()
-    # A ```json fenced call to a declared tool at the very end of a turn becomes a
-    # call (parsing/fenced_calls.py): a small-model failure shape, recovered only
-    # for models known to write it (the built-in Qwen2.5-Coder), or on request.
-    recover_fenced_calls: bool = False
 
     def with_overrides(
         self,
