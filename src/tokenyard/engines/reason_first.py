@@ -54,11 +54,14 @@ async def reason_then_call(
                 else:
                     for n, token in enumerate(chunk.token_ids):
                         ids.append(token)
-                        if end_ids and ids[-len(end_ids) :] == end_ids:
-                            closed = True
+                        closed = bool(end_ids) and ids[-len(end_ids) :] == end_ids
+                        if closed or len(ids) >= limit:
+                            # What a server sent past the marker or the limit is dropped.
                             chunk.token_ids = chunk.token_ids[: n + 1]
                             break
                 finish, chunk.finish_reason = chunk.finish_reason, None
+                if not closed and len(ids) >= limit:
+                    finish = "length"
                 yield chunk
                 if closed or finish is not None:
                     break
