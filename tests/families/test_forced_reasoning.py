@@ -21,7 +21,6 @@ from tokenyard.engines.simulated import SimulatedEngine
 from tokenyard.events import Finish, ReasoningDelta, TextDelta, ToolCallReady, ToolCallStart
 from tokenyard.families.call_syntax import call_syntax
 from tokenyard.families.catalog import FAMILIES
-from tokenyard.parsing.reasoning.parser import HARMONY_REASONING_NAMES
 from tokenyard.parsing.registry import check_tool_parser_name
 from tokenyard.prompting.prefix_watch import PromptFacts
 from tokenyard.prompting.profiles import PROFILES
@@ -32,10 +31,7 @@ from tokenyard.server.pipeline import Pipeline
 REASONING_WITH_TOOLS = [
     f.name
     for f in FAMILIES
-    if f.reasoning
-    and f.reasoning not in HARMONY_REASONING_NAMES
-    and f.tool_format
-    and call_syntax(check_tool_parser_name(f.tool_format))
+    if f.reasoning and f.tool_format and call_syntax(check_tool_parser_name(f.tool_format))
 ]
 TOOLS = [
     ToolSpec(name="Bash", parameters={"type": "object", "properties": {"command": {"type": "string"}}}),

@@ -48,6 +48,7 @@ from .base import Constraints, EngineChunk, EngineInfo, EngineRequest, EngineTok
 from .wire import REASONING_MARKERS, Call, Reasoning, Segment, render_output
 from .wire import Text as TextSegment
 
+HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 # What a scripted shell call runs: harmless, and its output is recognisable.
 SCRIPTED_COMMAND = "echo tokenyard-scripted-$((6*7))"
 SHELL_TOOLS = ("Bash", "exec_command", "exec", "shell", "bash", "run_shell_command")
@@ -298,11 +299,14 @@ def _closes_reasoning(prompt_text: str, reasoning_format: str | None) -> bool:
 
 
 def _strip_opened_marker(raw: str, prompt_text: str, reasoning_format: str | None) -> str:
-    """If the prompt already opened the reasoning block, the model does not write
-    the start marker again."""
-    if not reasoning_format or reasoning_format not in REASONING_MARKERS:
+    """If the prompt already opened the reasoning block (gpt-oss: its analysis
+    message), the model does not write the start marker again."""
+    if reasoning_format == "gpt_oss":
+        start = HARMONY_ANALYSIS
+    elif reasoning_format and reasoning_format in REASONING_MARKERS:
+        start = REASONING_MARKERS[reasoning_format][0]
+    else:
         return raw
-    start = REASONING_MARKERS[reasoning_format][0]
     if prompt_text.rstrip().endswith(start.rstrip()) and raw.startswith(start):
         return raw[len(start) :].lstrip("\n") if not start.endswith("\n") else raw[len(start) :]
     return raw

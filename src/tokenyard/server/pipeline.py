@@ -88,6 +88,7 @@ from ..faults import (
     ToolChoiceViolation,
 )
 from ..parsing.control_tokens import ControlTexts, ControlTokenFilter, control_texts, syntax_texts
+from ..parsing.harmony import CHANNEL, END, MESSAGE, START
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
 from ..parsing.splitter import OutputSplitter
@@ -222,6 +223,13 @@ class Pipeline:
         # where the template reads reasoning from a field (Kimi K3, Muse Glimmer), so
         # a thinking budget or a forced call can still end a block.
         self._thinking_markers = profile.reasoning_markers or ((syntax.start[0], syntax.end[0]) if syntax else None)
+        # What follows a reasoning block the pipeline closes.
+        self._after_reasoning = REASONING_END_SEPARATOR
+        if reasoning in HARMONY_REASONING_NAMES:
+            # gpt-oss reasons in an analysis message, which a forced call can open
+            # and close like a block; the call is the next message.
+            self._thinking_markers = (f"{CHANNEL}analysis{MESSAGE}", END)
+            self._after_reasoning = f"{START}assistant"
 
     def control_text_matcher(self) -> ControlTexts | None:
         """The control tokens' texts, for a text-only engine's output."""
@@ -409,7 +417,7 @@ class Pipeline:
         guided = self._guided(conversation)
         return ReasonFirst(
             end=self._thinking_markers[1],
-            separator=REASONING_END_SEPARATOR,
+            separator=self._after_reasoning,
             opener="" if guided else self._syntax.opener(self._forced_name(conversation), _calls_before(conversation)),
             budget=conversation.thinking.budget_tokens,
         )
