@@ -331,29 +331,6 @@ def test_a_reasoning_model_reasons_before_the_forced_call(api, rules):
     assert last_prompt(state).endswith("<|im_start|>assistant\n<think>"), "the block is opened, not closed"
 
 
-def test_a_guided_engine_reasons_unguided_then_gets_the_call_syntax(rules):
-    _, state = rules
-    engine = GuidedEngine(state.pipeline.engine)
-    pipeline = Pipeline(state.pipeline.model, engine)
-    conversation = Conversation(
-        model="m",
-        messages=[Message(role="user", parts=[Text(text="weather?")])],
-        tools=[ToolSpec(name="get_weather", parameters=WEATHER_SCHEMA)],
-        tool_choice=ToolChoice(mode="named", name="get_weather"),
-        thinking=ThinkingControl(mode="enabled"),
-    )
-    events = run(pipeline, conversation)
-    reasoning, call = engine.requests[-2:]
-    assert reasoning.constraints.guide is None and reasoning.prompt_text.endswith("<think>")
-    assert call.constraints.guide is not None and call.constraints.prefill == ""
-    assert call.prompt_text.endswith("</think>\n\n") and call.prompt_token_ids[: len(reasoning.prompt_token_ids)] == (
-        reasoning.prompt_token_ids
-    )
-    parts = [type(e).__name__ for e in events if isinstance(e, (ReasoningDelta, ToolCallReady))]
-    assert parts[0] == "ReasoningDelta" and parts[-1] == "ToolCallReady" and parts.count("ToolCallReady") == 1
-    assert isinstance(events[-1], Finish) and events[-1].reason == "tool_calls"
-
-
 # ------------------------------------------------------------------ parallel_tool_calls
 
 
@@ -419,6 +396,17 @@ class GuidedEngine(WrappedEngine):
         return self.inner.generate(request)
 
 
+def forced_weather(**fields) -> Conversation:
+    """A conversation whose tool choice names get_weather, its one tool."""
+    return Conversation(
+        model="m",
+        messages=[Message(role="user", parts=[Text(text="weather?")])],
+        tools=[ToolSpec(name="get_weather", parameters=WEATHER_SCHEMA)],
+        tool_choice=ToolChoice(mode="named", name="get_weather"),
+        **fields,
+    )
+
+
 def run(pipeline: Pipeline, conversation: Conversation) -> list:
     async def collect():
         return [e async for e in pipeline.start(conversation).events()]
@@ -465,13 +453,7 @@ def test_tool_choice_travels_to_the_engine(rules):
     engine = GuidedEngine(state.pipeline.engine)
     engine.info = lambda: EngineInfo("plain", 1_000_000)  # no guided decoding: a prefill
     pipeline = Pipeline(state.pipeline.model, engine)
-    conversation = Conversation(
-        model="m",
-        messages=[Message(role="user", parts=[Text(text="weather?")])],
-        tools=[ToolSpec(name="get_weather", parameters=WEATHER_SCHEMA)],
-        tool_choice=ToolChoice(mode="named", name="get_weather"),
-        parallel_tool_calls=False,
-    )
+    conversation = forced_weather(parallel_tool_calls=False)
     events = run(pipeline, conversation)
     constraints = engine.requests[-1].constraints
     assert (constraints.tool_choice, constraints.tool_name, constraints.parallel_tool_calls) == (
@@ -481,3 +463,20 @@ def test_tool_choice_travels_to_the_engine(rules):
     )
     assert constraints.prefill == NAMED_OPENER and constraints.guide is None
     assert [e.name for e in events if isinstance(e, ToolCallStart)] == ["get_weather"]
+
+
+def test_a_guided_engine_reasons_unguided_then_gets_the_call_syntax(rules):
+    _, state = rules
+    engine = GuidedEngine(state.pipeline.engine)
+    pipeline = Pipeline(state.pipeline.model, engine)
+    conversation = forced_weather(thinking=ThinkingControl(mode="enabled"))
+    events = run(pipeline, conversation)
+    reasoning, call = engine.requests[-2:]
+    assert reasoning.constraints.guide is None and reasoning.prompt_text.endswith("<think>")
+    assert call.constraints.guide is not None and call.constraints.prefill == ""
+    assert call.prompt_text.endswith("</think>\n\n") and call.prompt_token_ids[: len(reasoning.prompt_token_ids)] == (
+        reasoning.prompt_token_ids
+    )
+    parts = [type(e).__name__ for e in events if isinstance(e, (ReasoningDelta, ToolCallReady))]
+    assert parts[0] == "ReasoningDelta" and parts[-1] == "ToolCallReady" and parts.count("ToolCallReady") == 1
+    assert isinstance(events[-1], Finish) and events[-1].reason == "tool_calls"
