@@ -29,9 +29,7 @@ from tokenyard.server.pipeline import Pipeline
 
 # Reasoning families whose calls a forced tool choice can steer.
 REASONING_WITH_TOOLS = [
-    f.name
-    for f in FAMILIES
-    if f.reasoning and f.tool_format and call_syntax(check_tool_parser_name(f.tool_format))
+    f.name for f in FAMILIES if f.reasoning and f.tool_format and call_syntax(check_tool_parser_name(f.tool_format))
 ]
 TOOLS = [
     ToolSpec(name="Bash", parameters={"type": "object", "properties": {"command": {"type": "string"}}}),
