@@ -223,11 +223,11 @@ class Pipeline:
         # where the template reads reasoning from a field (Kimi K3, Muse Glimmer), so
         # a thinking budget or a forced call can still end a block.
         self._thinking_markers = profile.reasoning_markers or ((syntax.start[0], syntax.end[0]) if syntax else None)
-        # What follows a reasoning block the pipeline closes.
+        # What follows a reasoning block the pipeline closes (a budget, a forced call).
         self._after_reasoning = REASONING_END_SEPARATOR
         if reasoning in HARMONY_REASONING_NAMES:
-            # gpt-oss reasons in an analysis message, which a forced call can open
-            # and close like a block; the call is the next message.
+            # gpt-oss reasons in analysis messages, which a budget or a forced call
+            # can close like a block; the next message follows.
             self._thinking_markers = (f"{CHANNEL}analysis{MESSAGE}", END)
             self._after_reasoning = f"{START}assistant"
 
@@ -475,12 +475,12 @@ class Pipeline:
         reasoning = (self.model.profile.reasoning_parser or "").lower()
         if budget is None or not prompt.thinking_enabled or markers is None or not reasoning:
             return None
-        if reasoning in HARMONY_REASONING_NAMES or prompt.prefill:
-            return None  # harmony has no end marker to inject; a prefill already closed reasoning
+        if prompt.prefill:
+            return None  # a call prefill already closed reasoning
         encode = self.model.tokenizer.encode
         return ReasoningBudget(
             tokens=max(0, budget),
-            end_token_ids=tuple(encode(markers[1] + REASONING_END_SEPARATOR)),
+            end_token_ids=tuple(encode(markers[1] + self._after_reasoning)),
             start_token_ids=tuple(encode(markers[0])),
             inside=prompt.opened_reasoning or self._reasoning_forced,
         )
