@@ -433,9 +433,26 @@ class RemoteEngine:
                     # Lines are split here: a vLLM chunk echoing a long prompt's token ids
                     # is longer than aiohttp's line reader allows.
                     pending = b""
+                    first = True
                     async for data in response.content.iter_any():
                         lines = (pending + data).split(b"\n")
                         pending = lines.pop()
+                        if first:
+                            # The first token goes on alone, before the rest of its read is
+                            # parsed: it is what the client is waiting for. Its events are
+                            # queued for the response by the time this resumes; the loop's
+                            # turn (sleep(0)) lets the response write them first.
+                            for n, line in enumerate(lines):
+                                if (chunk := reader.feed(line.decode("utf-8").rstrip("\r"))) is not None:
+                                    first = False
+                                    lines = lines[n + 1 :]
+                                    yield chunk
+                                    await asyncio.sleep(0)
+                                    break
+                            else:
+                                lines = []
+                            if reader.done:
+                                break
                         chunks = [reader.feed(line.decode("utf-8").rstrip("\r")) for line in lines]
                         # What one read brought is one chunk: everything above then
                         # costs once per read, not once per token, when the server is ahead.
