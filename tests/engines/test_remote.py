@@ -42,7 +42,6 @@ WINDOW = 2048
 # Each behaviour is a served model name: the request's `model` picks it.
 BEHAVIOURS = (
     "normal",
-    "burst",
     "text-only",
     "slow",
     "garbage",
@@ -53,6 +52,7 @@ BEHAVIOURS = (
     "drop-mid-stream",
     "no-finish",
     "endless",
+    "burst",
 )
 
 

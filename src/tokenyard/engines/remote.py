@@ -432,9 +432,15 @@ class RemoteEngine:
                         raise _http_error(self.base_url, response.status, text)
                     # Lines are split here: a vLLM chunk echoing a long prompt's token ids
                     # is longer than aiohttp's line reader allows.
-                    pending = b""
-                    first = True
-                    async for data in response.content.iter_any():
+                    content, pending, first = response.content, b"", True
+                    while True:
+                        # Until the first token a read is one HTTP chunk: what else the
+                        # server has sent meanwhile is not even joined before it goes on.
+                        data, boundary = await content.readchunk() if first else (await content.readany(), False)
+                        if not data:
+                            if boundary:
+                                continue  # an empty chunk's end
+                            break
                         lines = (pending + data).split(b"\n")
                         pending = lines.pop()
                         if first:
