@@ -61,6 +61,7 @@ BEHAVIOURS = (
     "drop-mid-stream",
     "no-finish",
     "endless",
+    "burst",
 )
 
 
@@ -143,6 +144,11 @@ class StandIn:
             finally:
                 if not finished:
                     self.client_went_away.set()
+            return
+        if behaviour == "burst":  # a server far ahead of its client: the whole answer in one write
+            yield "".join(completion_chunk({"text": "x", "token_ids": [i]}) for i in ids) + completion_chunk(
+                {"text": "", "token_ids": [stop_id], "finish_reason": "stop"}
+            )
             return
         yield ": keep-alive comment\n\n"
         yield completion_chunk({"text": "ab", "token_ids": ids[:2]})
@@ -232,6 +238,16 @@ def failure(engine: RemoteEngine, *, limit: float = 10) -> tuple[str, float]:
     with pytest.raises(EngineError) as caught:
         generate(engine, limit=limit)
     return str(caught.value), time.monotonic() - started
+
+
+def test_the_first_token_goes_on_alone_and_the_rest_of_its_read_as_one_chunk(standin):
+    # The time to first token does not wait on parsing what else the first read brought.
+    engine = RemoteEngine(standin.url + "/v1/", model="burst", max_model_len=WINDOW)
+    chunks = generate(engine, request())
+    assert chunks[0].token_ids == OUTPUT_IDS[:1]
+    assert [t for c in chunks for t in c.token_ids] == OUTPUT_IDS
+    assert len(chunks) <= 3  # the rest merged (unless the write was split across reads), then the final chunk
+    assert chunks[-1].finish_reason == "stop"
 
 
 def test_streams_token_ids_and_reports_cached_tokens_on_the_final_chunk(standin):

@@ -434,10 +434,33 @@ class RemoteEngine:
                         raise _http_error(self.base_url, response.status, text)
                     # Lines are split here: a vLLM chunk echoing a long prompt's token ids
                     # is longer than aiohttp's line reader allows.
-                    pending = b""
-                    async for data in response.content.iter_any():
+                    content, pending, first = response.content, b"", True
+                    while True:
+                        # Until the first token a read is one HTTP chunk: what else the
+                        # server has sent meanwhile is not even joined before it goes on.
+                        data, boundary = await content.readchunk() if first else (await content.readany(), False)
+                        if not data:
+                            if boundary:
+                                continue  # an empty chunk's end
+                            break
                         lines = (pending + data).split(b"\n")
                         pending = lines.pop()
+                        if first:
+                            # The first token goes on alone, before the rest of its read is
+                            # parsed: it is what the client is waiting for. Its events are
+                            # queued for the response by the time this resumes; the loop's
+                            # turn (sleep(0)) lets the response write them first.
+                            for n, line in enumerate(lines):
+                                if (chunk := reader.feed(line.decode("utf-8").rstrip("\r"))) is not None:
+                                    first = False
+                                    lines = lines[n + 1 :]
+                                    yield chunk
+                                    await asyncio.sleep(0)
+                                    break
+                            else:
+                                lines = []
+                            if reader.done:
+                                break
                         chunks = [reader.feed(line.decode("utf-8").rstrip("\r")) for line in lines]
                         # What one read brought is one chunk: everything above then
                         # costs once per read, not once per token, when the server is ahead.

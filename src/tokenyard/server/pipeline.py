@@ -100,7 +100,7 @@ from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.tokenizer import Tokenizer
 from ..settings import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from ..structured_output import output_violation
-from .offload import Offload, free_in_pieces
+from .offload import SMALL_RENDER_BYTES, Offload, free_in_pieces
 
 log = logging.getLogger("tokenyard.pipeline")
 
@@ -306,13 +306,22 @@ class Pipeline:
         return self._begin(conversation, self.render(conversation), request_id, call_id_prefix)
 
     async def prepare(
-        self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_"
+        self,
+        conversation: Conversation,
+        *,
+        request_id: str | None = None,
+        call_id_prefix: str = "call_",
+        body_bytes: int | None = None,
     ) -> Generation:
-        """Render (off the event loop) and validate: the `Generation` to stream.
+        """Render (off the event loop, unless the request's body is under
+        `SMALL_RENDER_BYTES`) and validate: the `Generation` to stream.
         Raises `PromptTooLong`, `InvalidToolChoice`, `TemplateError` for the API
         layer to map to a 400."""
         self.check_tool_choice(conversation)
-        prompt = await self.offload.run(self.render_within_window, conversation)
+        if body_bytes is not None and body_bytes < SMALL_RENDER_BYTES:
+            prompt = self.render_within_window(conversation)
+        else:
+            prompt = await self.offload.run(self.render_within_window, conversation)
         return self._begin(conversation, prompt, request_id, call_id_prefix)
 
     def check_tool_choice(self, conversation: Conversation) -> None:
