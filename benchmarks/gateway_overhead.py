@@ -18,7 +18,9 @@ before the request path got slower) served side by side from `git archive` of
 that commit, in alternating rounds, so both see the same machine load.
 
 Targets: tokenyard's added TTFT <= 1/5 of LiteLLM's and <= 1 ms; >= 88 requests/s
-at 32 streams (b262c43's figure on the 2-core VM).
+at 32 streams (b262c43's figure on the 2-core VM). The bare hop (bare_gateway.py:
+the same HTTP stack passing tokens straight on) is measured beside them: the part of
+the added time no gateway on this stack avoids.
 LiteLLM is looked for in $TOKENYARD_LITELLM_VENV, else $TOKENYARD_CACHE/litellm-venv
 (~/.cache/tokenyard/litellm-venv). Install it once (its own venv: its pins clash
 with ours): python3 -m venv ~/.cache/tokenyard/litellm-venv &&
@@ -255,6 +257,23 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 pids[name] = server.pid
                 paths[name] = (f"http://127.0.0.1:{ports[name]}/v1/messages", "anthropic")
+            bare_port = free_port()
+            stack.enter_context(
+                process(
+                    [
+                        sys.executable,
+                        str(REPO / "benchmarks" / "bare_gateway.py"),
+                        "--port",
+                        str(bare_port),
+                        "--engine-url",
+                        engine,
+                        "--prompt-tokens",
+                        str(len(tokenizer.encode(SYSTEM))),
+                    ],
+                    f"http://127.0.0.1:{bare_port}/health",
+                )
+            )
+            paths["bare hop"] = (f"http://127.0.0.1:{bare_port}/v1/messages", "anthropic")
             if litellm.exists():
                 # hosted_vllm: LiteLLM's provider for an OpenAI-compatible inference server
                 # (it sends `openai/` models' Anthropic requests to the Responses API).
@@ -338,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  {name:<11}{ttft * 1000:>8.2f} ms{added[name][0]:>8.2f} ms{last * 1000:>10.2f} ms{added[name][1]:>8.2f} ms"
         )
+    print(
+        f"  the bare hop (uvicorn + aiohttp, nothing else: bare_gateway.py) adds {added['bare hop'][0]:.2f} ms; "
+        f"tokenyard's own work: {added['tokenyard'][0] - added['bare hop'][0]:.2f} ms"
+    )
     labels, values = ["tokenyard"], [added["tokenyard"][0]]
     if "litellm" in added:
         request_ratio = added["tokenyard"][0] / added["litellm"][0]

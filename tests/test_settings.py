@@ -71,6 +71,9 @@ def test_every_model_setting_is_a_models_file_key():
         (["serve"], {"TOKENYARD_MAX_QUEUE_WAIT": "soon"}, ("TOKENYARD_MAX_QUEUE_WAIT", "number")),
         (["serve", "--no-such-flag"], {}, ("--no-such-flag",)),
         (["codex-catalog", "--context-window", "big", "--served-model-name", "m"], {}, ("--context-window",)),
+        (["codex-catalog", "--context-window", "8"], {}, ("--served-model-name",)),
+        # `parse` names its parsers as `serve` does: flag or TOKENYARD_*.
+        (["parse"], {"TOKENYARD_TOOL_CALL_PARSER": "no-such"}, ("tokenyard parse", "'no-such'")),
     ],
 )
 def test_a_bad_value_is_one_line_and_exit_2(argv, env, names, monkeypatch, capsys):

@@ -8,16 +8,26 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn
 
 from .conversation import ToolSpec
 from .events import ParseEvent, event_to_dict, merge_adjacent
 from .families.peer_names import PEER_REASONING_NAMES, PEER_TOOL_NAMES, PEERS
+from .launchers.common import CLIENTS, LAUNCHER_FLAGS_HELP
 from .parsing.reasoning.parser import load_reasoning_parser_plugin, reasoning_parser_names
 from .parsing.registry import UnknownParserError, load_tool_parser_plugin, tool_parser_names
 from .parsing.splitter import OutputSplitter
-from .settings import SERVE_SETTINGS, ModelSettings, Setting, SettingError, declared
+from .settings import (
+    DEFAULT_CODEX_PROFILE,
+    SERVE_SETTINGS,
+    ModelSettings,
+    ServeSettings,
+    Setting,
+    SettingError,
+    declared,
+)
 
 
 def load_tool_specs(data: Any) -> list[ToolSpec]:
@@ -97,13 +107,16 @@ def run_codex_catalog(args: argparse.Namespace) -> int:
     from .apis.catalogs import codex_catalog
     from .apis.models import ModelCard
 
+    if not args.served_model_names:
+        raise ValueError("name the served ids: --served-model-name ID (repeatable)")
     window = args.context_window
     thinking = not args.no_reasoning
     cards = [
         ModelCard(i, 0, window, window, thinking=thinking, thinking_switch=False, effort=thinking and args.effort)
-        for i in args.served_model_name
+        for i in args.served_model_names
     ]
-    catalog = codex_catalog(cards, load_codex_profile(args.codex_profile, args.codex_models))
+    profile = load_codex_profile(args.codex_profile or DEFAULT_CODEX_PROFILE, args.codex_models)
+    catalog = codex_catalog(cards, profile)
     text = json.dumps(catalog, indent=2, ensure_ascii=False) + "\n"
     if args.output == "-":
         sys.stdout.write(text)
@@ -243,16 +256,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         pipelines[0],
         ReasoningSeal(load_server_key(args.server_key, key_file=args.seal_key_file)),
         ServerConfig(
-            api_key=args.api_key,
-            enable_streaming_tool_dispatch=args.enable_streaming_tool_dispatch,
-            max_concurrency=args.max_concurrency,
-            prompt_log=Path(args.prompt_log) if args.prompt_log else None,
-            max_queue_wait=args.max_queue_wait,
-            allowed_hosts=tuple(h for h in args.allowed_hosts.split(",") if h.strip()),
-            allowed_origins=tuple(o for o in args.allowed_origins.split(",") if o.strip()),
-            codex_profile=codex_profile,
-            safeguards_model=args.safeguards_model,
-            safeguards_timeout=args.safeguards_timeout,
+            **{item.name: getattr(args, item.name) for item in declared(ServeSettings)}, codex_catalog=codex_profile
         ),
         other_pipelines=tuple(pipelines[1:]),
     )
@@ -278,13 +282,8 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         logging.getLogger("tokenyard").warning(
             "open-file limit is %d (hard limit); many idle connections could exhaust it", after
         )
-    limits = HttpLimits(
-        max_header_bytes=args.max_header_bytes,
-        header_timeout=args.header_timeout,
-        keep_alive_timeout=args.keep_alive_timeout,
-        send_timeout=args.send_timeout,
-        limit_concurrency=args.limit_concurrency,
-    )
+    # Each limit that is a serve setting comes from it (the others keep their defaults).
+    limits = HttpLimits(**{f.name: getattr(args, f.name) for f in fields(HttpLimits) if hasattr(args, f.name)})
     started = serve(
         create_app(state),
         host=args.host,
@@ -351,6 +350,11 @@ def add_settings(command: SettingsParser, settings: Sequence[Setting]) -> None:
         command.add_argument(item.flag, **options)
 
 
+def serve_settings(*names: str) -> list[Setting]:
+    """The serve settings another command takes too, by name."""
+    return [item for item in SERVE_SETTINGS if item.name in names]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = SettingsParser(prog="tokenyard", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -370,12 +374,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="Feed a model's raw output on stdin through a reasoning parser and a "
         "tool-call parser, exactly as the server does, and print the events as JSON lines.",
     )
-    parse.add_argument(
-        "--reasoning-parser", metavar="NAME", help="e.g. qwen3, deepseek_r1, kimi_k25, gpt_oss (peer names work too)"
-    )
-    parse.add_argument(
-        "--tool-call-parser", metavar="NAME", help="e.g. hermes, qwen3_coder, kimi_k2, harmony (peer names work too)"
-    )
     parse.add_argument("--tools", metavar="FILE", help="JSON list of tools (OpenAI, Anthropic or flat shape)")
     parse.add_argument(
         "--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)"
@@ -388,7 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--list", action="store_true", help="list our parser names and which of vLLM's/SGLang's/Dynamo's map where"
     )
-    add_settings(parse, [item for item in SERVE_SETTINGS if item.name.endswith("_parser_plugin")])
+    # The parsers are named, and plugins loaded, as `serve` takes them (flags and TOKENYARD_*).
+    add_settings(
+        parse, serve_settings("reasoning_parser", "tool_call_parser", "tool_parser_plugin", "reasoning_parser_plugin")
+    )
     parse.set_defaults(run=run_parse)
 
     catalog = commands.add_parser(
@@ -397,12 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write the catalog `tokenyard serve --codex-profile` serves to Codex, as a file for "
         "Codex's `model_catalog_json`. It replaces Codex's bundled catalog, so list every id you serve.",
     )
-    catalog.add_argument(
-        "--served-model-name", action="append", required=True, metavar="ID", help="a served id (repeatable)"
-    )
+    # The ids and the Codex profile as `serve` takes them (flags and TOKENYARD_*).
+    add_settings(catalog, serve_settings("served_model_names", "codex_profile", "codex_models"))
     catalog.add_argument("--context-window", type=int, required=True, metavar="TOKENS", help="the real window")
-    catalog.add_argument("--codex-profile", default="gpt-5.5", metavar="SLUG", help="profile to inherit (gpt-5.5)")
-    catalog.add_argument("--codex-models", metavar="FILE", help="catalog to take it from (default: codex's bundled)")
     catalog.add_argument("--no-reasoning", action="store_true", help="the model does not reason")
     catalog.add_argument(
         "--effort", action="store_true", help="the chat template reads reasoning_effort (offer low/medium/high)"
@@ -410,9 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
     catalog.set_defaults(run=run_codex_catalog)
 
-    from .launchers.common import LAUNCHER_FLAGS_HELP
-
-    for client, what in (("claude", "Claude Code"), ("codex", "Codex"), ("openclaw", "OpenClaw")):
+    for client, what in CLIENTS.items():
         commands.add_parser(
             client,
             help=f"run {what} against tokenyard (starting a server if none runs), everything set",
@@ -420,9 +416,6 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     return parser
-
-
-LAUNCHERS = ("claude", "codex", "openclaw")
 
 
 def run_launcher(client: str, argv: Sequence[str]) -> int:
@@ -446,7 +439,7 @@ def run_launcher(client: str, argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     # The client's own arguments must reach it untouched, so argparse never sees them.
-    if arguments and arguments[0] in LAUNCHERS:
+    if arguments and arguments[0] in CLIENTS:
         return run_launcher(arguments[0], arguments[1:])
     try:
         args = build_parser().parse_args(arguments)

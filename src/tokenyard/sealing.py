@@ -57,12 +57,11 @@ class ReasoningSeal:
 def load_server_key(
     explicit: str | None = None, cache_dir: Path | None = None, *, key_file: Path | None = None
 ) -> bytes:
-    """The key from `--server-key` / `TOKENYARD_SERVER_KEY` / `TOKENYARD_SEAL_KEY`, or
-    the file `--seal-key-file` names (64 hex digits are the key itself; any other
-    text is hashed into one), else one kept in the cache folder so a restarted server
-    still opens what it sealed before. Replicas that share a key open each other's
-    seals."""
-    value = explicit or os.environ.get("TOKENYARD_SERVER_KEY") or os.environ.get("TOKENYARD_SEAL_KEY")
+    """The key given (the `server_key` setting: its flag or variables), or the file
+    `key_file` names (64 hex digits are the key itself; any other text is hashed into
+    one), else one kept in the cache folder so a restarted server still opens what it
+    sealed before. Replicas that share a key open each other's seals."""
+    value = explicit
     if not value and key_file is not None:
         value = key_file.read_text(encoding="utf-8").strip()
         if not value:

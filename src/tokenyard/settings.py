@@ -32,6 +32,9 @@ DEFAULT_ENGINE_TIMEOUT = 120.0
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_SAFEGUARDS_TIMEOUT = 60.0
 DEFAULT_SESSION_HEADERS = ("x-session-id",)
+# The Codex catalog entry whose profile served ids inherit where none is named
+# (`tokenyard codex-catalog`, the servers `tokenyard codex` starts).
+DEFAULT_CODEX_PROFILE = "gpt-5.5"
 
 ENV_PREFIX = "TOKENYARD_"
 TRUE = ("1", "true", "yes", "on")
@@ -437,10 +440,22 @@ class ServeSettings:
     limit_concurrency: int = setting(
         4096, "open connections plus in-flight requests; beyond it the server answers 503", metavar="N"
     )
+    ws_ping_interval: float = setting(
+        20.0,
+        "a Responses WebSocket is pinged this often, silences included (a long prefill or tool call), and "
+        "closed when a ping goes unanswered this long (its generation stops); 0: no pings",
+        metavar="SECONDS",
+    )
+    ws_max_lifetime: float = setting(
+        3600.0,
+        "a Responses WebSocket is closed this long after it opened, once its response in flight ends, with "
+        "OpenAI's websocket_connection_limit_reached error (clients reconnect); 0: no limit",
+        metavar="SECONDS",
+    )
     codex_profile: str | None = setting(
         None,
         "serve Codex a model catalog (GET /v1/models?client_version=…, for model_catalog_url) whose entries "
-        "inherit this Codex catalog model's profile, e.g. gpt-5.5 (see *Point Codex at it*)",
+        f"inherit this Codex catalog model's profile, e.g. {DEFAULT_CODEX_PROFILE} (see *Point Codex at it*)",
         metavar="SLUG",
     )
     codex_models: Path | None = setting(

@@ -102,7 +102,7 @@ def test_one_body_for_openai_clients_and_codex_with_a_stable_etag():
 
 
 def test_models_route_serves_the_catalog_to_codex_only(tmp_path):
-    config = ServerConfig(codex_profile=PROFILE)
+    config = ServerConfig(codex_catalog=PROFILE)
     with running_server(
         "qwen3", names=("own/model", "alias"), max_model_len=32768, config=config, tmp_path=tmp_path
     ) as (url, _):

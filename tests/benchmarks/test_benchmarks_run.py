@@ -60,7 +60,7 @@ def test_dispatch_latency_quick(capsys):
 def test_gateway_overhead_quick(capsys):
     assert load("gateway_overhead").main(["--quick"]) == 0
     out = capsys.readouterr().out
-    assert "tokenyard" in out and "direct" in out
+    assert "tokenyard" in out and "direct" in out and "bare hop" in out
 
 
 def test_loop_latency_quick(capsys):

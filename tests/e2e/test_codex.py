@@ -454,13 +454,10 @@ def test_codex_output_schema_never_passes_prose(tmp_path):
 # ---- Responses over WebSocket ----------------------------------------------------------
 
 
-def test_codex_tool_round_trip_over_the_responses_websocket(tmp_path):
-    """Configured as `tokenyard codex` configures it (tokenyard's catalog, which
-    prefers WebSockets, and a provider that supports them), Codex talks to the server
-    over a Responses WebSocket: every generation of a tool round trip goes over it,
-    and the turn after the tool call continues the previous response with only the
-    new items (`previous_response_id`), which the server expands into the prompt the
-    HTTP replay renders."""
+def run_codex_over_websocket(tmp_path, server_args=()) -> tuple:
+    """A tool round trip by `codex exec`, configured as `tokenyard codex` configures it
+    (tokenyard's catalog, which prefers WebSockets, and a provider that supports them):
+    (result, prompt-log entries, WebSocket generations counted, server log)."""
     codex_binary()
     prompt_log = tmp_path / "prompts.jsonl"
     extra = ["--codex-profile", CODEX_PROFILE, "--codex-models", str(bundled_catalog(tmp_path / "bundled.json"))]
@@ -470,7 +467,7 @@ def test_codex_tool_round_trip_over_the_responses_websocket(tmp_path):
         tool_call_parser="hermes",
         reasoning_parser="qwen3",
         prompt_log=prompt_log,
-        extra_args=extra,
+        extra_args=[*extra, *server_args],
     )
     home = tmp_path / "home"
     with serve_in_namespace(argv, workdir=tmp_path / "server") as server:
@@ -488,11 +485,35 @@ def test_codex_tool_round_trip_over_the_responses_websocket(tmp_path):
         log = server.log_text()
     assert result.returncode == 0, result.report() + "\nserver log:\n" + log
     assert result.stdout.startswith("The tool returned: ") and TOOL_OUTPUT in result.stdout
-    entries = prompt_log_entries(prompt_log)
-    assert len(entries) == 2, f"expected the call and the answer, got {len(entries)}"
+    # The upgrade's `openai-model` is the id Codex asked for (another one it reports as rerouted).
+    assert "rerouted" not in result.stdout + result.stderr, result.report()
     [over_ws] = [line for line in metrics.splitlines() if line.startswith("tokenyard_websocket_responses_total{")]
-    assert float(over_ws.rsplit(" ", 1)[1]) == len(entries), "every generation went over the WebSocket"
+    return result, prompt_log_entries(prompt_log), float(over_ws.rsplit(" ", 1)[1]), log
+
+
+def test_codex_tool_round_trip_over_the_responses_websocket(tmp_path):
+    """Codex talks to the server over a Responses WebSocket: every generation of a
+    tool round trip goes over it, and the turn after the tool call continues the
+    previous response with only the new items (`previous_response_id`), which the
+    server expands into the prompt the HTTP replay renders."""
+    result, entries, over_ws, log = run_codex_over_websocket(tmp_path)
+    assert len(entries) == 2, f"expected the call and the answer, got {len(entries)}"
+    assert over_ws == len(entries), "every generation went over the WebSocket"
     assert "a Responses WebSocket opened" in log
     assert "Responses WebSocket: continuing resp_" in log, "the answer turn sent only the new items"
     call, answer = entries
+    assert answer["prompt_text"].startswith(call["prompt_text"]) and TOOL_OUTPUT in answer["prompt_text"]
+
+
+def test_codex_reconnects_when_the_websocket_lifetime_ends(tmp_path):
+    """A lifetime shorter than the first generation (slowed per token): that response
+    still completes, then the connection gets `websocket_connection_limit_reached` and
+    closes; Codex opens a new one and sends the conversation in full."""
+    result, entries, over_ws, log = run_codex_over_websocket(
+        tmp_path, ["--ws-max-lifetime", "1", "--token-delay", "0.05"]
+    )
+    assert "reached its 1 s lifetime" in log
+    assert log.count("a Responses WebSocket opened") >= 2, log
+    assert over_ws == len(entries), "every generation still went over a WebSocket (no fallback to HTTP)"
+    call, answer = entries[0], entries[-1]
     assert answer["prompt_text"].startswith(call["prompt_text"]) and TOOL_OUTPUT in answer["prompt_text"]

@@ -25,8 +25,9 @@ pytest.importorskip(
 pytest.importorskip("accelerate", reason="embedded engine deps missing: pip install -e '.[embedded]'")
 
 from tokenyard.engines import embedded
-from tokenyard.engines.base import Constraints, EngineChunk, EngineRequest, ReasoningBudget
+from tokenyard.engines.base import Constraints, EngineChunk, EngineRequest, ReasonFirst, ReasoningBudget
 from tokenyard.engines.embedded import BACKGROUND_MAX_TOKENS, EmbeddedEngine, PrefixStore
+from tokenyard.engines.reason_first import reason_then_call
 from tokenyard.faults import PromptTooLong
 from tokenyard.models.resolve import resolve_model_dir
 from tokenyard.prompting.template import ChatTemplate
@@ -338,3 +339,26 @@ def test_the_forward_pass_passes_no_deprecated_transformers_argument(engine: Emb
         with torch.inference_mode():
             logits = engine._forward(tokenizer.encode("Hello"), DynamicCache())
     assert logits.dim() == 1
+
+
+def test_reasoning_then_a_forced_call_continues_the_same_model(engine: EmbeddedEngine, tokenizer: Tokenizer):
+    # SmolLM2 stands in for a reasoning model: its reasoning request ends at the
+    # budget (3 tokens), the end marker and the call opener follow as if sampled, and
+    # the call request continues from them.
+    prompt = render(tokenizer, [{"role": "user", "content": "Weather in Paris?"}])
+    opener = '<tool_call>\n{"name": "get_weather", "arguments": '
+    plan = ReasonFirst(end="</think>", separator="\n\n", opener=opener, budget=3)
+    injected = tokenizer.encode("</think>\n\n" + opener)
+    total = 3 + len(injected) + 4
+    req = EngineRequest(
+        "forced", prompt, max_tokens=total, constraints=Constraints(tool_choice="required", reason_first=plan)
+    )
+
+    async def run() -> list[EngineChunk]:
+        return [c async for c in reason_then_call(engine, req, tokenizer) if c != EngineChunk()]
+
+    chunks = asyncio.run(run())
+    ids = [t for c in chunks for t in c.token_ids]
+    assert len(ids) == total and chunks[-1].finish_reason == "length"
+    assert ids[3 : 3 + len(injected)] == injected
+    assert [c.finish_reason for c in chunks].count("length") == 1

@@ -22,7 +22,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from tokenyard.engines.base import CallGuide, CallTag, Constraints, EngineChunk, EngineRequest, ReasoningBudget
+from tokenyard.engines.base import (
+    CallGuide,
+    CallTag,
+    Constraints,
+    EngineChunk,
+    EngineRequest,
+    ReasonFirst,
+    ReasoningBudget,
+)
+from tokenyard.engines.reason_first import reason_then_call
 from tokenyard.engines.remote import RemoteEngine, merge_chunks, structural_tag
 from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.prompting.prefix_watch import PrefixWatch
@@ -52,6 +61,7 @@ BEHAVIOURS = (
     "drop-mid-stream",
     "no-finish",
     "endless",
+    "burst",
 )
 
 
@@ -134,6 +144,11 @@ class StandIn:
             finally:
                 if not finished:
                     self.client_went_away.set()
+            return
+        if behaviour == "burst":  # a server far ahead of its client: the whole answer in one write
+            yield "".join(completion_chunk({"text": "x", "token_ids": [i]}) for i in ids) + completion_chunk(
+                {"text": "", "token_ids": [stop_id], "finish_reason": "stop"}
+            )
             return
         yield ": keep-alive comment\n\n"
         yield completion_chunk({"text": "ab", "token_ids": ids[:2]})
@@ -223,6 +238,16 @@ def failure(engine: RemoteEngine, *, limit: float = 10) -> tuple[str, float]:
     with pytest.raises(EngineError) as caught:
         generate(engine, limit=limit)
     return str(caught.value), time.monotonic() - started
+
+
+def test_the_first_token_goes_on_alone_and_the_rest_of_its_read_as_one_chunk(standin):
+    # The time to first token does not wait on parsing what else the first read brought.
+    engine = RemoteEngine(standin.url + "/v1/", model="burst", max_model_len=WINDOW)
+    chunks = generate(engine, request())
+    assert chunks[0].token_ids == OUTPUT_IDS[:1]
+    assert [t for c in chunks for t in c.token_ids] == OUTPUT_IDS
+    assert len(chunks) <= 3  # the rest merged (unless the write was split across reads), then the final chunk
+    assert chunks[-1].finish_reason == "stop"
 
 
 def test_streams_token_ids_and_reports_cached_tokens_on_the_final_chunk(standin):
@@ -477,3 +502,38 @@ def test_what_one_read_brings_is_one_chunk_per_kind():
     mixed = [EngineChunk(text="a"), EngineChunk(token_ids=[1]), EngineChunk(token_ids=[2], cached_tokens=5)]
     assert merge_chunks(mixed) == mixed
     assert merge_chunks([]) == []
+
+
+class _CharTokenizer:
+    def encode(self, text: str) -> list[int]:
+        return [ord(c) for c in text]
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(map(chr, ids))
+
+
+def test_reasoning_before_a_forced_call_is_two_requests_the_second_guided(standin):
+    # The budget (2 tokens) ends the unguided reasoning request; the call request
+    # continues its prompt and output after the injected end marker, under the guide.
+    plan = ReasonFirst(end="</think>", separator="\n\n", opener="", budget=2)
+    constraints = Constraints(tool_choice="named", tool_name="get_weather", guide=GUIDE, reason_first=plan)
+    engine = RemoteEngine(standin.url, model="normal", max_model_len=WINDOW)
+
+    async def run():
+        await engine.start()
+        try:
+            stream = reason_then_call(engine, request(constraints=constraints), _CharTokenizer())
+            return [chunk async for chunk in stream]
+        finally:
+            await engine.close()
+
+    chunks = asyncio.run(asyncio.wait_for(run(), 10))
+    injected = [ord(c) for c in "</think>\n\n"]
+    ids = [t for c in chunks for t in c.token_ids]
+    assert ids == [*OUTPUT_IDS[:2], *injected, *OUTPUT_IDS]
+    assert chunks[-1].finish_reason == "stop" and [c.finish_reason for c in chunks].count("stop") == 1
+    reasoning, call = standin.bodies
+    assert "structured_outputs" not in reasoning and reasoning["max_tokens"] == 2
+    assert "structural_tag" in call["structured_outputs"]
+    assert call["prompt"] == reasoning["prompt"] + OUTPUT_IDS[:2] + injected
+    assert call["max_tokens"] == 50 - 2 - len(injected)

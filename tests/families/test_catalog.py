@@ -13,11 +13,13 @@ falling back silently.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 
 from tokenyard.conversation import Conversation, Message, Text, ThinkingControl, ToolChoice, ToolSpec
+from tokenyard.engines.base import ReasoningBudgetTracker
 from tokenyard.families.call_syntax import call_syntax
 from tokenyard.families.catalog import BY_NAME, DERIVED, FAMILIES
 from tokenyard.families.reasoning import REASONING_BY_NAME, REASONING_FORMATS
@@ -28,7 +30,7 @@ from tokenyard.server.pipeline import Pipeline
 
 NAMES = [family.name for family in FAMILIES]
 TOOL_FAMILIES = [f.name for f in FAMILIES if f.tool_format]
-THINKING_FAMILIES = [f.name for f in FAMILIES if f.reasoning and f.reasoning not in HARMONY_REASONING_NAMES]
+THINKING_FAMILIES = [f.name for f in FAMILIES if f.reasoning]
 
 # Parsers no record selects: users name them (as vLLM's, SGLang's and Dynamo's
 # users do) for checkpoints whose family the catalog does not detect.
@@ -95,7 +97,16 @@ def test_budget_tokens_is_enforced_for_every_thinking_family(name):
     assert budget is not None, f"{name}: budget_tokens would be ignored"
     end = "".join(map(chr, budget.end_token_ids))
     assert budget.tokens == 8 and budget.inside
-    assert any(end.startswith(marker) for marker in REASONING_BY_NAME[BY_NAME[name].reasoning].end)
+    reasoning = BY_NAME[name].reasoning
+    # gpt-oss's analysis message ends as any harmony message does.
+    ends = ("<|end|>",) if reasoning in HARMONY_REASONING_NAMES else REASONING_BY_NAME[reasoning].end
+    assert any(end.startswith(marker) for marker in ends)
+    # Where the model opens the block itself, the engine sees it open and counts.
+    tracker = ReasoningBudgetTracker(replace(budget, inside=False))
+    for token in [*budget.start_token_ids, *map(ord, "x" * 8)]:
+        assert not tracker.exhausted
+        tracker.push(token)
+    assert tracker.exhausted
 
 
 def test_every_parser_is_reachable_from_a_record_or_documented_name_only():

@@ -105,6 +105,25 @@ def test_prose_before_a_header_is_text():
     assert summary(parse(harmony, text)) == [("text", "Hello."), ("text", "Sunny, 24°C.")]
 
 
+def test_a_channel_word_between_messages_is_header_syntax():
+    # gpt-oss writes `<|call|>commentary<|channel|>...` (SGLang's filler cases): after an
+    # end token only a header may stand, so the word is part of one.
+    text = call("Oslo") + "commentary" + FINAL
+    events = parse(harmony, text)
+    assert summary(events) == [("call", "get_weather", {"city": "Oslo", "days": 3}), ("text", "Sunny, 24°C.")]
+    assert any(isinstance(e, Marker) and e.text.startswith("commentary<|start|>") for e in events)
+    # Prose there (not the role or a channel name before a header) stays text.
+    assert summary(parse(harmony, ANALYSIS + "Done." + FINAL)) == [
+        ("reasoning", "The user wants the weather."),
+        ("text", "Done."),
+        ("text", "Sunny, 24°C."),
+    ]
+    assert summary(parse(harmony, ANALYSIS + "commentary")) == [
+        ("reasoning", "The user wants the weather."),
+        ("text", "commentary"),
+    ]
+
+
 def test_broken_header_is_text():
     text = "<|channel|>final oops\nnot a header<|end|>"
     events = parse(harmony, text)

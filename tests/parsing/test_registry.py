@@ -146,13 +146,20 @@ AS_INSTANCE = ReasoningFormat("pipe_instance", ("[[",), ("]]",))
 '''
 
 
+@pytest.fixture
+def own_plugins(monkeypatch):
+    """Plugins a test loads stay the test's: later tests see the tree's formats only."""
+    monkeypatch.setattr("tokenyard.parsing.registry._PLUGIN_TOOLS", {})
+    monkeypatch.setattr("tokenyard.parsing.reasoning.parser._PLUGIN_FORMATS", {})
+
+
 def run_cli(argv, stdin, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     code = cli.main(argv)
     return code, capsys.readouterr()
 
 
-def test_plugins_load_from_a_module(tmp_path, monkeypatch, capsys):
+def test_plugins_load_from_a_module(tmp_path, monkeypatch, capsys, own_plugins):
     (tmp_path / "my_parsers_plugin.py").write_text(PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     tools = tmp_path / "tools.json"

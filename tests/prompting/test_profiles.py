@@ -1,5 +1,6 @@
 import pytest
 
+from tokenyard.families.detection import BASE_CONFIG_SIGNS, CONFIG_SIGNS
 from tokenyard.prompting.profiles import PROFILES, detect_profile, profile_by_name
 
 from ..fixtures import load_tokenizer, model_dir
@@ -203,3 +204,60 @@ def test_step3_and_xlam_from_names():
     assert detect_profile(None, None, name="stepfun-ai/Step-3.5-Flash").family == "step3.5"
     assert detect_profile(None, None, name="Salesforce/Llama-xLAM-2-8b-fc-r").family == "xlam"
     assert detect_profile(None, None, name="openbmb/MiniCPM5-1B").family == "minicpm5"
+
+
+def _checkpoint(tmp_path, config: dict, folder: str = "checkpoint-1200"):
+    """A model folder with an uninformative name and the given config.json."""
+    import json
+
+    path = tmp_path / folder
+    path.mkdir()
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize("value", sorted(CONFIG_SIGNS))
+def test_a_config_field_alone_names_the_family(tmp_path, value):
+    # As an architecture or as the model type, the value is read exactly.
+    family = CONFIG_SIGNS[value]
+    as_architecture = _checkpoint(tmp_path, {"architectures": [value], "model_type": "unknown"}, "a")
+    as_model_type = _checkpoint(tmp_path, {"model_type": value}, "b")
+    assert detect_profile(as_architecture).family == family
+    assert detect_profile(as_model_type).family == family
+
+
+@pytest.mark.parametrize("value", sorted(BASE_CONFIG_SIGNS))
+def test_a_base_architecture_is_the_last_word(tmp_path, value):
+    assert detect_profile(_checkpoint(tmp_path, {"model_type": value})).family == BASE_CONFIG_SIGNS[value]
+
+
+def test_config_fields_in_their_precedence(tmp_path):
+    # A name says more than an architecture (fine-tunes keep their base's).
+    named = _checkpoint(tmp_path, {"architectures": ["GptOssForCausalLM"]}, "Seed-OSS-36B")
+    assert detect_profile(named).family == "seed-oss"
+    # Template text a family alone writes beats the config.
+    assert detect_profile(_checkpoint(tmp_path, {"model_type": "gpt_oss"}, "a"), "<seed:tool_call>").family == (
+        "seed-oss"
+    )
+    # A specific architecture beats syntax shared with other families...
+    qwen_like = "{{ '<tool_call>' }}{{ '<think>' }}"
+    assert detect_profile(_checkpoint(tmp_path, {"model_type": "smollm3"}, "b"), qwen_like).family == "smollm3"
+    # ...which beats a base architecture a distill keeps (R1 distills are Qwen2's).
+    r1 = "{{ '<｜tool▁sep｜>' }}{{ '<think>' }}"
+    assert detect_profile(_checkpoint(tmp_path, {"model_type": "qwen2"}, "c"), r1).family == "deepseek-r1"
+    # A group's refinements still read the template: Command A and R7B share `cohere2`.
+    cohere = _checkpoint(tmp_path, {"architectures": ["Cohere2ForCausalLM"]}, "d")
+    assert detect_profile(cohere, "{{ '<|START_TEXT|>' }}").family == "cohere-command4"
+    assert detect_profile(cohere).family == "cohere-command3"
+    # `_name_or_path` is a name; a config that is not an object is no config.
+    assert detect_profile(_checkpoint(tmp_path, {"_name_or_path": "ibm/granite-4.0"}, "e")).family == "granite-4"
+    bad = tmp_path / "f"
+    bad.mkdir()
+    (bad / "config.json").write_text("[1, 2]")
+    assert detect_profile(bad).family == "generic"
+
+
+def test_every_config_sign_names_a_record():
+    for family in (*CONFIG_SIGNS.values(), *BASE_CONFIG_SIGNS.values()):
+        assert family in PROFILES
+    assert not set(CONFIG_SIGNS) & set(BASE_CONFIG_SIGNS)

@@ -74,7 +74,7 @@ def test_foreign_host_is_refused_without_an_api_key():
 
 
 def test_allowed_hosts_and_api_key_open_other_names():
-    config = ServerConfig(allowed_hosts=("gpu-box.lan",))
+    config = ServerConfig(allowed_hosts="gpu-box.lan")
     with running_server("qwen3", config=config) as (url, _):
         assert post(url, "/v1/tokenize", TOKENIZE, host="gpu-box.lan:8000").status_code == 200
         assert post(url, "/v1/tokenize", TOKENIZE, host="other.lan").status_code == 403
@@ -113,7 +113,7 @@ def test_cross_origin_browser_requests_are_refused():
 
 def test_allowed_origins_get_cors():
     origin = "http://localhost:3000"
-    with running_server("qwen3", config=ServerConfig(allowed_origins=(origin,))) as (url, _):
+    with running_server("qwen3", config=ServerConfig(allowed_origins=origin)) as (url, _):
         preflight = httpx.options(
             f"{url}/v1/messages",
             headers={

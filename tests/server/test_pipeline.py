@@ -5,6 +5,7 @@ the stream is a public async iterator that closes the engine's stream."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import anthropic
 import openai
@@ -14,6 +15,7 @@ from tokenyard.conversation import Conversation, Message, Text
 from tokenyard.engines.base import EngineChunk
 from tokenyard.events import Finish, PromptProcessed, ReasoningDelta, StreamError, TextDelta
 from tokenyard.faults import EngineTimeout
+from tokenyard.server.offload import SMALL_RENDER_BYTES
 from tokenyard.server.pipeline import Pipeline
 
 from .serving import WrappedEngine, running_server
@@ -173,3 +175,23 @@ def test_check_events_passes_a_good_stream_and_ends_a_broken_one_with_an_error(s
     assert not any(isinstance(e, ToolCallDelta) for e in events), "the broken event never reaches the client"
     unchecked = Pipeline(state.pipeline.model, state.pipeline.engine)
     assert any(isinstance(e, ToolCallDelta) for e in collect(unchecked, conversation())), "off by default"
+
+
+def test_a_small_body_is_rendered_on_the_loop_and_a_larger_one_off_it(served, monkeypatch):
+    """A thread hand-off would cost a small body's prompt more than rendering it
+    (time to first token); anything larger renders on a worker thread."""
+    pipeline = served[1].pipeline
+    render, threads = pipeline.render_within_window, []
+
+    def recorded(conv):
+        threads.append(threading.get_ident())
+        return render(conv)
+
+    monkeypatch.setattr(pipeline, "render_within_window", recorded)
+
+    async def loop_thread(body_bytes: int | None) -> int:
+        await pipeline.prepare(conversation(), body_bytes=body_bytes)
+        return threading.get_ident()
+
+    for size, on_loop in ((SMALL_RENDER_BYTES - 1, True), (SMALL_RENDER_BYTES, False), (None, False)):
+        assert (asyncio.run(loop_thread(size)) == threads.pop()) is on_loop

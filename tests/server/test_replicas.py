@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from tokenyard.cli import build_parser
 from tokenyard.sealing import ReasoningSeal, load_server_key
 
 from .serving import WrappedEngine, prompt_log, running_server
@@ -66,7 +67,7 @@ def test_replicas_share_the_key_by_file_or_environment(tmp_path, monkeypatch):
     (tmp_path / "seal.key").write_text(key.hex() + "\n")
     from_file = load_server_key(key_file=tmp_path / "seal.key", cache_dir=tmp_path / "cache")
     monkeypatch.setenv("TOKENYARD_SEAL_KEY", key.hex())
-    from_env = load_server_key(cache_dir=tmp_path / "cache")
+    from_env = load_server_key(build_parser().parse_args(["serve"]).server_key, cache_dir=tmp_path / "cache")
     assert from_file == from_env == key
     sealed = ReasoningSeal(from_file).seal("exact reasoning", "ctx")
     assert ReasoningSeal(from_env).open(sealed, "ctx") == "exact reasoning"

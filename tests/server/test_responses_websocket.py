@@ -6,22 +6,30 @@ client that closes mid-response."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
+import threading
+import time
 from urllib.parse import urlsplit
 
 import openai
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.client import ClientProtocol
+from websockets.exceptions import ConnectionClosedOK, InvalidStatus
+from websockets.frames import Close, Frame, Opcode
+from websockets.protocol import State
 from websockets.sync.client import connect
+from websockets.uri import parse_uri
 
+from tokenyard.engines.base import EngineChunk
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 from tokenyard.server.app import ServerConfig
 from tokenyard.server.limits import HttpLimits, server_options
 from tokenyard.server.metrics import REGISTRY
 
-from .serving import prompt_log, running_server
+from .serving import WrappedEngine, prompt_log, running_server
 from .test_disconnect import _EndlessEngine, _wait_for
 from .test_openai_responses import DEVELOPER, codex_body, user
 
@@ -168,7 +176,7 @@ def test_the_handshake_is_guarded_like_http(headers, config, status):
 
 
 def test_the_same_origin_and_an_allowed_origin_are_served():
-    config = ServerConfig(allowed_origins=("http://app.example",))
+    config = ServerConfig(allowed_origins="http://app.example")
     with running_server("qwen3", config=config, uvicorn_options=OPTIONS) as (url, _):
         for origin in ("http://app.example", url):
             with connect(ws_url(url), additional_headers={"Origin": origin}) as ws:
@@ -193,3 +201,195 @@ def test_closing_mid_response_aborts_the_generation(caplog):
         _wait_for(lambda: state.busy == 0, "the slot to be given back")
     assert any("closed mid-response" in r.getMessage() and r.levelno == logging.INFO for r in caplog.records)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+class _GatedEngine(WrappedEngine):
+    """The scripted engine, each generation silent until the test opens the gate."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.gate = threading.Event()
+        self.closed: list[str] = []
+
+    async def generate(self, request):
+        try:
+            while not self.gate.is_set():
+                await asyncio.sleep(0.01)
+            async for chunk in self.inner.generate(request):
+                yield chunk
+        except GeneratorExit:
+            self.closed.append(request.request_id)  # stopped before its end: aborted
+            raise
+
+
+class _SilentEngine(_EndlessEngine):
+    """Starts a generation and then says nothing, ever (a long prefill); records its abort."""
+
+    async def generate(self, request):
+        with self.lock:
+            self.started.append(request.request_id)
+        try:
+            yield EngineChunk(cached_tokens=0)
+            await asyncio.Event().wait()
+        finally:
+            with self.lock:
+                self.closed.append(request.request_id)
+
+
+def test_the_handshake_carries_the_headers_codex_reads():
+    """`x-reasoning-included` (usage counts the prompt as rendered) and `openai-model`
+    where one id is served; with two ids the model is the request's, so none is named."""
+    with running_server("qwen3", uvicorn_options=OPTIONS) as (url, _):
+        with connect(ws_url(url)) as ws:
+            assert ws.response.headers["x-reasoning-included"] == "true"
+            assert ws.response.headers["openai-model"] == "test/model"
+    with running_server("qwen3", names=("test/model", "alias"), uvicorn_options=OPTIONS) as (url, _):
+        with connect(ws_url(url)) as ws:
+            assert ws.response.headers["x-reasoning-included"] == "true"
+            assert "openai-model" not in ws.response.headers
+
+
+CALL_LS = {"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}}
+
+
+def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp_path):
+    """The official SDK's `response.steer` while a response is in flight: accepted,
+    numbered within that response; the response stops at its next output-item
+    boundary, right after its first complete tool call (the second call never made,
+    the generation aborted). The steer is `pending` with the owed output's stub, and
+    joins the next create that continues the response, after the output."""
+    script = [[{"reasoning": "The user wants the files."}, CALL_LS, CALL_LS], [{"text": "Done."}]]
+    with running_server("qwen3", script=script, tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
+        engine = _GatedEngine(state.pipeline.engine)
+        state.pipeline.engine = engine
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
+        body = {k: v for k, v in codex_body([DEVELOPER, user("List the files.")]).items() if k != "stream"}
+        with client.responses.connect() as connection:
+            connection.response.create(**body)
+            events = iter(connection)
+            created, in_progress = next(events), next(events)
+            assert (created.type, in_progress.type) == ("response.created", "response.in_progress")
+            first = created.response.id
+            connection.response.steer(previous_response_id=first, input="Hidden ones too.")
+            accepted = next(events)
+            assert accepted.type == "response.steer.accepted" and accepted.steer.previous_response_id == first
+            engine.gate.set()
+            original = [created, in_progress, accepted, *_sdk_events(events)]
+            assert [e.sequence_number for e in original] == list(range(len(original)))
+            stopped = original[-1].response
+            assert original[-1].type == "response.incomplete" and stopped.id == first
+            assert stopped.incomplete_details.reason == "steered"
+            assert [i.type for i in stopped.output] == ["reasoning", "function_call"]
+            pending = next(events)
+            assert pending.type == "response.steer.pending" and pending.steer.id == accepted.steer.id
+            call = stopped.output[1]
+            assert [(i.type, i.call_id, i.name) for i in pending.required_input] == [
+                ("function_call_output", call.call_id, "exec_command")
+            ]
+            output = {"type": "function_call_output", "call_id": call.call_id, "output": "tokenyard-files"}
+            connection.response.create(**{**body, "input": [output], "previous_response_id": first})
+            answer = list(_sdk_events(events))
+            assert answer[-1].type == "response.completed" and answer[-1].response.output_text == "Done."
+        _wait_for(lambda: len(engine.closed) == 1, "the steered generation to be aborted")
+        sent = prompt_log(state)
+        assert len(sent) == 2
+        assert "Hidden ones too." not in sent[0]["prompt_text"]
+        prompt = sent[1]["prompt_text"]
+        turn = prompt.split("List the files.", 1)[1]
+        assert turn.count("<tool_call>") == 1, "the call never made is not in the conversation"
+        assert prompt.index("tokenyard-files") < prompt.index("Hidden ones too.")
+
+
+def test_a_steer_on_a_response_that_completes_first_gets_an_automatic_successor(tmp_path):
+    """A response whose only item ends with it completes; a successor with the
+    original settings and the steer appended streams on its own, unasked."""
+    script = [[{"text": "Hello."}], [{"text": "Bonjour."}]]
+    with running_server("qwen3", script=script, tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
+        engine = _GatedEngine(state.pipeline.engine)
+        state.pipeline.engine = engine
+        with connect(ws_url(url)) as ws:
+            create = {"type": "response.create", "model": "test/model", "instructions": "Be brief.", "input": "Hi."}
+            ws.send(json.dumps(create))
+            created = json.loads(ws.recv(timeout=60))
+            assert json.loads(ws.recv(timeout=60))["type"] == "response.in_progress"
+            rid = created["response"]["id"]
+            ws.send(json.dumps({"type": "response.steer", "previous_response_id": rid, "input": "In French."}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "response.steer.accepted"
+            engine.gate.set()
+            first = until_terminal(ws)[-1]
+            assert first["type"] == "response.completed" and first["response"]["id"] == rid
+            successor = until_terminal(ws)
+            assert successor[0]["type"] == "response.created" and successor[0]["response"]["id"] != rid
+            final = successor[-1]["response"]
+            assert successor[-1]["type"] == "response.completed" and final["instructions"] == "Be brief."
+            assert final["output"][-1]["content"][0]["text"] == "Bonjour."
+        first_prompt, steered = (entry["prompt_text"] for entry in prompt_log(state))
+        assert "In French." not in first_prompt
+        assert steered.index("Hi.") < steered.index("Hello.") < steered.index("In French.")
+
+
+def test_the_lifetime_ends_the_connection_after_its_response_in_flight(caplog):
+    """Past `ws_max_lifetime` the response in flight still completes; then OpenAI's
+    `websocket_connection_limit_reached` error, and the connection closes."""
+    caplog.set_level(logging.INFO)
+    config = ServerConfig(ws_max_lifetime=0.5)
+    with running_server("qwen3", config=config, uvicorn_options=OPTIONS) as (url, state):
+        engine = _GatedEngine(state.pipeline.engine)
+        state.pipeline.engine = engine
+        with connect(ws_url(url)) as ws:
+            ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "response.created"
+            _wait_for(lambda: any("lifetime" in r.getMessage() for r in caplog.records), "the lifetime to pass")
+            engine.gate.set()
+            assert until_terminal(ws)[-1]["type"] == "response.completed"
+            error = json.loads(ws.recv(timeout=60))
+            assert error["type"] == "error" and error["error"]["code"] == "websocket_connection_limit_reached"
+            with pytest.raises(ConnectionClosedOK):
+                ws.recv(timeout=60)
+            assert ws.close_code == 1000
+        # An idle connection gets the same ending.
+        with connect(ws_url(url)) as ws:
+            error = json.loads(ws.recv(timeout=60))
+            assert error["error"]["code"] == "websocket_connection_limit_reached"
+
+
+def test_pings_keep_a_silent_response_alive_and_an_unanswered_one_stops_it():
+    """During a silence (a generation that says nothing yet) the server pings: a peer
+    that answers (any WebSocket client does) stays connected through many intervals
+    and gets its response; one that never answers is closed (1011) and its generation
+    aborted, its slot free again. That one is the `websockets` protocol over a raw
+    socket, so its pongs are never sent."""
+    config = ServerConfig(max_concurrency=1, max_queue=10)
+    interval = 0.2
+    options = server_options(HttpLimits(ws_ping_interval=interval))
+    with running_server("qwen3", config=config, uvicorn_options=options) as (url, state):
+        gated = _GatedEngine(state.pipeline.engine)
+        state.pipeline.engine = gated
+        with connect(ws_url(url)) as ws:
+            ws.send(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}))
+            assert json.loads(ws.recv(timeout=60))["type"] == "response.created"
+            time.sleep(10 * interval)  # silent for ten ping intervals
+            gated.gate.set()
+            assert until_terminal(ws)[-1]["type"] == "response.completed"
+        engine = _SilentEngine(gated.inner, 0)
+        state.pipeline.engine = engine
+        port = urlsplit(url).port
+        client = ClientProtocol(parse_uri(ws_url(url)))
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as raw:
+            client.send_request(client.connect())
+            raw.sendall(b"".join(client.data_to_send()))
+            while client.state is not State.OPEN:
+                client.receive_data(raw.recv(65536))
+            client.send_text(json.dumps({"type": "response.create", "model": "test/model", "input": "hi"}).encode())
+            raw.sendall(b"".join(client.data_to_send()))  # the create; no pong is ever sent
+            frames = []
+            while data := raw.recv(65536):  # until the server hangs up
+                client.receive_data(data)
+                frames += [e for e in client.events_received() if isinstance(e, Frame)]
+            opcodes = [f.opcode for f in frames]
+            assert Opcode.PING in opcodes and opcodes[-1] == Opcode.CLOSE
+            assert Close.parse(frames[-1].data).code == 1011
+            texts = [json.loads(f.data) for f in frames if f.opcode == Opcode.TEXT]
+            assert [t["type"] for t in texts] == ["response.created", "response.in_progress"]
+        _wait_for(lambda: len(engine.closed) == 1, "the generation to be aborted")
+        _wait_for(lambda: state.busy == 0, "the slot to be given back")

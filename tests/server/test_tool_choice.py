@@ -4,9 +4,11 @@ scripted model: the rendered prompt (from the prompt log) and the output.
 
 - none: the prompt is the auto prompt exactly (tools stay where the template puts
   them) and no call comes back, even when the model writes one;
-- required / named: the prompt ends with the call opener (the scripted engine has
-  no guided decoding), the call comes back, and a model that does not call (or
-  calls another tool) ends with an API error, never a different tool;
+- required / named: with thinking off (the Anthropic requests here) the prompt ends
+  with the call opener (the scripted engine has no guided decoding); with it on (the
+  OpenAI requests' default) the prompt opens the reasoning block, the model reasons,
+  and the opener follows the block. The call comes back, and a model that does not
+  call (or calls another tool) ends with an API error, never a different tool;
 - parallel_tool_calls false: the prompt is unchanged and one call comes back;
 - budget: the reasoning block is cut at the budget and the answer follows.
 """
@@ -21,10 +23,10 @@ import anthropic
 import openai
 import pytest
 
-from tokenyard.conversation import Conversation, Message, Text, ToolChoice, ToolSpec
+from tokenyard.conversation import Conversation, Message, Text, ThinkingControl, ToolChoice, ToolSpec
 from tokenyard.engines.base import EngineInfo
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
-from tokenyard.events import Finish, StreamError, ToolCallReady, ToolCallStart
+from tokenyard.events import Finish, ReasoningDelta, StreamError, ToolCallReady, ToolCallStart
 from tokenyard.faults import ToolChoiceViolation
 from tokenyard.server.pipeline import Pipeline
 
@@ -42,6 +44,12 @@ TEXT_ONLY = [[{"text": "I would rather not call anything."}]]
 HERMES_OPENER = "<tool_call>\n"
 NAMED_OPENER = '<tool_call>\n{"name": "get_weather", "arguments": '
 APIS = ("anthropic", "chat", "responses")
+
+
+def forced_prefill(api: str, opener: str) -> str:
+    """What ends a forced call's prompt: the opener with thinking off (`ask` turns it
+    off on Anthropic's API), the reasoning block's start with it on."""
+    return opener if api == "anthropic" else "<think>"
 
 
 # ------------------------------------------------------------------ one request per API
@@ -224,7 +232,7 @@ def test_required_prefills_the_call_opener_and_returns_a_call(api, rules):
     url, state = rules
     expected = auto_prompt(url, state, api)
     answer = ask(url, api, choice="required")
-    assert last_prompt(state) == expected + HERMES_OPENER
+    assert last_prompt(state) == expected + forced_prefill(api, HERMES_OPENER)
     assert answer["calls"] == [("Bash", {"command": SCRIPTED_COMMAND})]
     assert answer["finish"] in ("tool_use", "tool_calls", "completed")
 
@@ -235,7 +243,7 @@ def test_a_named_tool_is_the_tool_called(api, rules):
     expected = auto_prompt(url, state, api)
     # Left to itself the scripted model calls the shell tool first.
     answer = ask(url, api, choice="get_weather", stream=api == "chat")
-    assert last_prompt(state) == expected + NAMED_OPENER
+    assert last_prompt(state) == expected + forced_prefill(api, NAMED_OPENER)
     assert answer["calls"] == [("get_weather", {"city": "example"})]
     assert answer["finish"] in ("tool_use", "tool_calls", "completed")
 
@@ -248,7 +256,7 @@ def test_a_model_that_does_not_call_ends_with_an_api_error(api, choice, text_onl
         with pytest.raises(ERRORS) as caught:
             ask(url, api, choice=choice, stream=stream)
         assert "tool_choice requires" in str(caught.value)
-        assert last_prompt(state).endswith(HERMES_OPENER if choice == "required" else NAMED_OPENER)
+        assert last_prompt(state).endswith(forced_prefill(api, HERMES_OPENER if choice == "required" else NAMED_OPENER))
 
 
 def test_named_never_returns_another_tool(tmp_path):
@@ -266,6 +274,61 @@ def test_a_named_tool_that_is_not_offered_is_a_400(rules):
     url, _ = rules
     with pytest.raises(openai.BadRequestError):
         ask(url, "chat", choice="not_a_tool")
+
+
+# ------------------------------------------------------------------ reasoning before a forced call
+
+
+def reasoned_call(url: str, api: str) -> list[str]:
+    """A turn forced to call get_weather with thinking on, as its parts in order:
+    "reasoning", then "call:NAME" for each call."""
+    question = [{"role": "user", "content": "What is the weather in Paris?"}]
+    if api == "anthropic":
+        c = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
+        message = c.messages.create(
+            model="test/model",
+            max_tokens=4096,
+            messages=question,
+            tools=[{"name": "get_weather", "input_schema": WEATHER_SCHEMA}],
+            tool_choice={"type": "tool", "name": "get_weather"},
+            thinking={"type": "enabled", "budget_tokens": 2048},
+        )
+        return [
+            "reasoning" if b.type == "thinking" else f"call:{b.name}"
+            for b in message.content
+            if b.type in ("thinking", "tool_use")
+        ]
+    o = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
+    if api == "chat":
+        chat = o.chat.completions.create(
+            model="test/model",
+            messages=question,  # type: ignore[arg-type]
+            tools=[{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER_SCHEMA}}],
+            tool_choice={"type": "function", "function": {"name": "get_weather"}},
+        )
+        message = chat.choices[0].message
+        reasoning = (message.model_extra or {}).get("reasoning_content")
+        calls = [f"call:{c.function.name}" for c in message.tool_calls or []]
+        return (["reasoning"] if reasoning else []) + calls
+    response = o.responses.create(
+        model="test/model",
+        input=question,  # type: ignore[arg-type]
+        tools=[{"type": "function", "name": "get_weather", "parameters": WEATHER_SCHEMA}],
+        tool_choice={"type": "function", "name": "get_weather"},
+        store=False,
+    )
+    return [
+        "reasoning" if i.type == "reasoning" else f"call:{i.name}"
+        for i in response.output
+        if i.type in ("reasoning", "function_call")
+    ]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_reasoning_model_reasons_before_the_forced_call(api, rules):
+    url, state = rules
+    assert reasoned_call(url, api) == ["reasoning", "call:get_weather"]
+    assert last_prompt(state).endswith("<|im_start|>assistant\n<think>"), "the block is opened, not closed"
 
 
 # ------------------------------------------------------------------ parallel_tool_calls
@@ -333,6 +396,17 @@ class GuidedEngine(WrappedEngine):
         return self.inner.generate(request)
 
 
+def forced_weather(**fields) -> Conversation:
+    """A conversation whose tool choice names get_weather, its one tool."""
+    return Conversation(
+        model="m",
+        messages=[Message(role="user", parts=[Text(text="weather?")])],
+        tools=[ToolSpec(name="get_weather", parameters=WEATHER_SCHEMA)],
+        tool_choice=ToolChoice(mode="named", name="get_weather"),
+        **fields,
+    )
+
+
 def run(pipeline: Pipeline, conversation: Conversation) -> list:
     async def collect():
         return [e async for e in pipeline.start(conversation).events()]
@@ -351,6 +425,7 @@ def test_a_guided_engine_gets_the_call_syntax_and_another_tool_is_never_passed_o
         messages=[Message(role="user", parts=[Text(text="weather?")])],
         tools=tools,
         tool_choice=ToolChoice(mode="named", name="get_weather"),
+        thinking=ThinkingControl(mode="disabled"),
     )
     events = run(pipeline, conversation)
     constraints = engine.requests[-1].constraints
@@ -378,13 +453,7 @@ def test_tool_choice_travels_to_the_engine(rules):
     engine = GuidedEngine(state.pipeline.engine)
     engine.info = lambda: EngineInfo("plain", 1_000_000)  # no guided decoding: a prefill
     pipeline = Pipeline(state.pipeline.model, engine)
-    conversation = Conversation(
-        model="m",
-        messages=[Message(role="user", parts=[Text(text="weather?")])],
-        tools=[ToolSpec(name="get_weather", parameters=WEATHER_SCHEMA)],
-        tool_choice=ToolChoice(mode="named", name="get_weather"),
-        parallel_tool_calls=False,
-    )
+    conversation = forced_weather(parallel_tool_calls=False)
     events = run(pipeline, conversation)
     constraints = engine.requests[-1].constraints
     assert (constraints.tool_choice, constraints.tool_name, constraints.parallel_tool_calls) == (
@@ -394,3 +463,20 @@ def test_tool_choice_travels_to_the_engine(rules):
     )
     assert constraints.prefill == NAMED_OPENER and constraints.guide is None
     assert [e.name for e in events if isinstance(e, ToolCallStart)] == ["get_weather"]
+
+
+def test_a_guided_engine_reasons_unguided_then_gets_the_call_syntax(rules):
+    _, state = rules
+    engine = GuidedEngine(state.pipeline.engine)
+    pipeline = Pipeline(state.pipeline.model, engine)
+    conversation = forced_weather(thinking=ThinkingControl(mode="enabled"))
+    events = run(pipeline, conversation)
+    reasoning, call = engine.requests[-2:]
+    assert reasoning.constraints.guide is None and reasoning.prompt_text.endswith("<think>")
+    assert call.constraints.guide is not None and call.constraints.prefill == ""
+    assert call.prompt_text.endswith("</think>\n\n") and call.prompt_token_ids[: len(reasoning.prompt_token_ids)] == (
+        reasoning.prompt_token_ids
+    )
+    parts = [type(e).__name__ for e in events if isinstance(e, (ReasoningDelta, ToolCallReady))]
+    assert parts[0] == "ReasoningDelta" and parts[-1] == "ToolCallReady" and parts.count("ToolCallReady") == 1
+    assert isinstance(events[-1], Finish) and events[-1].reason == "tool_calls"

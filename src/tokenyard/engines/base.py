@@ -75,6 +75,23 @@ class ReasoningBudget:
 
 
 @dataclass(frozen=True)
+class ReasonFirst:
+    """A forced call (a required or named tool) that the model reasons before. The
+    output starts inside the reasoning block; the block ends where the model writes
+    `end` (the family's end marker), where `budget` reasoning tokens are spent, or
+    where the model stops inside it. Then what closes it (`end`, unless the model
+    wrote it, and `separator`) and `opener` (the call opener) follow as if sampled,
+    and the call is generated from there: after the opener, or under
+    `Constraints.guide` (then `opener` is empty). engines/reason_first.py runs it on
+    any engine, as two requests: the second continues the first's prompt and output."""
+
+    end: str
+    separator: str
+    opener: str
+    budget: int | None = None
+
+
+@dataclass(frozen=True)
 class OutputGuide:
     """The answer must be JSON: matching `schema`, or any JSON object when it is None
     (`json_object`). Reasoning comes first, unconstrained: the output starts inside a
@@ -113,6 +130,7 @@ class Constraints:
     guide: CallGuide | None = None
     reasoning_budget: ReasoningBudget | None = None
     output: OutputGuide | None = None
+    reason_first: ReasonFirst | None = None
 
     @property
     def requires_call(self) -> bool:

@@ -92,6 +92,22 @@ from .session_headers import DEFAULT_FORWARDING, SessionForwarding, session_head
 ServerKind = Literal["openai", "sglang", "llama.cpp"]
 # What `/v1/models` says each server's cards are `owned_by`.
 OWNERS: dict[str, ServerKind] = {"llamacpp": "llama.cpp", "sglang": "sglang"}
+
+# vLLM's and SGLang's sampling fields that keep special tokens in the output text.
+KEEP_SPECIAL_TOKENS = {"skip_special_tokens": False, "spaces_between_special_tokens": False}
+
+# Each wire's name for the request's sampling settings (EngineRequest field -> body field).
+SAMPLING_FIELDS: dict[ServerKind, dict[str, str]] = {
+    "openai": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty")},
+    "sglang": {
+        "temperature": "temperature",
+        "top_p": "top_p",
+        "top_k": "top_k",
+        "seed": "sampling_seed",
+        "frequency_penalty": "frequency_penalty",
+    },
+    "llama.cpp": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty")},
+}
 # SGLang's context error (tokenizer_manager.py, `_validate_one_request`).
 SGLANG_TOO_LONG = re.compile(r"The input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)")
 FINISH_REASONS: dict[str, EngineFinish] = {"stop": "stop", "length": "length", "abort": "abort"}
@@ -273,25 +289,25 @@ class RemoteEngine:
             "stream": True,
             "stream_options": {"include_usage": True},
             "stop_token_ids": request.stop_token_ids,
-            "skip_special_tokens": False,
-            "spaces_between_special_tokens": False,
+            **KEEP_SPECIAL_TOKENS,
             "return_token_ids": True,
         }
         if self._model is not None:
             body["model"] = self._model
-        for key in ("temperature", "top_p", "top_k", "seed", "frequency_penalty"):
-            value = getattr(request, key)
-            if value is not None:
-                body[key] = value
+        body.update(_sampling(request, "openai"))
         tag = structural_tag(request.constraints)
         if tag is not None:
             body["structured_outputs"] = {"structural_tag": json.dumps(tag, ensure_ascii=False)}
         if request.constraints.output is not None:
             body.update(output_guide_fields(request.constraints.output, self._guided_decoding))
-        hints = request.conversation.hints if request.conversation is not None else None
-        if self._forward_priority and hints is not None and hints.priority:
-            body["priority"] = -hints.priority  # agent hints: higher first; vLLM: lower first
+        if priority := self._priority(request):
+            body["priority"] = -priority  # agent hints: higher first; vLLM: lower first
         return body
+
+    def _priority(self, request: EngineRequest) -> int:
+        """The agent hints' priority (higher first) when it is forwarded; 0: none."""
+        hints = request.conversation.hints if request.conversation is not None else None
+        return hints.priority if self._forward_priority and hints is not None else 0
 
     def request_headers(self, request: EngineRequest) -> dict[str, str]:
         """The request id, and the session for the fleet's router (engines/session_headers.py)."""
@@ -302,19 +318,9 @@ class RemoteEngine:
         sampling: dict[str, Any] = {
             "max_new_tokens": request.max_tokens,
             "stop_token_ids": request.stop_token_ids,
-            "skip_special_tokens": False,
-            "spaces_between_special_tokens": False,
+            **KEEP_SPECIAL_TOKENS,
         }
-        for key, name in (
-            ("temperature", "temperature"),
-            ("top_p", "top_p"),
-            ("top_k", "top_k"),
-            ("seed", "sampling_seed"),
-            ("frequency_penalty", "frequency_penalty"),
-        ):
-            value = getattr(request, key)
-            if value is not None:
-                sampling[name] = value
+        sampling.update(_sampling(request, "sglang"))
         constraints = request.constraints
         tag = structural_tag(constraints)
         if tag is not None:  # SGLang takes one grammar: a forced call wins over the answer's format
@@ -322,9 +328,8 @@ class RemoteEngine:
         elif constraints.output is not None:
             sampling.update(sglang_output_fields(constraints.output))
         body: dict[str, Any] = {"input_ids": request.prompt_token_ids, "sampling_params": sampling, "stream": True}
-        hints = request.conversation.hints if request.conversation is not None else None
-        if self._forward_priority and hints is not None and hints.priority:
-            body["priority"] = -hints.priority if self._low_priority_first else hints.priority
+        if priority := self._priority(request):
+            body["priority"] = -priority if self._low_priority_first else priority
         return body
 
     def llama_cpp_body(self, request: EngineRequest) -> dict[str, Any]:
@@ -346,10 +351,7 @@ class RemoteEngine:
                 body["grammar"] = grammar
         elif constraints.output is not None:  # a JSON answer: llama.cpp compiles the schema to a grammar
             body.update(output_guide_fields(constraints.output, guided_decoding=False))
-        for key in ("temperature", "top_p", "top_k", "seed", "frequency_penalty"):
-            value = getattr(request, key)
-            if value is not None:
-                body[key] = value
+        body.update(_sampling(request, "llama.cpp"))
         return body
 
     async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
@@ -432,10 +434,33 @@ class RemoteEngine:
                         raise _http_error(self.base_url, response.status, text)
                     # Lines are split here: a vLLM chunk echoing a long prompt's token ids
                     # is longer than aiohttp's line reader allows.
-                    pending = b""
-                    async for data in response.content.iter_any():
+                    content, pending, first = response.content, b"", True
+                    while True:
+                        # Until the first token a read is one HTTP chunk: what else the
+                        # server has sent meanwhile is not even joined before it goes on.
+                        data, boundary = await content.readchunk() if first else (await content.readany(), False)
+                        if not data:
+                            if boundary:
+                                continue  # an empty chunk's end
+                            break
                         lines = (pending + data).split(b"\n")
                         pending = lines.pop()
+                        if first:
+                            # The first token goes on alone, before the rest of its read is
+                            # parsed: it is what the client is waiting for. Its events are
+                            # queued for the response by the time this resumes; the loop's
+                            # turn (sleep(0)) lets the response write them first.
+                            for n, line in enumerate(lines):
+                                if (chunk := reader.feed(line.decode("utf-8").rstrip("\r"))) is not None:
+                                    first = False
+                                    lines = lines[n + 1 :]
+                                    yield chunk
+                                    await asyncio.sleep(0)
+                                    break
+                            else:
+                                lines = []
+                            if reader.done:
+                                break
                         chunks = [reader.feed(line.decode("utf-8").rstrip("\r")) for line in lines]
                         # What one read brought is one chunk: everything above then
                         # costs once per read, not once per token, when the server is ahead.
@@ -705,6 +730,14 @@ def _sse_json(line: str, source: str) -> tuple[dict[str, Any], str] | None:
     if "error" in payload:
         raise _server_error(source, "failed mid-stream", value)
     return payload, value
+
+
+def _sampling(request: EngineRequest, server: ServerKind) -> dict[str, Any]:
+    """The sampling settings `request` sets, under `server`'s names (the unset ones
+    stay the server's defaults)."""
+    return {
+        name: value for key, name in SAMPLING_FIELDS[server].items() if (value := getattr(request, key)) is not None
+    }
 
 
 def _http_error(source: str, status: int, body: str) -> EngineError:

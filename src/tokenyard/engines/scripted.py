@@ -26,7 +26,8 @@ It also plays the safety classifier (safeguards.py): a classifier query is answe
 It honours the request's constraints as a guided-decoding engine would: under
 `tool_choice` "none" the rules answer in text; "required" or a named tool makes
 them call (the named tool); `parallel_tool_calls: false` never gets more than one
-call from the rules; a prefilled call opener is continued, not repeated; a reasoning
+call from the rules; a prefilled call opener is continued, not repeated (nor is
+reasoning written after one, or after a reasoning block the prompt closed); a reasoning
 budget cuts each reasoning block to its tokens and closes it. A script is played as
 written (the pipeline then enforces what it breaks), except for the prefill and the
 budget.
@@ -47,6 +48,7 @@ from .base import Constraints, EngineChunk, EngineInfo, EngineRequest, EngineTok
 from .wire import REASONING_MARKERS, Call, Reasoning, Segment, render_output
 from .wire import Text as TextSegment
 
+HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 # What a scripted shell call runs: harmless, and its output is recognisable.
 SCRIPTED_COMMAND = "echo tokenyard-scripted-$((6*7))"
 SHELL_TOOLS = ("Bash", "exec_command", "exec", "shell", "bash", "run_shell_command")
@@ -102,12 +104,16 @@ class ScriptedEngine:
             segments = self._scripted_turn(conversation)
         else:
             segments = self._rule_answer(conversation, thinking, constraints)
-        if constraints.prefill:
-            # The prompt already holds the call opener: no reasoning comes first.
+        # The prompt already holds the call opener, or a reasoning block it closed (a
+        # forced call the model reasoned before): no reasoning comes first.
+        reasoned = constraints.prefill or _closes_reasoning(request.prompt_text, self._reasoning_format)
+        if reasoned:
             segments = [s for s in segments if not isinstance(s, Reasoning)]
         elif constraints.reasoning_budget is not None:
             segments = self._within_budget(segments, constraints.reasoning_budget.tokens)
-        raw = self._render(segments, thinking and not constraints.prefill, calls_before)
+        # A script is written with its family's reasoning markers, thinking on or off.
+        reasoning_format = self._reasoning_format if (thinking or self._turns is not None) and not reasoned else None
+        raw = self._render(segments, reasoning_format, calls_before)
         if constraints.prefill:
             return _continue_prefill(raw, constraints.prefill)
         return _strip_opened_marker(raw, request.prompt_text, self._reasoning_format)
@@ -152,9 +158,8 @@ class ScriptedEngine:
                 out.append(Call(item["call"]["name"], item["call"].get("arguments", {})))
         return out
 
-    def _render(self, items: list[Segment | str], thinking: bool, calls_before: int) -> str:
+    def _render(self, items: list[Segment | str], reasoning_format: str | None, calls_before: int) -> str:
         """Raw output for segments (consecutive ones rendered together) and raw strings."""
-        reasoning_format = self._reasoning_format if thinking or self._turns is not None else None
         parts: list[str] = []
         run: list[Segment] = []
         for item in [*items, ""]:
@@ -286,12 +291,22 @@ def _continue_prefill(raw: str, prefill: str) -> str:
     return raw
 
 
-def _strip_opened_marker(raw: str, prompt_text: str, reasoning_format: str | None) -> str:
-    """If the prompt already opened the reasoning block, the model does not write
-    the start marker again."""
+def _closes_reasoning(prompt_text: str, reasoning_format: str | None) -> bool:
+    """The prompt ends with a closed reasoning block."""
     if not reasoning_format or reasoning_format not in REASONING_MARKERS:
+        return False
+    return prompt_text.rstrip().endswith(REASONING_MARKERS[reasoning_format][1].strip())
+
+
+def _strip_opened_marker(raw: str, prompt_text: str, reasoning_format: str | None) -> str:
+    """If the prompt already opened the reasoning block (gpt-oss: its analysis
+    message), the model does not write the start marker again."""
+    if reasoning_format == "gpt_oss":
+        start = HARMONY_ANALYSIS
+    elif reasoning_format and reasoning_format in REASONING_MARKERS:
+        start = REASONING_MARKERS[reasoning_format][0]
+    else:
         return raw
-    start = REASONING_MARKERS[reasoning_format][0]
     if prompt_text.rstrip().endswith(start.rstrip()) and raw.startswith(start):
         return raw[len(start) :].lstrip("\n") if not start.endswith("\n") else raw[len(start) :]
     return raw

@@ -9,7 +9,7 @@ from REFERENCE §1 independently of the parsers so that one can check the other.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,11 +156,11 @@ def render_output(
     sections. `calls_before`: tool calls earlier in the conversation (Kimi numbers
     its call ids across the whole conversation)."""
     if tool_format == "harmony" or reasoning_format == "gpt_oss":
-        return _render_harmony(segments)
+        return HARMONY.render(segments)
     if tool_format == "inkling" or reasoning_format == "inkling":
-        return _render_inkling(segments)
+        return INKLING.render(segments)
     if tool_format == "muse_glimmer" or reasoning_format == "muse_glimmer":
-        return _render_muse_glimmer(segments)
+        return MUSE_GLIMMER.render(segments)
     if tool_format == "kimi_k3" or reasoning_format == "kimi_k3":
         return _render_kimi_k3(segments, thinking=reasoning_format == "kimi_k3")
     out: list[str] = []
@@ -201,6 +201,8 @@ def render_output(
 
 def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
     fmt = fmt.lower()
+    if fmt in LAYOUTS:
+        return LAYOUTS[fmt].render(calls, counter)
     if fmt == "apertus":
         body = ", ".join(
             "{" + json.dumps(c.name) + ": " + json.dumps(c.arguments, ensure_ascii=False) + "}" for c in calls
@@ -213,147 +215,16 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for n, c in enumerate(calls)
         )
         return f"<|START_ACTION|>[\n{actions}\n]<|END_ACTION|>"
-    if fmt in ("dots", "gigachat35"):
-        # dots: MiniMax-M2's untyped invoke elements; GigaChat 3.5: DSML-style GCML.
-        gcml = fmt == "gigachat35"
-        tag = f"{FB}GCML{FB}" if gcml else ""
-        body = "".join(
-            f'<{tag}invoke name="{c.name}">\n'
-            + "".join(
-                f'<{tag}parameter name="{k}"'
-                + (f' string="{"true" if isinstance(v, str) else "false"}"' if gcml else "")
-                + f">{_plain(v)}</{tag}parameter>\n"
-                for k, v in c.arguments.items()
-            )
-            + f"</{tag}invoke>\n"
-            for c in calls
-        )
-        block = f"{tag}tool_calls" if gcml else "dots_function_call"
-        return f"<{block}>\n{body}</{block}>"
     if fmt == "functiongemma":
         return "".join(
             f"<start_function_call>call:{c.name}{_gemma_value(c.arguments, '<escape>')}<end_function_call>"
             for c in calls
         )
-    if fmt == "gigachat3":
-        # The `function call` role after the assistant's message; one call per role message.
-        return "".join(
-            "<|message_sep|>\n\nfunction call<|role_sep|>\n"
-            + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
-            for c in calls
-        )
-    if fmt == "granite":
-        return "<|tool_call|>" + _json_list(calls, "arguments")
-    if fmt == "granite_20b_fc":
-        return "".join(
-            "<function_call> " + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
-            for c in calls
-        )
-    if fmt == "hunyuan_a13b":
-        return "<tool_calls>" + _json_list(calls, "arguments") + "</tool_calls>"
-    if fmt in ("hy_v3", "hy_v4"):
-        # HY3's template: a newline after every tag pair and `<tool_sep>` after the
-        # name; HY4 writes the calls back to back.
-        nl, sep = ("\n", f"<tool_sep{HY}>\n") if fmt == "hy_v3" else ("", "")
-        body = "".join(
-            f"<tool_call{HY}>{c.name}{sep}"
-            + "".join(
-                f"<arg_key{HY}>{k}</arg_key{HY}>{nl}<arg_value{HY}>{_plain(v)}</arg_value{HY}>{nl}"
-                for k, v in c.arguments.items()
-            )
-            + f"</tool_call{HY}>{nl}"
-            for c in calls
-        )
-        return f"<tool_calls{HY}>{nl}{body}</tool_calls{HY}>"
-    if fmt == "internlm":
-        return "".join(
-            "<|action_start|><|plugin|>\n"
-            + json.dumps({"name": c.name, "parameters": c.arguments}, ensure_ascii=False)
-            + "<|action_end|>"
-            for c in calls
-        )
-    if fmt == "k2_horizon":
-        body = "".join(
-            f"<ifm|tool_call>{c.name}"
-            + "".join(
-                f"<ifm|arg_key>{k}</ifm|arg_key><ifm|arg_type>{_json_type(v)}</ifm|arg_type>"
-                f"<ifm|arg_value>{_plain(v)}</ifm|arg_value>"
-                for k, v in c.arguments.items()
-            )
-            + "</ifm|tool_call>"
-            for c in calls
-        )
-        return f"<ifm|tool_calls>{body}</ifm|tool_calls>"
-    if fmt in ("hermes", "qwen25", "ernie45"):
-        return "".join(
-            "<tool_call>\n"
-            + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
-            + "\n</tool_call>\n"
-            for c in calls
-        )
-    if fmt in ("qwen3_coder", "nemotron_nano", "step3p5"):
-        return "".join(
-            f"<tool_call>\n<function={c.name}>\n"
-            + "".join(f"<parameter={k}>\n{_plain(v)}\n</parameter>\n" for k, v in c.arguments.items())
-            + "</function>\n</tool_call>\n"
-            for c in calls
-        )
-    if fmt == "seed_oss":
-        # Its template wraps each call in its own section, values without newlines.
-        return "".join(
-            f"\n<seed:tool_call>\n<function={c.name}>\n"
-            + "".join(f"<parameter={k}>{_plain(v)}</parameter>\n" for k, v in c.arguments.items())
-            + "</function>\n</seed:tool_call>"
-            for c in calls
-        )
-    if fmt == "granite4":
-        return "".join(
-            f'<tool_call>\n{{"name": "{c.name}", "arguments": {json.dumps(c.arguments, ensure_ascii=False)}}}\n</tool_call>'
-            for c in calls
-        )
-    if fmt == "minimax_m3":
-        body = "".join(
-            f'{MINIMAX_NS}<invoke name="{c.name}">'
-            + "".join(f"{MINIMAX_NS}<{k}>{_minimax_xml(v)}{MINIMAX_NS}</{k}>" for k, v in c.arguments.items())
-            + f"{MINIMAX_NS}</invoke>\n"
-            for c in calls
-        )
-        return f"{MINIMAX_NS}<tool_call>\n{body}{MINIMAX_NS}</tool_call>"
-    if fmt == "nemotron_deci":
-        return "<TOOLCALL>" + _json_list(calls, "arguments") + "</TOOLCALL>"
-    if fmt in ("jamba", "apriel"):
-        return "<tool_calls>" + _json_list(calls, "arguments") + "</tool_calls>"
-    if fmt == "solar_open":
-        body = "".join(
-            f"<|tool_call:begin|>{counter + n:010d}<|tool_call:name|>{c.name}<|tool_call:args|>"
-            + json.dumps(c.arguments, ensure_ascii=False)
-            + "<|tool_call:end|>"
-            for n, c in enumerate(calls)
-        )
-        return f"<|begin|>assistant<|tool_calls|>{body}<|calls|>"
     if fmt == "cohere_command_r":
         listed = json.dumps(
             [{"tool_name": c.name, "parameters": c.arguments} for c in calls], indent=4, ensure_ascii=False
         )
         return "\nAction:\n```json\n" + listed + "\n```"
-    if fmt == "functionary_v3_1":
-        return "".join(
-            f"<function={c.name}>" + json.dumps(c.arguments, ensure_ascii=False) + "</function>" for c in calls
-        )
-    if fmt == "functionary_v3_2":
-        return "".join(f">>>{c.name}\n" + json.dumps(c.arguments, ensure_ascii=False) for c in calls)
-    if fmt == "minimax_m1":
-        # One call object per line, as the model's function-call guide writes them.
-        body = "".join(json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n" for c in calls)
-        return f"<tool_calls>\n{body}</tool_calls>"
-    if fmt in ("phi4", "firefunction_v2"):
-        return " functools" + _json_list(calls, "arguments")
-    if fmt == "llama3_json":
-        return "<|python_tag|>" + "; ".join(
-            json.dumps({"name": c.name, "parameters": c.arguments}, ensure_ascii=False) for c in calls
-        )
-    if fmt == "mistral":
-        return "".join(f"[TOOL_CALLS]{c.name}[ARGS]" + json.dumps(c.arguments, ensure_ascii=False) for c in calls)
     if fmt == "pythonic":
         return (
             "["
@@ -363,71 +234,6 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             )
             + "]"
         )
-    if fmt == "deepseek_v3":
-        body = "".join(
-            f"<{FB}tool{SP}call{SP}begin{FB}>function<{FB}tool{SP}sep{FB}>{c.name}\n```json\n"
-            + json.dumps(c.arguments, ensure_ascii=False)
-            + f"\n```<{FB}tool{SP}call{SP}end{FB}>"
-            for c in calls
-        )
-        return f"<{FB}tool{SP}calls{SP}begin{FB}>{body}<{FB}tool{SP}calls{SP}end{FB}>"
-    if fmt == "deepseek_v3_1":
-        body = "".join(
-            f"<{FB}tool{SP}call{SP}begin{FB}>{c.name}<{FB}tool{SP}sep{FB}>"
-            + json.dumps(c.arguments, ensure_ascii=False)
-            + f"<{FB}tool{SP}call{SP}end{FB}>"
-            for c in calls
-        )
-        return f"<{FB}tool{SP}calls{SP}begin{FB}>{body}<{FB}tool{SP}calls{SP}end{FB}>"
-    if fmt in ("deepseek_v3_2", "deepseek_v4", "deepseek_v41"):
-        block = {"deepseek_v3_2": "function_calls", "deepseek_v4": "tool_calls", "deepseek_v41": "calls"}[fmt]
-        dsml = f"{FB}DSML{FB} " if fmt == "deepseek_v41" else f"{FB}DSML{FB}"
-        body = "".join(
-            f'<{dsml}invoke name="{c.name}">\n'
-            + "".join(
-                f'<{dsml}parameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">'
-                f"{_plain(v)}</{dsml}parameter>\n"
-                for k, v in c.arguments.items()
-            )
-            + f"</{dsml}invoke>\n"
-            for c in calls
-        )
-        return f"<{dsml}{block}>\n{body}</{dsml}{block}>"
-    if fmt == "kimi_k2":
-        body = "".join(
-            f"<|tool_call_begin|>functions.{c.name}:{counter + n}<|tool_call_argument_begin|>"
-            + json.dumps(c.arguments, ensure_ascii=False)
-            + "<|tool_call_end|>"
-            for n, c in enumerate(calls)
-        )
-        return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
-    if fmt == "solar_open2":
-        return "".join(
-            f"<|tool_call:start|>{c.name}\n"
-            + "".join(
-                f"<|tool_arg:start|>{k}<|tool_arg:value|>{_plain(v)}<|tool_arg:end|>\n" for k, v in c.arguments.items()
-            )
-            + "<|tool_call:end|>"
-            for c in calls
-        )
-    if fmt in ("glm45", "glm47"):
-        nl = "\n" if fmt == "glm45" else ""
-        return "".join(
-            f"<tool_call>{c.name}{nl}"
-            + "".join(
-                f"<arg_key>{k}</arg_key>{nl}<arg_value>{_plain(v)}</arg_value>{nl}" for k, v in c.arguments.items()
-            )
-            + "</tool_call>"
-            for c in calls
-        )
-    if fmt == "minimax_m2":
-        body = "".join(
-            f'<invoke name="{c.name}">\n'
-            + "".join(f'<parameter name="{k}">{_plain(v)}</parameter>\n' for k, v in c.arguments.items())
-            + "</invoke>\n"
-            for c in calls
-        )
-        return f"<minimax:tool_call>\n{body}</minimax:tool_call>"
     if fmt == "lfm2":
         # Its template: strings quoted, mappings as JSON, anything else as Python writes it.
         return (
@@ -437,35 +243,6 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             )
             + "]<|tool_call_end|>"
         )
-    if fmt == "ling3":
-        # Its template: a newline after the name and before each value and the close.
-        return "\n".join(
-            f"<tool_call>{c.name}\n"
-            + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
-            + "\n</tool_call>"
-            for c in calls
-        )
-    if fmt == "longcat":
-        return "".join(
-            "<longcat_tool_call>\n"
-            + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
-            + "\n</longcat_tool_call>"
-            for c in calls
-        )
-    if fmt == "mimo":
-        return "".join(
-            f"<tool_call>\n<function={c.name}>\n"
-            + "".join(f"<parameter={k}>{_plain(v)}</parameter>\n" for k, v in c.arguments.items())
-            + "</function>\n</tool_call>\n"
-            for c in calls
-        )
-    if fmt == "minicpm5":
-        return "\n".join(
-            f'<function name="{c.name}">'
-            + "".join(f'<param name="{k}">{_minicpm5_value(v)}</param>' for k, v in c.arguments.items())
-            + "</function>"
-            for c in calls
-        )
     if fmt == "olmo3":
         # One call per line; JSON's spelling of each value is also a Python literal
         # (true/false/null included, which OLMo 3 writes).
@@ -474,101 +251,63 @@ def _render_calls(fmt: str, calls: list[Call], counter: int) -> str:
             for c in calls
         )
         return "<function_calls>" + "\n".join(lines) + "</function_calls>"
-    if fmt == "step3":
-        body = "".join(
-            f'<{FB}tool_call_begin{FB}>function<{FB}tool_sep{FB}><steptml:invoke name="{c.name}">'
-            + "".join(f'<steptml:parameter name="{k}">{_plain(v)}</steptml:parameter>' for k, v in c.arguments.items())
-            + f"</steptml:invoke><{FB}tool_call_end{FB}>"
-            for c in calls
-        )
-        return f"<{FB}tool_calls_begin{FB}>{body}<{FB}tool_calls_end{FB}>"
-    if fmt == "xlam":
-        return _json_list(calls, "arguments")
-    if fmt == "generic_json":
-        return "<TOOLCALL>" + _json_list(calls, "arguments") + "</TOOLCALL>"
-    if fmt == "plamo3":
-        body = "".join(
-            f"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{c.name}<|plamo:end_tool_name:plamo|>"
-            "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
-            + json.dumps(c.arguments, ensure_ascii=False)
-            + "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
-            for c in calls
-        )
-        return f"<|plamo:begin_tool_requests:plamo|>{body}<|plamo:end_tool_requests:plamo|>"
-    if fmt == "poolside_v1":
-        # Laguna's template: a glm47-like call per tag pair.
-        return "".join(
-            f"<tool_call>{c.name}"
-            + "".join(f"<arg_key>{k}</arg_key><arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
-            + "</tool_call>"
-            for c in calls
-        )
-    if fmt == "spark25":
-        return "".join(
-            f"<tool_call>{c.name}"
-            + "".join(f"<arg_key>{k}</arg_key><arg_value>{_plain(v)}</arg_value>" for k, v in c.arguments.items())
-            + "</tool_call>"
-            for c in calls
-        )
     if fmt == "gemma4":
         return "".join(f"<|tool_call>call:{c.name}{_gemma_value(c.arguments)}<tool_call|>" for c in calls)
     raise ValueError(f"no renderer for tool format {fmt!r}")
 
 
-def _render_harmony(segments: Sequence[Segment]) -> str:
-    out: list[str] = []
-    for segment in segments:
-        head = "<|start|>assistant" if out else ""
-        if isinstance(segment, Reasoning):
-            out.append(f"{head}<|channel|>analysis<|message|>{segment.text}<|end|>")
-        elif isinstance(segment, Text):
-            out.append(f"{head}<|channel|>final<|message|>{segment.text}<|end|>")
-        else:
-            out.append(
-                f"{head}<|channel|>commentary to=functions.{segment.name} <|constrain|>json<|message|>"
-                + json.dumps(segment.arguments, ensure_ascii=False)
-                + "<|call|>"
-            )
-    return "".join(out)
+@dataclass(frozen=True)
+class Messages:
+    """A format that writes each segment as its own message, `sep` between them (the
+    prompt opened the first) and `end` after the last; `reasoning` and `text` name
+    `{text}`."""
+
+    sep: str
+    reasoning: str
+    text: str
+    call: Callable[[Call], str]
+    end: str = ""
+
+    def render(self, segments: Sequence[Segment]) -> str:
+        def message(s: Segment) -> str:
+            if isinstance(s, Reasoning):
+                return self.reasoning.format(text=s.text)
+            return self.text.format(text=s.text) if isinstance(s, Text) else self.call(s)
+
+        return self.sep.join(message(s) for s in segments) + (self.end if segments else "")
 
 
-def _render_inkling(segments: Sequence[Segment]) -> str:
-    """Inkling's typed blocks; the prompt already ends with the first `<|message_model|>`."""
-    out: list[str] = []
-    for segment in segments:
-        head = "<|message_model|>" if out else ""
-        if isinstance(segment, Reasoning):
-            out.append(f"{head}<|content_thinking|>{segment.text}<|end_message|>")
-        elif isinstance(segment, Text):
-            out.append(f"{head}<|content_text|>{segment.text}<|end_message|>")
-        else:
-            payload = json.dumps({"name": segment.name, "args": segment.arguments}, ensure_ascii=False)
-            out.append(f"{head}<|content_invoke_tool_json|>{payload}<|end_message|>")
-    return "".join(out)
-
-
-def _render_muse_glimmer(segments: Sequence[Segment]) -> str:
-    """Muse Glimmer's messages after the prompt's `<|start|>assistant`: reasoning to
-    self, text to the user, each call in its own tool channel as an ATEM block;
-    `<|eom|>` between messages, `<|eot|>` after the last."""
-    out: list[str] = []
-    for segment in segments:
-        head = "<|start|>assistant" if out else ""
-        if isinstance(segment, Reasoning):
-            out.append(f"{head} to=self<|message|>{segment.text}<|eom|>")
-        elif isinstance(segment, Text):
-            out.append(f"{head} to=user<|message|>{segment.text}<|eom|>")
-        else:
-            out.append(
-                f'{head} to={segment.name}<|message|><atem:function_calls>\n<atem:invoke name="{segment.name}">\n'
-                + "".join(
-                    f'<atem:parameter name="{k}">{_plain(v)}</atem:parameter>\n' for k, v in segment.arguments.items()
-                )
-                + "</atem:invoke>\n</atem:function_calls><|eom|>"
-            )
-    if out:
-        out[-1] = out[-1][: -len("<|eom|>")] + "<|eot|>"
-    return "".join(out)
+HARMONY = Messages(
+    "<|start|>assistant",
+    "<|channel|>analysis<|message|>{text}<|end|>",
+    "<|channel|>final<|message|>{text}<|end|>",
+    lambda c: (
+        f"<|channel|>commentary to=functions.{c.name} <|constrain|>json<|message|>"
+        + json.dumps(c.arguments, ensure_ascii=False)
+        + "<|call|>"
+    ),
+)
+# Inkling's typed blocks; the prompt already ends with the first `<|message_model|>`.
+INKLING = Messages(
+    "<|message_model|>",
+    "<|content_thinking|>{text}<|end_message|>",
+    "<|content_text|>{text}<|end_message|>",
+    lambda c: (
+        "<|content_invoke_tool_json|>"
+        + json.dumps({"name": c.name, "args": c.arguments}, ensure_ascii=False)
+        + "<|end_message|>"
+    ),
+)
+# Muse Glimmer's messages after the prompt's `<|start|>assistant`: reasoning to self,
+# text to the user, each call in its own tool channel as an ATEM block; `<|eom|>`
+# between messages, `<|eot|>` after the last.
+MUSE_GLIMMER = Messages(
+    "<|eom|><|start|>assistant",
+    " to=self<|message|>{text}",
+    " to=user<|message|>{text}",
+    lambda c: f" to={c.name}<|message|>{_ATEM.render([c])}",
+    end="<|eot|>",
+)
 
 
 def _render_kimi_k3(segments: Sequence[Segment], thinking: bool) -> str:
@@ -580,19 +319,8 @@ def _render_kimi_k3(segments: Sequence[Segment], thinking: bool) -> str:
         return f"<|open|>{name}{attrs}<|sep|>"
 
     def argument(key: str, value: Any) -> str:
-        kind = (
-            "string"
-            if isinstance(value, str)
-            else "boolean"
-            if isinstance(value, bool)
-            else "number"
-            if isinstance(value, (int, float))
-            else "null"
-            if value is None
-            else "array"
-            if isinstance(value, list)
-            else "object"
-        )
+        kind = _json_type(value)
+        kind = "number" if kind == "integer" else kind  # K3 names every number one way
         return tag("argument", key=key, type=kind) + _plain(value) + "<|close|>argument<|sep|>"
 
     out: list[str] = []
@@ -620,10 +348,6 @@ def _render_kimi_k3(segments: Sequence[Segment], thinking: bool) -> str:
                 i += 1
             out.append(tag("tools") + "".join(body) + "<|close|>tools<|sep|>")
     return "".join(out) + "<|close|>message<|sep|>"
-
-
-def _json_list(calls: list[Call], key: str) -> str:
-    return json.dumps([{"name": c.name, key: c.arguments} for c in calls], ensure_ascii=False)
 
 
 def _plain(value: Any) -> str:
@@ -679,7 +403,9 @@ def _gemma_value(value: Any, quote: str = '<|"|>') -> str:
 
 
 def _json_type(value: Any) -> str:
-    """The JSON Schema type name of a value (K2 Horizon's `arg_type`)."""
+    """The JSON Schema type name of a value (K2 Horizon's `arg_type`). Kept apart from
+    parsing/coercion.py's reader on purpose: what the model writes is the oracle's
+    to say, so a slip in one shows against the other."""
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
@@ -691,3 +417,208 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "null" if value is None else "object"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A format that writes each call by templates: `call` names `{name}`,
+    `{arguments}` (the arguments as JSON), `{object}` (the name and arguments as a
+    JSON object, the arguments under `key`) and `{index}` (the call's number in the
+    conversation); `argument`, written once per argument before `end`, names
+    `{key}`, `{value}` (as `value` writes it), `{type}` (its JSON Schema type) and
+    `{string}` (whether it is a string: DSML's attribute). Any template may name the
+    constants `{FB}`, `{SP}`, `{HY}` and `{NS}`. `section` wraps consecutive calls,
+    `sep` stands between them."""
+
+    call: str
+    argument: str = ""
+    end: str = ""
+    section: tuple[str, str] = ("", "")
+    sep: str = ""
+    value: Callable[[Any], str] = _plain
+    key: str = "arguments"
+
+    def render(self, calls: Sequence[Call], counter: int = 0) -> str:
+        def fill(template: str, **fields: object) -> str:
+            return template.format(FB=FB, SP=SP, HY=HY, NS=MINIMAX_NS, **fields)
+
+        body = self.sep.join(
+            fill(
+                self.call,
+                name=c.name,
+                index=counter + n,
+                arguments=json.dumps(c.arguments, ensure_ascii=False),
+                object=json.dumps({"name": c.name, self.key: c.arguments}, ensure_ascii=False),
+            )
+            + "".join(
+                fill(
+                    self.argument,
+                    key=k,
+                    value=self.value(v),
+                    type=_json_type(v),
+                    string="true" if isinstance(v, str) else "false",
+                )
+                for k, v in c.arguments.items()
+            )
+            + fill(self.end)
+            for n, c in enumerate(calls)
+        )
+        return fill(self.section[0]) + body + fill(self.section[1])
+
+
+def _dsml(tag: str, block: str) -> Layout:
+    """DeepSeek's DSML invoke elements (GigaChat 3.5's GCML is the same with its tag)."""
+    return Layout(
+        f'<{tag}invoke name="{{name}}">\n',
+        f'<{tag}parameter name="{{key}}" string="{{string}}">{{value}}</{tag}parameter>\n',
+        f"</{tag}invoke>\n",
+        (f"<{tag}{block}>\n", f"</{tag}{block}>"),
+    )
+
+
+_QWEN3_CODER = Layout(
+    "<tool_call>\n<function={name}>\n", "<parameter={key}>\n{value}\n</parameter>\n", "</function>\n</tool_call>\n"
+)
+# Laguna's template (poolside_v1) writes glm47's calls too.
+_GLM47 = Layout("<tool_call>{name}", "<arg_key>{key}</arg_key><arg_value>{value}</arg_value>", "</tool_call>")
+_INVOKE = '<invoke name="{name}">\n', '<parameter name="{key}">{value}</parameter>\n', "</invoke>\n"
+
+
+def _json_list(before: str, after: str) -> Layout:
+    return Layout("{object}", section=(before + "[", "]" + after), sep=", ")
+
+
+_HERMES = Layout("<tool_call>\n{object}\n</tool_call>\n")
+_DEEPSEEK_CALLS = ("<{FB}tool{SP}calls{SP}begin{FB}>", "<{FB}tool{SP}calls{SP}end{FB}>")
+
+LAYOUTS: dict[str, Layout] = {
+    "hermes": _HERMES,
+    "qwen25": _HERMES,
+    "ernie45": _HERMES,
+    "longcat": Layout("<longcat_tool_call>\n{object}\n</longcat_tool_call>"),
+    "internlm": Layout("<|action_start|><|plugin|>\n{object}<|action_end|>", key="parameters"),
+    # The `function call` role after the assistant's message; one call per role message.
+    "gigachat3": Layout("<|message_sep|>\n\nfunction call<|role_sep|>\n{object}"),
+    "granite_20b_fc": Layout("<function_call> {object}"),
+    # One call object per line, as the model's function-call guide writes them.
+    "minimax_m1": Layout("{object}\n", section=("<tool_calls>\n", "</tool_calls>")),
+    "llama3_json": Layout("{object}", section=("<|python_tag|>", ""), sep="; ", key="parameters"),
+    # A JSON list of the calls after a marker.
+    "xlam": _json_list("", ""),
+    "granite": _json_list("<|tool_call|>", ""),
+    "phi4": _json_list(" functools", ""),
+    "firefunction_v2": _json_list(" functools", ""),
+    "hunyuan_a13b": _json_list("<tool_calls>", "</tool_calls>"),
+    "jamba": _json_list("<tool_calls>", "</tool_calls>"),
+    "apriel": _json_list("<tool_calls>", "</tool_calls>"),
+    "nemotron_deci": _json_list("<TOOLCALL>", "</TOOLCALL>"),
+    "generic_json": _json_list("<TOOLCALL>", "</TOOLCALL>"),
+    "deepseek_v3": Layout(
+        "<{FB}tool{SP}call{SP}begin{FB}>function<{FB}tool{SP}sep{FB}>{name}\n```json\n{arguments}\n```<{FB}tool{SP}call{SP}end{FB}>",
+        section=_DEEPSEEK_CALLS,
+    ),
+    "deepseek_v3_1": Layout(
+        "<{FB}tool{SP}call{SP}begin{FB}>{name}<{FB}tool{SP}sep{FB}>{arguments}<{FB}tool{SP}call{SP}end{FB}>",
+        section=_DEEPSEEK_CALLS,
+    ),
+    "kimi_k2": Layout(
+        "<|tool_call_begin|>functions.{name}:{index}<|tool_call_argument_begin|>{arguments}<|tool_call_end|>",
+        section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
+    ),
+    "solar_open": Layout(
+        "<|tool_call:begin|>{index:010d}<|tool_call:name|>{name}<|tool_call:args|>{arguments}<|tool_call:end|>",
+        section=("<|begin|>assistant<|tool_calls|>", "<|calls|>"),
+    ),
+    "plamo3": Layout(
+        "<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{name}<|plamo:end_tool_name:plamo|>"
+        "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{arguments}"
+        "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>",
+        section=("<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>"),
+    ),
+    "functionary_v3_1": Layout("<function={name}>{arguments}</function>"),
+    "functionary_v3_2": Layout(">>>{name}\n{arguments}"),
+    "mistral": Layout("[TOOL_CALLS]{name}[ARGS]{arguments}"),
+    # Its template writes the name unescaped.
+    "granite4": Layout('<tool_call>\n{{"name": "{name}", "arguments": {arguments}}}\n</tool_call>'),
+    "qwen3_coder": _QWEN3_CODER,
+    "nemotron_nano": _QWEN3_CODER,
+    "step3p5": _QWEN3_CODER,
+    # Its template wraps each call in its own section, values without newlines.
+    "seed_oss": Layout(
+        "\n<seed:tool_call>\n<function={name}>\n",
+        "<parameter={key}>{value}</parameter>\n",
+        "</function>\n</seed:tool_call>",
+    ),
+    "mimo": Layout(
+        "<tool_call>\n<function={name}>\n", "<parameter={key}>{value}</parameter>\n", "</function>\n</tool_call>\n"
+    ),
+    "glm45": Layout(
+        "<tool_call>{name}\n", "<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n", "</tool_call>"
+    ),
+    "glm47": _GLM47,
+    "poolside_v1": _GLM47,
+    "spark25": _GLM47,
+    # Its template: a newline after the name and before each value and the close.
+    "ling3": Layout(
+        "<tool_call>{name}\n", "<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>", "\n</tool_call>", sep="\n"
+    ),
+    # HY3's template: a newline after every tag pair and `<tool_sep>` after the name;
+    # HY4 writes the calls back to back.
+    "hy_v3": Layout(
+        "<tool_call{HY}>{name}<tool_sep{HY}>\n",
+        "<arg_key{HY}>{key}</arg_key{HY}>\n<arg_value{HY}>{value}</arg_value{HY}>\n",
+        "</tool_call{HY}>\n",
+        ("<tool_calls{HY}>\n", "</tool_calls{HY}>"),
+    ),
+    "hy_v4": Layout(
+        "<tool_call{HY}>{name}",
+        "<arg_key{HY}>{key}</arg_key{HY}><arg_value{HY}>{value}</arg_value{HY}>",
+        "</tool_call{HY}>",
+        ("<tool_calls{HY}>", "</tool_calls{HY}>"),
+    ),
+    "k2_horizon": Layout(
+        "<ifm|tool_call>{name}",
+        "<ifm|arg_key>{key}</ifm|arg_key><ifm|arg_type>{type}</ifm|arg_type><ifm|arg_value>{value}</ifm|arg_value>",
+        "</ifm|tool_call>",
+        ("<ifm|tool_calls>", "</ifm|tool_calls>"),
+    ),
+    "solar_open2": Layout(
+        "<|tool_call:start|>{name}\n",
+        "<|tool_arg:start|>{key}<|tool_arg:value|>{value}<|tool_arg:end|>\n",
+        "<|tool_call:end|>",
+    ),
+    "minimax_m2": Layout(*_INVOKE, ("<minimax:tool_call>\n", "</minimax:tool_call>")),
+    # dots: MiniMax-M2's untyped invoke elements; GigaChat 3.5: DSML-style GCML.
+    "dots": Layout(*_INVOKE, ("<dots_function_call>\n", "</dots_function_call>")),
+    "gigachat35": _dsml("{FB}GCML{FB}", "tool_calls"),
+    "deepseek_v3_2": _dsml("{FB}DSML{FB}", "function_calls"),
+    "deepseek_v4": _dsml("{FB}DSML{FB}", "tool_calls"),
+    "deepseek_v41": _dsml("{FB}DSML{FB} ", "calls"),
+    "minimax_m3": Layout(
+        '{NS}<invoke name="{name}">',
+        "{NS}<{key}>{value}{NS}</{key}>",
+        "{NS}</invoke>\n",
+        ("{NS}<tool_call>\n", "{NS}</tool_call>"),
+        value=_minimax_xml,
+    ),
+    "minicpm5": Layout(
+        '<function name="{name}">',
+        '<param name="{key}">{value}</param>',
+        "</function>",
+        sep="\n",
+        value=_minicpm5_value,
+    ),
+    "step3": Layout(
+        '<{FB}tool_call_begin{FB}>function<{FB}tool_sep{FB}><steptml:invoke name="{name}">',
+        '<steptml:parameter name="{key}">{value}</steptml:parameter>',
+        "</steptml:invoke><{FB}tool_call_end{FB}>",
+        ("<{FB}tool_calls_begin{FB}>", "<{FB}tool_calls_end{FB}>"),
+    ),
+}
+
+
+_ATEM: Layout = Layout(
+    '<atem:function_calls>\n<atem:invoke name="{name}">\n',
+    '<atem:parameter name="{key}">{value}</atem:parameter>\n',
+    "</atem:invoke>\n</atem:function_calls>",
+)

@@ -23,16 +23,11 @@ from .reasoning import REASONING_BY_NAME
 DERIVED = ("", "")
 
 
-@dataclass(frozen=True)
-class Family:
-    name: str
-    # The reasoning syntax (a name in families/reasoning.py, or gpt-oss's harmony)
-    # and the tool format (a parser in parsing/tools/); None where there is none.
-    reasoning: str | None
-    tool_format: str | None
-    # (start, end) written around earlier turns' reasoning; None where the template
-    # reads it from `reasoning_field` itself.
-    replay_markers: tuple[str, str] | None = DERIVED
+@dataclass(frozen=True, kw_only=True)
+class TemplateControls:
+    """How a family's template wants reasoning and thinking passed, and what ends its
+    generation: facts of the record that a served model's profile keeps as they are."""
+
     # The message field the template reads reasoning from, when it does.
     reasoning_field: str = "reasoning_content"
     # Template variable that switches thinking on/off, and extra variables that
@@ -48,6 +43,18 @@ class Family:
     # call (parsing/fenced_calls.py): a small-model failure shape, recovered only
     # for models known to write it (the built-in Qwen2.5-Coder), or on request.
     recover_fenced_calls: bool = False
+
+
+@dataclass(frozen=True)
+class Family(TemplateControls):
+    name: str
+    # The reasoning syntax (a name in families/reasoning.py, or gpt-oss's harmony)
+    # and the tool format (a parser in parsing/tools/); None where there is none.
+    reasoning: str | None
+    tool_format: str | None
+    # (start, end) written around earlier turns' reasoning; None where the template
+    # reads it from `reasoning_field` itself.
+    replay_markers: tuple[str, str] | None = DERIVED
 
     @property
     def reasoning_markers(self) -> tuple[str, str] | None:
@@ -108,7 +115,9 @@ FAMILIES: tuple[Family, ...] = (
         thinking_kwarg=None,
         stop=("<|return|>", "<|call|>"),
     ),
-    Family("nemotron", "nemotron_deci", "nemotron_deci", stop=("<|eot_id|>",)),
+    # Llama-3.1-Nemotron ends a turn with `<|eot_id|>`; Nemotron Nano v2 (the same
+    # `<TOOLCALL>` calls, detected as this family) with `<SPECIAL_12>`.
+    Family("nemotron", "nemotron_deci", "nemotron_deci", stop=("<|eot_id|>", "<SPECIAL_12>")),
     Family("nemotron-nano", "nemotron_nano", "qwen3_coder", stop=("<|im_end|>",)),
     Family("llama-3", None, "llama3_json", stop=("<|eot_id|>", "<|eom_id|>")),
     Family("llama-4", None, "pythonic", stop=("<|eot|>", "<|eom|>")),

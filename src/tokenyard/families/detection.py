@@ -1,10 +1,17 @@
 """How a model is matched to its family record, with an explicit precedence.
 
 1. `TEMPLATE_SIGNS`: text only one family's chat template holds, most specific first.
-2. `NAME_SIGNS`: patterns over the model's names (folder, config.json's
-   `model_type`, `_name_or_path`, `architectures`, the served name).
-3. `GENERIC_TEMPLATE_SIGNS`: syntax several families share (a DeepSeek-R1 distill
-   writes DeepSeek V3's calls), read after the names so a specific name wins.
+2. `NAME_SIGNS`: patterns over the model's names (the served name, the folder,
+   config.json's `_name_or_path`).
+3. `CONFIG_SIGNS`: config.json's `architectures` (each, in order), then its
+   `model_type`, matched exactly: values only one family's checkpoints carry.
+   After the names: a name says more than an architecture.
+4. `GENERIC_TEMPLATE_SIGNS`: syntax several families share (a DeepSeek-R1 distill
+   writes DeepSeek V3's calls), read after the names and configs so a specific one
+   wins.
+5. `BASE_CONFIG_SIGNS`: base architectures that fine-tunes in other formats keep
+   (a DeepSeek-R1 distill is a `Qwen2ForCausalLM`): the last word, when nothing
+   else spoke.
 
 A sign names a family, or a group that `REFINEMENTS` splits by more template text:
 the first needle present picks the family ("" is always present). A sign may be
@@ -144,15 +151,84 @@ NAME_SIGNS: tuple[tuple[str, str], ...] = (
     (r"smollm", "smollm2"),
 )
 
+# config.json values that mean one family (architectures and model_type spellings).
+CONFIG_SIGNS: dict[str, str] = {
+    "GptOssForCausalLM": "gpt-oss",
+    "gpt_oss": "gpt-oss",
+    "DeepseekV32ForCausalLM": "deepseek-v3.2",
+    "deepseek_v32": "deepseek-v3.2",
+    "kimi_k2": "kimi-k2",
+    "MiniMaxM2ForCausalLM": "minimax-m2",
+    "minimax_m2": "minimax-m2",
+    "MiniMaxM1ForCausalLM": "minimax-m1",
+    "minimax_m1": "minimax-m1",
+    "SeedOssForCausalLM": "seed-oss",
+    "seed_oss": "seed-oss",
+    "SmolLM3ForCausalLM": "smollm3",
+    "smollm3": "smollm3",
+    "Olmo3ForCausalLM": "olmo3",
+    "olmo3": "olmo3",
+    "ApertusForCausalLM": "apertus",
+    "apertus": "apertus",
+    "Ernie4_5ForCausalLM": "ernie-4.5",
+    "Ernie4_5_MoeForCausalLM": "ernie-4.5",
+    "ernie4_5": "ernie-4.5",
+    "ernie4_5_moe": "ernie-4.5",
+    "HunYuanMoEV1ForCausalLM": "hunyuan-a13b",
+    "hunyuan_v1_moe": "hunyuan-a13b",
+    "Lfm2ForCausalLM": "lfm2",
+    "Lfm2MoeForCausalLM": "lfm2",
+    "lfm2": "lfm2",
+    "lfm2_moe": "lfm2",
+    "GraniteMoeHybridForCausalLM": "granite-4",
+    "granitemoehybrid": "granite-4",
+    "Cohere2ForCausalLM": "cohere-command3",
+    "cohere2": "cohere-command3",
+    "CohereForCausalLM": "command-r-plus",
+    "cohere": "command-r-plus",
+    "InternLM2ForCausalLM": "internlm2",
+    "internlm2": "internlm2",
+    "Dots1ForCausalLM": "dots",
+    "dots1": "dots",
+    "Llama4ForConditionalGeneration": "llama-4",
+    "llama4": "llama-4",
+    "Step3VLForConditionalGeneration": "step3",
+    "step3_vl": "step3",
+    "LongcatFlashForCausalLM": "longcat",
+    "longcat_flash": "longcat",
+}
+
+# Base architectures: what a checkpoint is when neither its template, its names
+# nor a specific config value says more.
+BASE_CONFIG_SIGNS: dict[str, str] = {
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3",
+    "qwen3": "qwen3",
+    "qwen3_moe": "qwen3",
+    "Qwen2ForCausalLM": "qwen2.5",
+    "qwen2": "qwen2.5",
+    "MistralForCausalLM": "mistral",
+    "mistral": "mistral",
+    "Gemma2ForCausalLM": "gemma",
+    "Gemma3ForCausalLM": "gemma",
+    "Gemma3ForConditionalGeneration": "gemma",
+    "gemma2": "gemma",
+    "gemma3": "gemma",
+    "gemma3_text": "gemma",
+    "Phi3ForCausalLM": "phi",
+    "phi3": "phi",
+}
+
 
 REFINEMENTS: dict[str, tuple[tuple[str, str], ...]] = {
     # V3.2 wraps calls in `function_calls`; V4 in `tool_calls` (its template
     # assembles that marker, so it is not a literal).
     "deepseek-dsml": (("function_calls", "deepseek-v3.2"), ("", "deepseek-v4")),
     "qwen3-coder": (("<think>", "qwen3.5"),),
-    "kimi-k2": (("<think>", "kimi-k2.5"),),
+    "kimi-k2": (("<think>", "kimi-k2.5"),),  # from the template or config's kimi_k2
     # Granite 3 writes `<|tool_call|>[...]`, Granite 4 `<tool_call>`.
     "granite-4": (("<tool_call>", "granite-4"), ("", "granite-3")),
+    # Command R7B and Command A share the `cohere2` architecture.
     "cohere-command3": (("<|START_TEXT|>", "cohere-command4"),),
     "mistral": (("[THINK]", "magistral"),),
     "apriel": (("Here are my reasoning steps", "apriel-thinker"),),

@@ -16,24 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .common import (
-    LaunchOptions,
-    Profile,
-    RunningServer,
-    ServedModel,
-    announce_profile,
-    announce_settings,
-    choose_models,
-    choose_profile,
-    client_key,
-    ensure_server,
-    find_client,
-    launcher_help,
-    launcher_home,
-    parse_launch_args,
-    run_client,
-    served_models,
-)
+from .common import ClientRun, Profile, ServedModel, Session, client_key, launch_client, launcher_home
 
 # Claude Code's own settings: no telemetry, error reporting or update checks (it
 # runs offline against a local server), and a key sent as a bearer token
@@ -144,22 +127,10 @@ def client_environment(settings: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def launch(argv: Sequence[str]) -> int:
-    options: LaunchOptions = parse_launch_args(argv)
-    if options.show_help:
-        print(launcher_help("claude", "Claude Code"), end="")
-        return 0
-    binary = find_client("claude")
-    server: RunningServer = ensure_server(options)
-    try:
-        main, small = choose_models(served_models(options.url), options)
-        config_dir = prepare_config_dir(launcher_home("claude"))
-        profile = choose_profile(options, main, server.process is not None)
-        settings = claude_settings(options.url, main, small, config_dir, lean=profile.lean)
-    except BaseException:
-        server.stop()
-        raise
-    announce_settings("claude", settings)
+def configure(session: Session) -> ClientRun:
+    main, small, profile = session.main, session.small, session.profile
+    config_dir = prepare_config_dir(launcher_home("claude"))
+    settings = claude_settings(session.options.url, main, small, config_dir, lean=profile.lean)
     if (
         small.context_window is not None
         and main.context_window is not None
@@ -170,13 +141,16 @@ def launch(argv: Sequence[str]) -> int:
             f"{main.context_window}): Claude Code sends both the same history; `--small-model {main.id}` keeps the larger",
             file=sys.stderr,
         )
-    args = profile_arguments(options.client_args, profile)
-    if args != options.client_args:
+    args = profile_arguments(session.options.client_args, profile)
+    if args != session.options.client_args:
         chosen = f"--tools {LEAN_TOOLS}, no terminal-title requests"
     else:
         chosen = "the tools you named" if profile.lean else "Claude Code's own tool set"
-    announce_profile("claude", profile, chosen)
     # Interactive sessions log the signal instead of printing it; their stderr stays the terminal's.
     printing = any(a in PRINT_FLAGS for a in args)
     drop = UNRECOGNIZED_MODEL_SIGNAL if printing else None
-    return run_client([binary, *args], client_environment(settings), server, drop_stderr=drop)
+    return ClientRun(args, client_environment(settings), settings, chosen, drop)
+
+
+def launch(argv: Sequence[str]) -> int:
+    return launch_client(argv, "claude", configure)

@@ -16,32 +16,22 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..settings import DEFAULT_CODEX_PROFILE
 from .common import (
     CLIENT_KEY_ENV,
     LEAN_MAX_OUTPUT,
+    ClientRun,
     LaunchOptions,
-    RunningServer,
     ServedModel,
-    announce_profile,
-    announce_settings,
-    choose_models,
-    choose_profile,
+    Session,
     client_key,
-    ensure_server,
-    find_client,
     get_json,
-    launcher_help,
+    launch_client,
     launcher_home,
-    parse_launch_args,
-    run_client,
-    served_models,
     serves_embedded,
 )
 
 PROVIDER = "tokenyard"
-# The Codex catalog entry a server the launcher starts serves its ids as (their
-# window, tool surface and reasoning levels); `tokenyard serve --codex-profile`.
-CODEX_PROFILE = "gpt-5.5"
 
 
 def offers_catalog(url: str) -> tuple[bool, bool]:
@@ -157,45 +147,37 @@ def serve_arguments(options: LaunchOptions) -> list[str]:
     unless --full) caps a request's output at the lean profile's LEAN_MAX_OUTPUT."""
     args = list(options.serve_args)
     if not _given(args, "--codex-profile"):
-        args += ["--codex-profile", CODEX_PROFILE]
+        args += ["--codex-profile", DEFAULT_CODEX_PROFILE]
     lean = options.profile == "lean" or (options.profile is None and serves_embedded(args))
     if lean and not _given(args, "--default-max-tokens"):
         args += ["--default-max-tokens", str(LEAN_MAX_OUTPUT)]
     return args
 
 
-def launch(argv: Sequence[str]) -> int:
-    options = parse_launch_args(argv)
-    if options.show_help:
-        print(launcher_help("codex", "Codex"), end="")
-        return 0
-    binary = find_client("codex")
-    options.serve_args = serve_arguments(options)
-    # The server reads Codex's bundled catalog through the same binary.
-    server: RunningServer = ensure_server(options, {"TOKENYARD_CODEX_BIN": binary})
-    try:
-        main, _ = choose_models(served_models(options.url), options)
-        codex_home = launcher_home("codex")
-        catalog, websockets = offers_catalog(options.url)
-        profile = choose_profile(options, main, server.process is not None)
-        instructions = codex_home / "lean-instructions.md" if profile.lean else None
-        if instructions is not None:
-            instructions.write_text(LEAN_BASE_INSTRUCTIONS, encoding="utf-8")
-        config = codex_config(options.url, main, catalog=catalog, instructions=instructions, websockets=websockets)
-        (codex_home / "config.toml").write_text(config, encoding="utf-8")
-    except BaseException:
-        server.stop()
-        raise
+def configure(session: Session) -> ClientRun:
+    url, main, profile = session.options.url, session.main, session.profile
+    codex_home = launcher_home("codex")
+    catalog, websockets = offers_catalog(url)
+    instructions = codex_home / "lean-instructions.md" if profile.lean else None
+    if instructions is not None:
+        instructions.write_text(LEAN_BASE_INSTRUCTIONS, encoding="utf-8")
+    config = codex_config(url, main, catalog=catalog, instructions=instructions, websockets=websockets)
+    (codex_home / "config.toml").write_text(config, encoding="utf-8")
     if not catalog:
         print(
-            f"tokenyard codex: {options.url} offers no Codex catalog (start it with `--codex-profile {CODEX_PROFILE}`); "
-            "Codex will use fallback metadata for the model",
+            f"tokenyard codex: {url} offers no Codex catalog (start it with "
+            f"`--codex-profile {DEFAULT_CODEX_PROFILE}`); Codex will use fallback metadata for the model",
             file=sys.stderr,
         )
     settings = {"CODEX_HOME": str(codex_home), CLIENT_KEY_ENV: client_key()}
-    announce_settings("codex", {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"})
+    announced = {**settings, "model": main.id, "catalog": "tokenyard" if catalog else "none"}
     off = ", ".join((*LEAN_SECTIONS_OFF, *(f"features.{name}" for name in LEAN_FEATURES_OFF)))
     lean = f"model_instructions_file={instructions}; {off} off"
-    announce_profile("codex", profile, lean if profile.lean else "Codex's own instructions and tool surface")
-    env = {**os.environ, **settings}
-    return run_client([binary, *client_arguments(options.client_args, Path.cwd())], env, server)
+    surface = lean if profile.lean else "Codex's own instructions and tool surface"
+    args = client_arguments(session.options.client_args, Path.cwd())
+    return ClientRun(args, {**os.environ, **settings}, announced, surface)
+
+
+def launch(argv: Sequence[str]) -> int:
+    # The server reads Codex's bundled catalog through the same executable.
+    return launch_client(argv, "codex", configure, serve_arguments=serve_arguments, binary_env="TOKENYARD_CODEX_BIN")

@@ -20,7 +20,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 from ..models.cache import cache_root
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+# The clients `tokenyard CLIENT` runs (each one's module in this package), by the name they go by.
+CLIENTS = {"claude": "Claude Code", "codex": "Codex", "openclaw": "OpenClaw"}
 # The key handed to clients. It is deliberately not TOKENYARD_API_KEY: that variable
 # is the server's own `--api-key`, and exporting it for a client would silently
 # switch on the server's key check.
@@ -491,3 +493,62 @@ def _relay_stderr(source: IO[bytes], drop: bytes) -> None:
         if not line.startswith(drop):
             sys.stderr.buffer.write(line)
             sys.stderr.buffer.flush()
+
+
+@dataclass(frozen=True)
+class Session:
+    """What the start-up found, handed to a client's own configuration step."""
+
+    options: LaunchOptions
+    models: list[ServedModel]
+    main: ServedModel
+    small: ServedModel
+    profile: Profile
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    """How a client's configuration step says to run it: its arguments (after the
+    executable), its whole environment, what the launcher set (said out loud so the
+    user can reproduce it), the surface its profile gives, and the stderr lines to
+    drop (run_client)."""
+
+    args: Sequence[str]
+    env: Mapping[str, str]
+    announced: Mapping[str, str]
+    surface: str
+    drop_stderr: bytes | None = None
+
+
+def launch_client(
+    argv: Sequence[str],
+    client: str,
+    configure: Callable[[Session], ClientRun],
+    *,
+    serve_arguments: Callable[[LaunchOptions], list[str]] | None = None,
+    binary_env: str | None = None,
+) -> int:
+    """`tokenyard CLIENT [launcher options] [client arguments…]`: read the launcher's
+    flags, find the client, find or start the server (with `serve_arguments`, and the
+    client's executable in the server's `binary_env` variable), choose the models and
+    the profile, let `configure` write the client's configuration, say what was set,
+    then run it. A server started here is stopped if anything before the client fails."""
+    options = parse_launch_args(argv)
+    if options.show_help:
+        print(launcher_help(client, CLIENTS[client]), end="")
+        return 0
+    binary = find_client(client)
+    if serve_arguments is not None:
+        options.serve_args = serve_arguments(options)
+    server = ensure_server(options, {binary_env: binary} if binary_env else None)
+    try:
+        models = served_models(options.url)
+        main, small = choose_models(models, options)
+        profile = choose_profile(options, main, server.process is not None)
+        run = configure(Session(options, models, main, small, profile))
+    except BaseException:
+        server.stop()
+        raise
+    announce_settings(client, run.announced)
+    announce_profile(client, profile, run.surface)
+    return run_client([binary, *run.args], run.env, server, drop_stderr=run.drop_stderr)

@@ -15,22 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .common import (
-    RunningServer,
-    ServedModel,
-    announce_profile,
-    announce_settings,
-    choose_models,
-    choose_profile,
-    client_key,
-    ensure_server,
-    find_client,
-    launcher_help,
-    launcher_home,
-    parse_launch_args,
-    run_client,
-    served_models,
-)
+from .common import ClientRun, ServedModel, Session, client_key, launch_client, launcher_home
 
 PROVIDER = "tokenyard"
 # Only for a server that states no limits (an older tokenyard): a window small
@@ -81,28 +66,13 @@ def openclaw_config(
     }
 
 
-def launch(argv: Sequence[str]) -> int:
-    options = parse_launch_args(argv)
-    if options.show_help:
-        print(launcher_help("openclaw", "OpenClaw"), end="")
-        return 0
-    binary = find_client("openclaw")
-    server: RunningServer = ensure_server(options)
-    try:
-        models = served_models(options.url)
-        main, _ = choose_models(models, options)
-        profile = choose_profile(options, main, server.process is not None)
-        config = openclaw_config(options.url, main, models, lean=profile.lean)
-        path = launcher_home("openclaw") / "openclaw.json"
-        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    except BaseException:
-        server.stop()
-        raise
+def configure(session: Session) -> ClientRun:
+    url, main, models, profile = session.options.url, session.main, session.models, session.profile
+    config = openclaw_config(url, main, models, lean=profile.lean)
+    path = launcher_home("openclaw") / "openclaw.json"
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     if main.context_window is None:
-        print(
-            f"tokenyard openclaw: {options.url} states no context window; assuming {ASSUMED_WINDOW} tokens",
-            file=sys.stderr,
-        )
+        print(f"tokenyard openclaw: {url} states no context window; assuming {ASSUMED_WINDOW} tokens", file=sys.stderr)
     # OpenClaw keeps its state (a SQLite database, sessions) in OPENCLAW_STATE_DIR,
     # ~/.openclaw otherwise, even when OPENCLAW_CONFIG_PATH names the config.
     settings = {
@@ -110,12 +80,12 @@ def launch(argv: Sequence[str]) -> int:
         "OPENCLAW_STATE_DIR": str(path.parent),
         "OPENCLAW_NO_AUTO_UPDATE": "1",  # no self-update checks against a local model
     }
-    announce_settings("openclaw", {**settings, "model": f"{PROVIDER}/{main.id}"})
     entry = config["models"]["providers"][PROVIDER]["models"][models.index(main)]
     tools = ", ".join(LEAN_TOOLS["allow"]) if profile.lean else "its coding profile"
-    announce_profile(
-        "openclaw",
-        profile,
-        f"tools {tools}; maxTokens {entry['maxTokens']}; reasoning {str(entry['reasoning']).lower()}",
-    )
-    return run_client([binary, *options.client_args], {**os.environ, **settings}, server)
+    surface = f"tools {tools}; maxTokens {entry['maxTokens']}; reasoning {str(entry['reasoning']).lower()}"
+    announced = {**settings, "model": f"{PROVIDER}/{main.id}"}
+    return ClientRun(session.options.client_args, {**os.environ, **settings}, announced, surface)
+
+
+def launch(argv: Sequence[str]) -> int:
+    return launch_client(argv, "openclaw", configure)

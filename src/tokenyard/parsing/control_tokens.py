@@ -82,7 +82,9 @@ def syntax_texts(reasoning_parser: str | None, tool_parser: str | None) -> froze
             for cls in tool_parser_class(tool).__mro__:
                 found.update(_tables(dict(vars(cls))))
                 module = sys.modules.get(cls.__module__)
-                if module is not None and cls.__module__.startswith(_PARSING):
+                # A module's tables belong to the classes it defines by name; a
+                # format built from a row of tools/formats.py carries all it reads.
+                if module is not None and cls.__module__.startswith(_PARSING) and vars(module).get(cls.__name__) is cls:
                     found.update(_tables(vars(module)))
     return frozenset(s for s in found if s)
 

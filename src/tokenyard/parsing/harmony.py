@@ -53,6 +53,9 @@ _LONGEST_STOP = max(len(t) for t in (START, CHANNEL, MESSAGE, END, RETURN, CALL)
 # The prompt's `<|start|>assistant` may be followed directly by the recipient.
 _RECIPIENT_FIRST = re.compile(r" ?to=").match
 _JSON_SPACE = always_match(r"[ \t\r\n]*")
+# The role or a channel name, standing where a header lost its `<|start|>`.
+_HEADER_WORDS = ("assistant", "analysis", "commentary", "final")
+_HEADER_WORD = always_match(f"(?:{'|'.join(_HEADER_WORDS)})?")
 
 # Parser states; the message bodies come last (`feed`'s hot path tests `>= _REASONING`).
 _BEGIN, _OUTSIDE, _HEADER, _REASONING, _TEXT, _CALL = range(6)
@@ -98,6 +101,8 @@ class HarmonyParser(ToolParser):
         self._channel_seen = False
         # A tool message shown as text also shows its end token as text.
         self._ends_as_text = False
+        # A message's end token was just read: only a header may follow.
+        self._after_end = False
         self._args = _ARGS_LEAD
         self._scanner: JsonValueScanner | None = None
 
@@ -137,6 +142,22 @@ class HarmonyParser(ToolParser):
         return 0
 
     def _outside(self, buf: str, final: bool) -> int:
+        if self._after_end:
+            # Right after a message's end token only a header may stand: the role or
+            # a channel's name there, then a header's `<|start|>` or `<|channel|>`,
+            # is header syntax that lost its place (gpt-oss writes
+            # `<|call|>commentary<|channel|>...`), not content.
+            word = _HEADER_WORD(buf).end()
+            rest = buf[word:]
+            if not final and (
+                any(name.startswith(buf) for name in _HEADER_WORDS)
+                or (word and (START.startswith(rest) or CHANNEL.startswith(rest)))
+            ):
+                return 0  # what follows decides
+            self._after_end = False
+            if word and (rest.startswith(START) or rest.startswith(CHANNEL)):
+                self._marker(buf[:word])
+                return word
         end, match = split_before(buf, _ALL_TOKENS, final)
         self._text(buf[:end])
         if match is None:
@@ -237,6 +258,7 @@ class HarmonyParser(ToolParser):
         else:
             self._marker(token)
         self._state = _OUTSIDE
+        self._after_end = True
         return match.end()
 
     # ---- tool-call bodies ----------------------------------------------------------------
@@ -263,6 +285,7 @@ class HarmonyParser(ToolParser):
             self._open_header(len(token), channel_seen=token == CHANNEL)
             return end
         self._state = _OUTSIDE
+        self._after_end = True
         return match.end()
 
     def _read_arguments(self, text: str) -> None:

@@ -20,24 +20,30 @@ def unknown_name(kind: str, name: str, known: list[str]) -> UnknownParserError:
 
 @lru_cache(maxsize=1)
 def _tool_parsers() -> dict[str, type[ToolParser]]:
-    # Every module in parsing/tools/ that defines a named ToolParser registers it.
+    # Every module in parsing/tools/ that defines a named ToolParser (an engine's own
+    # format, a variant with code of its own) registers it; so does every row of
+    # tools/formats.py (an engine with a config).
     from . import tools as package
+    from .tools.formats import PARSERS
 
-    found: dict[str, type[ToolParser]] = {}
+    classes: list[type[ToolParser]] = [*PARSERS]
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and issubclass(value, ToolParser)
-                and value.name
-                and value.__module__ == module.__name__
-            ):
-                for key in (value.name, *value.aliases):
-                    key = key.lower()
-                    if key in found and found[key] is not value:
-                        raise RuntimeError(f"tool parser name {key!r} registered twice")
-                    found[key] = value
+        classes.extend(
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, ToolParser)
+            and value.name
+            and value.__module__ == module.__name__
+        )
+    found: dict[str, type[ToolParser]] = {}
+    for cls in classes:
+        for key in (cls.name, *cls.aliases):
+            key = key.lower()
+            if key in found and found[key] is not cls:
+                raise RuntimeError(f"tool parser name {key!r} registered twice")
+            found[key] = cls
     return found
 
 

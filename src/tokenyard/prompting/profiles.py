@@ -3,7 +3,7 @@
 A `ModelProfile` names the family's parsers, the markers it thinks in, the stop
 tokens, and how its chat template wants reasoning and thinking controls passed. A
 model directory is matched to a family by what is in it (config.json's
-model_type, the chat template's own markers, the folder name; precedence in
+architectures and model_type, the chat template's own markers, the names; precedence in
 families/detection.py), and every field can be overridden from the command line
 (`--reasoning-parser`, `--tool-call-parser`, `--chat-template`).
 """
@@ -15,33 +15,25 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..families.catalog import FAMILIES, Family
-from ..families.detection import GENERIC_TEMPLATE_SIGNS, NAME_SIGNS, REFINEMENTS, TEMPLATE_SIGNS
+from ..families.catalog import FAMILIES, Family, TemplateControls
+from ..families.detection import (
+    BASE_CONFIG_SIGNS,
+    CONFIG_SIGNS,
+    GENERIC_TEMPLATE_SIGNS,
+    NAME_SIGNS,
+    REFINEMENTS,
+    TEMPLATE_SIGNS,
+)
 
 
 @dataclass(frozen=True)
-class ModelProfile:
+class ModelProfile(TemplateControls):
     family: str
     reasoning_parser: str | None
     tool_parser: str | None
     # How reasoning is written into content for templates that do not read a
     # reasoning field themselves: (start, end) markers.
     reasoning_markers: tuple[str, str] | None = ("<think>", "</think>")
-    # The message field the template reads reasoning from, when it does.
-    reasoning_field: str = "reasoning_content"
-    # Template variable that switches thinking on/off, and extra variables that
-    # keep earlier turns' reasoning in the prompt (prefix stability).
-    thinking_kwarg: str | None = None
-    # The values the thinking variable takes (off, on), where it is not a boolean
-    # (HY3's `reasoning_effort`: "no_think" / "high").
-    thinking_values: tuple[object, object] = (False, True)
-    keep_history_kwargs: tuple[tuple[str, object], ...] = ()
-    # Text (special tokens) that ends generation for this family.
-    stop: tuple[str, ...] = ()
-    # A ```json fenced call to a declared tool at the very end of a turn becomes a
-    # call (parsing/fenced_calls.py): a small-model failure shape, recovered only
-    # for models known to write it (the built-in Qwen2.5-Coder), or on request.
-    recover_fenced_calls: bool = False
 
     def with_overrides(
         self,
@@ -101,23 +93,19 @@ def detect_profile(
     model_dir: str | Path | None = None, chat_template: str | None = None, name: str | None = None
 ) -> ModelProfile:
     """The profile of a model, in the precedence of families/detection.py: its chat
-    template's own markers, then its names (folder, config.json), then syntax its
-    template shares with other families. Falls back to ChatML with no parsers."""
+    template's own markers, its names, its config.json's architecture, syntax its
+    template shares with other families, its base architecture. Falls back to
+    ChatML with no parsers."""
     names = [name or ""]
+    config: list[str] = []  # architectures, then model_type
     if model_dir is not None:
         folder = Path(model_dir)
         names.append(folder.name)
-        config = folder / "config.json"
-        if config.exists():
-            try:
-                data = json.loads(config.read_text(encoding="utf-8"))
-            except ValueError:
-                data = {}
-            names += [
-                str(data.get("model_type", "")),
-                str(data.get("_name_or_path", "")),
-                *map(str, data.get("architectures", [])),
-            ]
+        data = _config(folder)
+        names.append(str(data.get("_name_or_path", "")))
+        architectures = data.get("architectures")
+        config += [str(a) for a in architectures] if isinstance(architectures, list) else []
+        config.append(str(data.get("model_type", "")))
     template = chat_template or ""
     for sign, family in TEMPLATE_SIGNS:
         if template and sign in template:
@@ -126,7 +114,23 @@ def detect_profile(
     for pattern, family in NAME_SIGNS:
         if re.search(pattern, joined):
             return PROFILES[family]
+    for value in config:
+        if value in CONFIG_SIGNS:
+            # A group is split by its template's text; with none, the record named.
+            return _refined(CONFIG_SIGNS[value], template) if template else PROFILES[CONFIG_SIGNS[value]]
     for generic, family in GENERIC_TEMPLATE_SIGNS:
         if template and _present(generic, template):
             return _refined(family, template)
+    for value in config:
+        if value in BASE_CONFIG_SIGNS:
+            return PROFILES[BASE_CONFIG_SIGNS[value]]
     return ModelProfile("generic", None, None, reasoning_markers=None)
+
+
+def _config(folder: Path) -> dict[str, object]:
+    """The folder's config.json; empty when absent or not a JSON object."""
+    try:
+        data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

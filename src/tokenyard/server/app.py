@@ -75,7 +75,7 @@ def _models_route(handler: Callable[[Request, ServerState, bool], Awaitable[Resp
 async def list_models(request: Request, state: ServerState, anthropic: bool) -> Response:
     cards = [model_card(state, i) for i in state.model_ids()]
     body = model_list(cards, anthropic)
-    profile = state.config.codex_profile
+    profile = state.config.codex_catalog
     if anthropic or profile is None or "client_version" not in request.query_params:
         return JSONResponse(body)
     # Codex asking for its catalog (model_catalog_url): the same list plus `models`,
@@ -150,8 +150,8 @@ def create_app(state: ServerState) -> Starlette:
     config = state.config
     guard = GuardConfig(
         api_key_set=bool(config.api_key),
-        allowed_hosts=normalize_hosts(config.allowed_hosts),
-        allowed_origins=normalize_origins(config.allowed_origins),
+        allowed_hosts=normalize_hosts(config.allowed_hosts.split(",")),
+        allowed_origins=normalize_origins(config.allowed_origins.split(",")),
     )
     app = Starlette(
         routes=routes,

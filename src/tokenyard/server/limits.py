@@ -288,6 +288,9 @@ class HttpLimits:
     limit_concurrency: int = _SERVE.limit_concurrency
     # The largest WebSocket message (a Responses `response.create` is a request body).
     max_message_bytes: int = 64 * 1024 * 1024
+    # A WebSocket is pinged this often (silences included) and closed when a ping goes
+    # unanswered as long; 0: no pings.
+    ws_ping_interval: float = _SERVE.ws_ping_interval
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -415,6 +418,8 @@ def server_options(limits: HttpLimits) -> dict[str, Any]:
         "timeout_keep_alive": limits.keep_alive_timeout,
         "limit_concurrency": limits.limit_concurrency,
         "ws_max_size": limits.max_message_bytes,
+        "ws_ping_interval": limits.ws_ping_interval or None,
+        "ws_ping_timeout": limits.ws_ping_interval or None,
     }
 
 

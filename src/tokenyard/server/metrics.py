@@ -40,61 +40,59 @@ _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120
 _TOKEN_GAP = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28)
 _RATIO = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 
-TTFT = Histogram(
-    "tokenyard_time_to_first_token_seconds", "Request arrival to the first output", ["api", "model"],
-    buckets=_LATENCY, registry=REGISTRY,
-)  # fmt: skip
-INTER_TOKEN = Histogram(
-    "tokenyard_inter_token_latency_seconds", "Gap between consecutive output events", ["api", "model"],
-    buckets=_TOKEN_GAP, registry=REGISTRY,
-)  # fmt: skip
-E2E = Histogram(
-    "tokenyard_request_duration_seconds", "Request arrival to the end of its answer", ["api", "model"],
-    buckets=_LATENCY, registry=REGISTRY,
-)  # fmt: skip
-QUEUE_WAIT = Histogram(
-    "tokenyard_queue_wait_seconds", "Time waiting for a generation slot", buckets=_LATENCY, registry=REGISTRY
+# Per-request metrics are labelled by API and model (see above).
+_REQUEST = ("api", "model")
+
+
+def _histogram(
+    name: str, help: str, labels: tuple[str, ...] = _REQUEST, buckets: tuple[float, ...] = _LATENCY
+) -> Histogram:
+    return Histogram(name, help, labels, buckets=buckets, registry=REGISTRY)
+
+
+def _counter(name: str, help: str, labels: tuple[str, ...] = _REQUEST) -> Counter:
+    return Counter(name, help, labels, registry=REGISTRY)
+
+
+TTFT = _histogram("tokenyard_time_to_first_token_seconds", "Request arrival to the first output")
+INTER_TOKEN = _histogram(
+    "tokenyard_inter_token_latency_seconds", "Gap between consecutive output events", buckets=_TOKEN_GAP
 )
+E2E = _histogram("tokenyard_request_duration_seconds", "Request arrival to the end of its answer")
+QUEUE_WAIT = _histogram("tokenyard_queue_wait_seconds", "Time waiting for a generation slot", labels=())
 QUEUE_DEPTH = Gauge("tokenyard_queue_depth", "Requests waiting for a generation slot", registry=REGISTRY)
-PROMPT_TOKENS = Counter("tokenyard_prompt_tokens", "Prompt tokens", ["api", "model"], registry=REGISTRY)
-CACHED_TOKENS = Counter(
-    "tokenyard_cached_tokens", "Prompt tokens the engine found in its prefix cache", ["api", "model"], registry=REGISTRY
-)
-COMPLETION_TOKENS = Counter("tokenyard_completion_tokens", "Generated tokens", ["api", "model"], registry=REGISTRY)
-PREFIX_REUSE = Histogram(
+PROMPT_TOKENS = _counter("tokenyard_prompt_tokens", "Prompt tokens")
+CACHED_TOKENS = _counter("tokenyard_cached_tokens", "Prompt tokens the engine found in its prefix cache")
+COMPLETION_TOKENS = _counter("tokenyard_completion_tokens", "Generated tokens")
+PREFIX_REUSE = _histogram(
     "tokenyard_prefix_reuse_ratio",
     "Per session turn: the share of the prompt that repeats the session's previous prompt",
-    ["api", "model"], buckets=_RATIO, registry=REGISTRY,
-)  # fmt: skip
-DIVERGENCES = Counter(
-    "tokenyard_prefix_divergences", "Session prompts that broke the previous prompt's prefix, by cause (expected ones: see prefix_watch.EXPECTED_CAUSES)",
-    ["api", "model", "cause"], registry=REGISTRY,
-)  # fmt: skip
-DISPATCH_LEAD = Histogram(
-    "tokenyard_dispatch_lead_seconds", "A tool call ready to dispatch → the end of its turn", ["api", "model"],
-    buckets=_LATENCY, registry=REGISTRY,
-)  # fmt: skip
-WEBSOCKET_CONNECTIONS = Counter(
-    "tokenyard_websocket_connections", "Responses WebSocket connections accepted", registry=REGISTRY
+    buckets=_RATIO,
 )
-WEBSOCKET_RESPONSES = Counter(
-    "tokenyard_websocket_responses", "Responses generated over a Responses WebSocket", ["model"], registry=REGISTRY
+DIVERGENCES = _counter(
+    "tokenyard_prefix_divergences",
+    "Session prompts that broke the previous prompt's prefix, by cause (expected ones: see "
+    "prefix_watch.EXPECTED_CAUSES)",
+    labels=(*_REQUEST, "cause"),
 )
-ENGINE_ERRORS = Counter(
-    "tokenyard_engine_errors", "Generations that ended with an engine error", ["api", "model"], registry=REGISTRY
+DISPATCH_LEAD = _histogram("tokenyard_dispatch_lead_seconds", "A tool call ready to dispatch → the end of its turn")
+WEBSOCKET_CONNECTIONS = _counter(
+    "tokenyard_websocket_connections", "Responses WebSocket connections accepted", labels=()
 )
-SAFEGUARD_VERDICTS = Counter(
-    "tokenyard_safeguard_verdicts", "Tool calls judged for a client's auto mode, by outcome "
-    "(flagged, not_flagged, or why there was no verdict: timeout, error, input_too_long, truncated)",
-    ["model", "outcome"], registry=REGISTRY,
-)  # fmt: skip
-SAFEGUARD_SECONDS = Histogram(
-    "tokenyard_safeguard_seconds", "A tool call complete → its verdict", ["model"], buckets=_LATENCY, registry=REGISTRY
+WEBSOCKET_RESPONSES = _counter(
+    "tokenyard_websocket_responses", "Responses generated over a Responses WebSocket", labels=("model",)
 )
-WORKER_TTFT = Histogram(
-    "tokenyard_worker_time_to_first_token_seconds", "Dispatch to a worker → its first chunk", ["worker"],
-    buckets=_LATENCY, registry=REGISTRY,
-)  # fmt: skip
+ENGINE_ERRORS = _counter("tokenyard_engine_errors", "Generations that ended with an engine error")
+SAFEGUARD_VERDICTS = _counter(
+    "tokenyard_safeguard_verdicts",
+    "Tool calls judged for a client's auto mode, by outcome (flagged, not_flagged, or why there was no verdict: "
+    "timeout, error, input_too_long, truncated)",
+    labels=("model", "outcome"),
+)
+SAFEGUARD_SECONDS = _histogram("tokenyard_safeguard_seconds", "A tool call complete → its verdict", labels=("model",))
+WORKER_TTFT = _histogram(
+    "tokenyard_worker_time_to_first_token_seconds", "Dispatch to a worker → its first chunk", labels=("worker",)
+)
 
 _API: contextvars.ContextVar[str] = contextvars.ContextVar("tokenyard_api", default="other")
 _API_PATHS = {

@@ -57,8 +57,10 @@ from ..engines.base import (
     EngineFinish,
     EngineRequest,
     OutputGuide,
+    ReasonFirst,
     ReasoningBudget,
 )
+from ..engines.reason_first import reason_then_call
 from ..events import (
     CallVerdict,
     Event,
@@ -89,6 +91,7 @@ from ..faults import (
     ToolChoiceViolation,
 )
 from ..parsing.control_tokens import ControlTexts, ControlTokenFilter, control_texts, syntax_texts
+from ..parsing.harmony import CHANNEL, END, MESSAGE, START
 from ..parsing.reasoning.parser import HARMONY_REASONING_NAMES, reasoning_format
 from ..parsing.registry import HARMONY_TOOL_NAMES, tool_parser_class
 from ..parsing.splitter import OutputSplitter
@@ -100,7 +103,7 @@ from ..prompting.streams import is_side_query, prompt_stream
 from ..prompting.tokenizer import Tokenizer
 from ..settings import DEFAULT_ENGINE_TIMEOUT, DEFAULT_MAX_TOKENS
 from ..structured_output import output_violation
-from .offload import Offload, free_in_pieces
+from .offload import SMALL_RENDER_BYTES, Offload, free_in_pieces
 
 log = logging.getLogger("tokenyard.pipeline")
 
@@ -226,6 +229,13 @@ class Pipeline:
         # where the template reads reasoning from a field (Kimi K3, Muse Glimmer), so
         # a thinking budget or a forced call can still end a block.
         self._thinking_markers = profile.reasoning_markers or ((syntax.start[0], syntax.end[0]) if syntax else None)
+        # What follows a reasoning block the pipeline closes (a budget, a forced call).
+        self._after_reasoning = REASONING_END_SEPARATOR
+        if reasoning in HARMONY_REASONING_NAMES:
+            # gpt-oss reasons in analysis messages, which a budget or a forced call
+            # can close like a block; the next message follows.
+            self._thinking_markers = (f"{CHANNEL}analysis{MESSAGE}", END)
+            self._after_reasoning = f"{START}assistant"
 
     def control_text_matcher(self) -> ControlTexts | None:
         """The control tokens' texts, for a text-only engine's output."""
@@ -302,13 +312,22 @@ class Pipeline:
         return self._begin(conversation, self.render(conversation), request_id, call_id_prefix)
 
     async def prepare(
-        self, conversation: Conversation, *, request_id: str | None = None, call_id_prefix: str = "call_"
+        self,
+        conversation: Conversation,
+        *,
+        request_id: str | None = None,
+        call_id_prefix: str = "call_",
+        body_bytes: int | None = None,
     ) -> Generation:
-        """Render (off the event loop) and validate: the `Generation` to stream.
+        """Render (off the event loop, unless the request's body is under
+        `SMALL_RENDER_BYTES`) and validate: the `Generation` to stream.
         Raises `PromptTooLong`, `InvalidToolChoice`, `TemplateError` for the API
         layer to map to a 400."""
         self.check_tool_choice(conversation)
-        prompt = await self.offload.run(self.render_within_window, conversation)
+        if body_bytes is not None and body_bytes < SMALL_RENDER_BYTES:
+            prompt = self.render_within_window(conversation)
+        else:
+            prompt = await self.offload.run(self.render_within_window, conversation)
         return self._begin(conversation, prompt, request_id, call_id_prefix)
 
     def check_tool_choice(self, conversation: Conversation) -> None:
@@ -368,23 +387,55 @@ class Pipeline:
             and bool(conversation.tools)
         )
 
+    def _reasons_first(self, thinking_enabled: bool) -> bool:
+        """A forced call comes after a reasoning block: the family reasons (with
+        markers the pipeline can close a block with; harmony's channels have none)
+        and thinking is on. A budget of 0 still closes the block at once."""
+        return thinking_enabled and self._thinking_markers is not None and self._syntax is not None
+
     def _prefill_for(self, conversation: Conversation) -> Prefill | None:
-        """The call opener to end the prompt with, for a forced tool choice on an
-        engine without guided decoding."""
+        """What ends the prompt for a forced tool choice: the reasoning block's start
+        marker (where the template did not open one) when the model reasons first;
+        else, on an engine without guided decoding, the call opener."""
         choice = conversation.tool_choice
         syntax = self._syntax
-        if choice.mode not in ("required", "named") or syntax is None or self._guided(conversation):
+        if choice.mode not in ("required", "named") or syntax is None:
             return None
-        opener = syntax.opener(choice.name if choice.mode == "named" else None, _calls_before(conversation))
-        end_marker = self._thinking_markers
+        opener = (
+            ""
+            if self._guided(conversation)
+            else syntax.opener(self._forced_name(conversation), _calls_before(conversation))
+        )
+        markers = self._thinking_markers
 
         def prefill(opened_reasoning: bool, thinking_enabled: bool) -> str:
-            inside = opened_reasoning or (self._reasoning_forced and thinking_enabled)
-            # The call comes first: a reasoning block the template opened is closed.
-            closing = end_marker[1] + REASONING_END_SEPARATOR if inside and end_marker else ""
-            return closing + opener
+            # With thinking off no block is open (the renderer and the forced
+            # formats only open one when it is on): the call comes first.
+            if markers is None or not self._reasons_first(thinking_enabled):
+                return opener
+            inside = opened_reasoning or self._reasoning_forced
+            return "" if inside else markers[0]
 
         return prefill
+
+    @staticmethod
+    def _forced_name(conversation: Conversation) -> str | None:
+        choice = conversation.tool_choice
+        return choice.name if choice.mode == "named" else None
+
+    def _reason_first(self, conversation: Conversation, prompt: RenderedPrompt) -> ReasonFirst | None:
+        if conversation.tool_choice.mode not in ("required", "named") or not self._reasons_first(
+            prompt.thinking_enabled
+        ):
+            return None
+        assert self._syntax is not None and self._thinking_markers is not None  # _reasons_first checked them
+        guided = self._guided(conversation)
+        return ReasonFirst(
+            end=self._thinking_markers[1],
+            separator=self._after_reasoning,
+            opener="" if guided else self._syntax.opener(self._forced_name(conversation), _calls_before(conversation)),
+            budget=conversation.thinking.budget_tokens,
+        )
 
     def _constraints_for(self, conversation: Conversation, prompt: RenderedPrompt) -> Constraints:
         choice = conversation.tool_choice
@@ -393,14 +444,17 @@ class Pipeline:
             choice.mode in ("required", "named") or not conversation.parallel_tool_calls
         ):
             guide = _call_guide(self._syntax, conversation, _calls_before(conversation))  # type: ignore[arg-type]  # _guided checked it
+        reason_first = self._reason_first(conversation, prompt)
         return Constraints(
             tool_choice=choice.mode,
             tool_name=choice.name if choice.mode == "named" else None,
             parallel_tool_calls=conversation.parallel_tool_calls,
             prefill=prompt.prefill,
             guide=guide,
-            reasoning_budget=self._reasoning_budget(conversation, prompt),
+            # With reasoning first, the budget is the first request's length.
+            reasoning_budget=None if reason_first else self._reasoning_budget(conversation, prompt),
             output=self._output_guide(conversation, prompt),
+            reason_first=reason_first,
         )
 
     def _output_guide(self, conversation: Conversation, prompt: RenderedPrompt) -> OutputGuide | None:
@@ -436,12 +490,12 @@ class Pipeline:
         reasoning = (self.model.profile.reasoning_parser or "").lower()
         if budget is None or not prompt.thinking_enabled or markers is None or not reasoning:
             return None
-        if reasoning in HARMONY_REASONING_NAMES or prompt.prefill:
-            return None  # harmony has no end marker to inject; a prefill already closed reasoning
+        if prompt.prefill:
+            return None  # a call prefill already closed reasoning
         encode = self.model.tokenizer.encode
         return ReasoningBudget(
             tokens=max(0, budget),
-            end_token_ids=tuple(encode(markers[1] + REASONING_END_SEPARATOR)),
+            end_token_ids=tuple(encode(markers[1] + self._after_reasoning)),
             start_token_ids=tuple(encode(markers[0])),
             inside=prompt.opened_reasoning or self._reasoning_forced,
         )
@@ -530,7 +584,11 @@ class _Turn:
                 self.review.cancel()
 
     async def _events(self) -> AsyncIterator[Event]:
-        stream = self.pipeline.engine.generate(self._engine_request())
+        request, engine = self._engine_request(), self.pipeline.engine
+        if self.constraints.reason_first is not None:
+            stream = reason_then_call(engine, request, self.tokenizer)
+        else:
+            stream = engine.generate(request)
         chunks = self._chunks(stream)
         announced = False
         try:

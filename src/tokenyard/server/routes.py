@@ -81,9 +81,9 @@ async def start_generation(
     if parsed.conversation.session_key is None and (session := inferred_session(parsed.conversation)):
         # A client that names no session (OpenClaw): its prefix is watched and routed all the same.
         parsed.conversation.session_key = session
-    # Rendering and tokenizing run off the event loop.
+    # Rendering and tokenizing run off the event loop (a small body's on it).
     generation = await pipeline.prepare(
-        parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix)
+        parsed.conversation, call_id_prefix=ctx.replay.call_id_prefix(spoke.call_id_prefix), body_bytes=size
     )
     if parsed.safeguards is not None:
         generation.review = CallReviewer(

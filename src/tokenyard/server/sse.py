@@ -36,54 +36,62 @@ def sse(event: str | None, data: Any) -> bytes:
     return f"{head}data: {body}\n\n".encode()
 
 
-async def with_keepalive(source: AsyncIterator[Any], interval: float) -> AsyncGenerator[Any]:
-    """Yield from `source`, and `IDLE` whenever it has been silent for `interval`
-    seconds (a long prefill). A pump task reads the source into a small queue and
-    one timer per interval checks for silence, so a streamed token costs a queue
-    hand-off, not a task. Closing this iterator cancels the pump, which closes
-    `source` (and so aborts the engine request)."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[object, Any]] = asyncio.Queue(maxsize=64)
-    last = loop.time()
+class Keepalive:
+    """`source`'s items, and `IDLE` whenever it has been silent for `interval` seconds
+    (a long prefill). A pump task reads the source into a small queue from the moment
+    this is made (a generation's engine request goes out while its response starts),
+    and one timer per interval checks for silence, so a streamed token costs a queue
+    hand-off, not a task. `aclose` (whoever makes one calls it, whether or not it was
+    read) cancels the pump, which closes `source` and so aborts the engine request."""
 
-    async def pump() -> None:
-        nonlocal last
+    def __init__(self, source: AsyncIterator[Any], interval: float) -> None:
+        self._source = source
+        self._interval = interval
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[tuple[object, Any]] = asyncio.Queue(maxsize=64)
+        self._last = self._loop.time()
+        self._ended = False
+        self._task = asyncio.ensure_future(self._pump())
+        self._timer = self._loop.call_at(self._last + interval, self._check_silence)
+
+    async def _pump(self) -> None:
         try:
-            async for item in source:
-                await queue.put((None, item))
-                last = loop.time()
-            await queue.put((_END, None))
+            async for item in self._source:
+                await self._queue.put((None, item))
+                self._last = self._loop.time()
+            await self._queue.put((_END, None))
         except Exception as error:  # handed to the consumer, which raises it
-            await queue.put((_END, error))
+            await self._queue.put((_END, error))
 
-    timer: asyncio.TimerHandle
+    def _check_silence(self) -> None:
+        now = self._loop.time()
+        if now - self._last >= self._interval and self._queue.empty():
+            self._queue.put_nowait((IDLE, None))
+            self._last = now
+        self._timer = self._loop.call_at(self._last + self._interval, self._check_silence)
 
-    def check_silence() -> None:
-        nonlocal last, timer
-        now = loop.time()
-        if now - last >= interval and queue.empty():
-            queue.put_nowait((IDLE, None))
-            last = now
-        timer = loop.call_at(last + interval, check_silence)
+    def __aiter__(self) -> Keepalive:
+        return self
 
-    task = asyncio.ensure_future(pump())
-    timer = loop.call_at(last + interval, check_silence)
-    try:
-        while True:
-            kind, value = await queue.get()
-            if kind is None:
-                yield value
-            elif kind is IDLE:
-                yield IDLE
-            elif value is not None:
-                raise value
-            else:
-                return
-    finally:
-        timer.cancel()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        aclose = getattr(source, "aclose", None)
+    async def __anext__(self) -> Any:
+        if self._ended:
+            raise StopAsyncIteration
+        kind, value = await self._queue.get()
+        if kind is None:
+            return value
+        if kind is IDLE:
+            return IDLE
+        self._ended = True
+        if value is not None:
+            raise value
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        self._ended = True
+        self._timer.cancel()
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+        aclose = getattr(self._source, "aclose", None)
         if aclose is not None:
             await aclose()
 
@@ -152,16 +160,23 @@ def frame_bytes(frame: Frame) -> bytes:
     return sse(*frame)
 
 
+def started(state: ServerState, generation: Generation) -> Keepalive:
+    """The generation's events, with keep-alives: its engine request starts now."""
+    return Keepalive(metrics.observed(generation, generation.events()), state.config.keepalive_seconds)
+
+
 async def encoded_frames(
-    state: ServerState, generation: Generation, encoder: StreamEncoder, slot: Slot
+    state: ServerState, generation: Generation, encoder: StreamEncoder, slot: Slot, events: Keepalive | None = None
 ) -> AsyncGenerator[list[Frame] | None]:
     """A streaming generation (holding `slot`, released at the end) as the encoder's
     frames, one batch per event (a transport writes a batch at once), None where a
     keep-alive is due (a silence, or output held back). A failure mid-stream ends it
     with the API's own error frames, never a truncated stream. Closing this iterator
-    aborts the engine request. Any transport (SSE, a WebSocket) sends what it yields."""
+    aborts the engine request. Any transport (SSE, a WebSocket) sends what it yields;
+    `events`: the generation already `started` (else it starts here)."""
     interval = state.config.keepalive_seconds
-    events = with_keepalive(metrics.observed(generation, generation.events()), interval)
+    if events is None:
+        events = started(state, generation)
     clock = asyncio.get_running_loop().time
     sent = clock()
     try:
@@ -201,9 +216,11 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
     """A streaming request over SSE: the encoder's frames, in a slot, with SSE
     keep-alives (the encoder's own, or a comment)."""
     slot = await acquire_slot(state, generation.conversation.hints)
+    # The engine request goes out now, while the response starts (time to first token).
+    events = started(state, generation)
 
     async def frames() -> AsyncGenerator[bytes]:
-        source = encoded_frames(state, generation, encoder, slot)
+        source = encoded_frames(state, generation, encoder, slot, events)
         try:
             async for batch in source:
                 if batch is None:
@@ -214,21 +231,23 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
         finally:
             await source.aclose()
 
-    return SlotStreamingResponse(frames(), slot)
+    return SlotStreamingResponse(frames(), slot, events)
 
 
 class SlotStreamingResponse(StreamingResponse):
-    """An event stream that gives its generation slot back whatever happens to the
-    response. The body generator releases it when it ends, but a client gone before
-    the first frame means the generator never starts (and its `finally` never runs);
-    the response's own call always ends, so it closes the body and releases here."""
+    """An event stream that gives its generation slot back, and stops its generation,
+    whatever happens to the response. The body generator does both when it ends, but a
+    client gone before the first frame means the generator never starts (and its
+    `finally` never runs); the response's own call always ends, so it closes the body
+    and the events and releases here."""
 
-    def __init__(self, body: AsyncGenerator[bytes], slot: Slot) -> None:
+    def __init__(self, body: AsyncGenerator[bytes], slot: Slot, events: Keepalive) -> None:
         super().__init__(
             body, media_type="text/event-stream", headers={"cache-control": "no-cache", "x-accel-buffering": "no"}
         )
         self._body = body
         self._slot = slot
+        self._events = events
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -236,5 +255,6 @@ class SlotStreamingResponse(StreamingResponse):
         finally:
             try:
                 await self._body.aclose()
+                await self._events.aclose()
             finally:
                 self._slot.release()

@@ -4,7 +4,6 @@ model id, the reasoning seal and replay state, the generation slots."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..apis.errors import not_found
@@ -14,33 +13,18 @@ from ..settings import ServeSettings
 from .admission import PriorityGate
 from .pipeline import Pipeline
 
-# The declared defaults (settings.py): one place for each.
-_SERVE = ServeSettings()
-
 
 @dataclass
-class ServerConfig:
-    api_key: str | None = None
-    enable_streaming_tool_dispatch: bool = _SERVE.enable_streaming_tool_dispatch
-    max_concurrency: int = _SERVE.max_concurrency
+class ServerConfig(ServeSettings):
+    """What the routes read: the serve settings as declared (settings.py), plus what
+    they load and the limits no setting names."""
+
+    # The Codex catalog entry `codex_profile` names, loaded; None: no Codex catalog.
+    codex_catalog: dict[str, Any] | None = None
     # Requests waiting for a generation slot beyond this are refused (overloaded).
     max_queue: int = 64
-    # Seconds a request may wait for a generation slot before it is refused (overloaded).
-    max_queue_wait: float = _SERVE.max_queue_wait
     max_body_bytes: int = 64 * 1024 * 1024
     keepalive_seconds: float = 10.0
-    prompt_log: Path | None = None
-    # Without an API key only loopback Host names are served; these are served too ("*": any).
-    allowed_hosts: tuple[str, ...] = ()
-    # Browser origins allowed to call the API cross-origin, with CORS ("*": any).
-    allowed_origins: tuple[str, ...] = ()
-    # The Codex catalog entry served ids inherit (`--codex-profile`); None: no Codex catalog.
-    codex_profile: dict[str, Any] | None = None
-    # The served model that judges tool calls for clients that ask (Claude Code's auto
-    # mode); None: the model the request names.
-    safeguards_model: str | None = None
-    # Seconds one call's classification may take.
-    safeguards_timeout: float = _SERVE.safeguards_timeout
 
 
 @dataclass

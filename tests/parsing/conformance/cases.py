@@ -18,6 +18,9 @@ What is compared, and why:
 - reasoning likewise.
 - calls compare by name and parsed arguments (JSON values, so key order and
   spacing do not matter); `id` only where a case names one.
+- the parser is fed what it gets in serving: an output that ends in its family's
+  stop token (`</s>`, `<|call|>`, ...), and holds no other, is fed without it, since
+  the engine stops there and drops the token before any API sees it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 from tokenyard.conversation import ToolSpec
 from tokenyard.events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
+from tokenyard.families.catalog import FAMILIES
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
 
@@ -116,6 +120,26 @@ def load_cases() -> list[Case]:
                 )
             )
     return cases
+
+
+# The stop tokens of the families that use each tool format (families/catalog.py).
+_STOPS: dict[str, tuple[str, ...]] = {}
+for _family in FAMILIES:
+    if _family.tool_format is not None:
+        _STOPS[_family.tool_format] = (*_STOPS.get(_family.tool_format, ()), *_family.stop)
+
+
+def engine_output(case: Case) -> str:
+    """What the parser gets in serving: the engine stops at the family's stop token
+    and drops it (engines/remote.py), so an output that a peer test ends with that
+    token, its only stop token (one generation), reaches the parser without it, on
+    every API alike."""
+    stops = _STOPS.get(case.tool_parser or "", ())
+    for stop in stops:
+        if case.output.endswith(stop):
+            body = case.output[: -len(stop)]
+            return case.output if any(other in body for other in stops) else body
+    return case.output
 
 
 def run(case: Case, chunks: list[str]) -> list[ParseEvent]:

@@ -10,18 +10,19 @@ import pytest
 
 from tokenyard.events import check_events, merge_adjacent
 
-from .cases import Case, agrees, chunkings, load_cases, outcome, run
+from .cases import Case, agrees, chunkings, engine_output, load_cases, outcome, run
 
 CASES = load_cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(case: Case) -> None:
-    events = run(case, [case.output])
+    output = engine_output(case)
+    events = run(case, [output])
     whole = merge_adjacent(events)
-    for chunks in chunkings(case.output, seed=case.name):
+    for chunks in chunkings(output, seed=case.name):
         chunked = run(case, chunks)
-        check_events(chunked, case.output)
+        check_events(chunked, output)
         assert merge_adjacent(chunked) == whole, f"chunking changed the events: {chunks!r}"
     problems = agrees(outcome(events), case.expect)
     assert not problems, "\n".join(problems)
@@ -35,9 +36,9 @@ def test_every_disagreement_is_documented() -> None:
 
 
 # Issues 13 and 23 ask for >= 95%; with every case of every peer parser test file
-# read (3,217) tokenyard agrees on 92.7%, each other case a documented decision
-# (README). This floor keeps agreement from sliding back.
-AGREEMENT_FLOOR = 0.9269
+# read (3,217) tokenyard agrees on 93.0% (2,992), each other case a documented
+# decision (README). This floor keeps agreement from sliding back.
+AGREEMENT_FLOOR = 0.9300
 
 
 def test_agreement_with_peers_does_not_fall_below_its_floor() -> None:

@@ -138,6 +138,16 @@ class ResponseStream:
     def finish(self) -> list[Frame]:
         return []
 
+    def interrupt(self, reason: str) -> list[Frame]:
+        """The generation was stopped on purpose (a steer, at an output-item boundary):
+        the open item ends incomplete, then `response.incomplete` with `reason`. What
+        the call hold kept back (the start of a call never finished) is dropped."""
+        out = self._close("incomplete")
+        self.status = "incomplete"
+        self._incomplete_reason = reason
+        out.append(self._event("response.incomplete", response=self.response()))
+        return _frames(out)
+
     def keepalive(self) -> Frame | None:
         return None
 

@@ -10,11 +10,9 @@ The list machinery is json_call_list.py's; `_NamedCallReader` reads the
 
 from __future__ import annotations
 
-import json
-
 from ..json_stream import JsonStreamError, JsonValueScanner
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
-from .json_call_list import JsonCallListParser
+from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name, json_string
+from .json_call_list import JsonCallListConfig, JsonCallListParser
 
 # States.
 _OPEN, _KEY_START, _KEY, _COLON, _ARGS_START, _ARGS, _CLOSE = range(7)
@@ -57,7 +55,7 @@ class _NamedCallReader(JsonCallReader):
                     if step == _ARGS:
                         self._step = _CLOSE
                         continue
-                    name = _json_string("".join(self._key_text))
+                    name = json_string("".join(self._key_text))
                     if name is None or not is_function_name(name) or not owner._accepts_call_name(name):
                         raise NotACall(i - 1)
                     self._name = name
@@ -102,30 +100,14 @@ class _NamedCallReader(JsonCallReader):
         except JsonStreamError as error:
             if self.started:
                 owner._stream_args(error.valid)
-            consumed = min(n, i + error.offset + 1)
-            self._attribute(text[segment:consumed])
-            if not self.started:
-                raise NotACall(consumed) from error
-            raise BadCallSyntax(consumed, error) from error
+            raise self._broken(error, text, segment, i) from error
         except (NotACall, BadCallSyntax) as error:
-            error.consumed = min(n, error.consumed + 1)
-            self._attribute(text[segment : error.consumed])
-            raise
-        self._attribute(text[segment:])
-        return -1
-
-
-def _json_string(literal: str) -> str | None:
-    try:
-        value = json.loads(literal)
-    except ValueError:
-        return None
-    return value if isinstance(value, str) else None
+            self._pass_on(error, text, segment)
+        return self._read_all(text, segment)
 
 
 class ApertusToolParser(JsonCallListParser):
     name = "apertus"
     aliases = ("apertus2509",)
-    start_markers = ("<|tools_prefix|>",)
-    close_tag = "<|tools_suffix|>"
+    config = JsonCallListConfig(start_markers=("<|tools_prefix|>",), close_tag="<|tools_suffix|>")
     reader = _NamedCallReader

@@ -32,8 +32,8 @@ import json
 import re
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass, field, fields
+from typing import ClassVar, NoReturn
 
 from ...conversation import ToolSpec
 from ...events import (
@@ -106,26 +106,45 @@ class _OpenCall:
     arguments: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class FormatConfig:
+    """What configures every grammar engine. An engine's own config (a frozen
+    dataclass subclassing this one, documented field by field) names a format's
+    markers and flags; a format the engine parses is a row of `formats.py`: a
+    name, its aliases, the engine and a config. The fields become the parser
+    class's attributes (`ToolParser.__init_subclass__`), so a plugin may set them
+    directly as class attributes instead."""
+
+    # Markers that, met inside reasoning, mean the model has started a call there
+    # (a known failure shape): the reasoning ends and the call is parsed. Defaults
+    # to `start_markers`.
+    reasoning_exit_markers: tuple[str, ...] | None = None
+    # Those markers end reasoning only at the start of a line (models of the format
+    # quote their call syntax mid-sentence while they think).
+    reasoning_exit_at_line_start: bool = False
+    # Special tokens of the format (or a closing tag only the format writes) that, met
+    # in text outside any call, start nothing: they are syntax that lost its context
+    # and are reported as markers, never text.
+    stray_markers: tuple[str, ...] = ()
+    # Formats a model also writes when it explains them (DSML): a start marker in
+    # code (a fence, an inline code span), or a stray one right after a quote mark,
+    # is text, not a call (quoting.py).
+    quote_aware: bool = False
+
+
 class ToolParser:
     """Base class for tool-call parsers (see the module docstring)."""
 
     name: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
-    # Markers that begin tool-call syntax in text.
+    # The format's config; its fields become class attributes (see FormatConfig).
+    config: ClassVar[FormatConfig] = FormatConfig()
+    # Markers that begin tool-call syntax in text (an engine's config names them,
+    # or the engine derives them from its tags).
     start_markers: ClassVar[tuple[str, ...]] = ()
-    # Markers that, met inside reasoning, mean the model has started a call there
-    # (a known failure shape): the reasoning ends and the call is parsed. Defaults
-    # to `start_markers`.
     reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = None
-    # Those markers end reasoning only at the start of a line (models of the format
-    # quote their call syntax mid-sentence while they think).
     reasoning_exit_at_line_start: ClassVar[bool] = False
-    # Special tokens of the format that, met in text outside any call, start nothing:
-    # they are syntax that lost its context and are reported as markers, never text.
     stray_markers: ClassVar[tuple[str, ...]] = ()
-    # Formats a model also writes when it explains them (DSML): a start marker in
-    # code (a fence, an inline code span), or a stray one right after a quote mark,
-    # is text, not a call (quoting.py).
     quote_aware: ClassVar[bool] = False
     # How much text the format may hold back undecided (splitter.py, MAX_HELD_CHARS).
     max_held: ClassVar[int] = MAX_HELD_CHARS
@@ -133,6 +152,13 @@ class ToolParser:
     # shows the shape with doubled braces, and its models copy them), closed by `}}`
     # or by one brace before what follows the call.
     doubled_braces: ClassVar[bool] = False
+    _state: int  # the engine's state machine
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "config" in vars(cls):  # a config of its own: its fields are the class's
+            for f in fields(cls.config):
+                setattr(cls, f.name, getattr(cls.config, f.name))
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None):
         self.tools: dict[str, ToolSpec] | None = None if tools is None else {t.name: t for t in tools}
@@ -196,8 +222,13 @@ class ToolParser:
         partial start marker can not complete any more, so it is text."""
         if self._in_region or not self._buf:
             return []
+        return self._held_is_text()
+
+    def _held_is_text(self) -> list[ParseEvent]:
+        """What is held is text, and the region (if any) ends: the events so far."""
         self._text(self._buf)
         self._buf = ""
+        self._exit_region()
         events, self._events = self._events, []
         return events
 
@@ -350,6 +381,48 @@ class ToolParser:
             self._exit_region()
         return end
 
+    def _feed_object(self, reader: JsonCallReader, text: str, broken: int | None) -> tuple[int, bool]:
+        """Feed a JSON call object's reader `text`: (where the object closed in `text`,
+        -1 where it took all of it; False), or (how much it read; True) where the
+        reading stopped. Text that was no call goes back as text (`_no_call`); a
+        broken call's rest belongs to it (the state becomes `broken`; None: the call
+        fails here and the region ends)."""
+        try:
+            return reader.feed(text), False
+        except NotACall as error:
+            self._no_call(reader)
+            return error.consumed, True
+        except BadCallSyntax as error:
+            if broken is None:
+                self._fail_call("invalid_arguments")
+                self._exit_region()
+            else:
+                self._state = broken
+            return error.consumed, True
+
+    def _read_object(
+        self, reader: JsonCallReader, text: str, final: bool, *, closed: int, broken: int | None, recover: bool = False
+    ) -> int:
+        """`_feed_object`, for a call that ends with its object: returns how much of
+        `text` was read. Where the object closed, the call is ready and the state
+        becomes `closed`; where the output ended inside it, the cut call is settled
+        (`_json_call_cut`, `recover` is its `recover_complete`)."""
+        end, stopped = self._feed_object(reader, text, broken)
+        if stopped:
+            return end
+        if end >= 0:
+            self._close_call()
+            self._state = closed
+            return end
+        if final:
+            self._json_call_cut(reader, recover_complete=recover)
+        return len(text)
+
+    def _no_call(self, reader: JsonCallReader) -> None:
+        """What a call object's reader read is no call: it is text, and the region ends."""
+        self._text("".join(reader.pre_raw))
+        self._exit_region()
+
     def _json_call_cut(self, reader: JsonCallReader, held: str = "", *, recover_complete: bool = False) -> None:
         """The output ended inside a JSON call object: a call already announced fails as
         cut, and what was read before any call began (`held`, then the reader's) is text.
@@ -501,7 +574,7 @@ class JsonCallReader:
                         break
                     i += end
                     if st == _KEY_STRING:
-                        self._key = _json_string("".join(self._value_out)) or ""
+                        self._key = json_string("".join(self._value_out)) or ""
                         self._value_out = []
                         self._state = _COLON
                         continue
@@ -519,7 +592,7 @@ class JsonCallReader:
                             self._pending_args = self._value_out
                             self._value_out = []
                     elif self._key in self.name_keys and not self.started:
-                        name = _json_string("".join(self._value_out))
+                        name = json_string("".join(self._value_out))
                         self._value_out = []
                         if name is None or not is_function_name(name) or not owner._accepts_call_name(name):
                             raise NotACall(i)
@@ -532,7 +605,7 @@ class JsonCallReader:
                             owner._stream_args(fragment)
                         self._pending_args = []
                     elif self._key in self.id_keys and not self.started:
-                        self._model_id = _json_string("".join(self._value_out)) or None
+                        self._model_id = json_string("".join(self._value_out)) or None
                         self._value_out = []
                     else:
                         self._value_out = []
@@ -593,17 +666,10 @@ class JsonCallReader:
                 and not self._args_held
             ):
                 owner._stream_args(error.valid)
-            consumed = min(n, i + error.offset + 1)
-            self._attribute(text[segment:consumed])
-            if not self.started:
-                raise NotACall(consumed) from error
-            raise BadCallSyntax(consumed, error) from error
+            raise self._broken(error, text, segment, i) from error
         except (NotACall, BadCallSyntax) as error:
-            error.consumed = min(n, error.consumed + 1)
-            self._attribute(text[segment : error.consumed])
-            raise
-        self._attribute(text[segment:])
-        return -1
+            self._pass_on(error, text, segment)
+        return self._read_all(text, segment)
 
     @property
     def arguments_complete(self) -> bool:
@@ -616,6 +682,27 @@ class JsonCallReader:
         """A call in doubled braces whose call object closed: only its second brace
         may be missing."""
         return self.started and self._state == _DOUBLE_CLOSE
+
+    # How a reader's `feed` ends (a format's own reader shares them): `text[segment:]`
+    # is the raw not yet attributed.
+
+    def _read_all(self, text: str, segment: int) -> int:
+        """The chunk ended inside the object: the rest of it is the object's."""
+        self._attribute(text[segment:])
+        return -1
+
+    def _broken(self, error: JsonStreamError, text: str, segment: int, at: int) -> NotACall | BadCallSyntax:
+        """The JSON broke at `text[at]`: the raw up to there is the object's. Before
+        the name was read it was no call; after, a broken one."""
+        consumed = min(len(text), at + error.offset + 1)
+        self._attribute(text[segment:consumed])
+        return BadCallSyntax(consumed, error) if self.started else NotACall(consumed)
+
+    def _pass_on(self, error: NotACall | BadCallSyntax, text: str, segment: int) -> NoReturn:
+        """The object's structure broke: the raw up to where it did is the object's."""
+        error.consumed = min(len(text), error.consumed + 1)
+        self._attribute(text[segment : error.consumed])
+        raise error
 
     def _attribute(self, raw: str) -> None:
         if self.started:
@@ -633,7 +720,7 @@ class JsonCallReader:
 def _unserialized(literal: str) -> str:
     """Arguments written as a JSON string that itself holds a JSON object (Granite 4
     does this) are that object; any other string stays the string it is."""
-    inner = _json_string(literal)
+    inner = json_string(literal)
     if inner is None:
         return literal
     try:
@@ -643,7 +730,8 @@ def _unserialized(literal: str) -> str:
     return inner if isinstance(value, dict) else literal
 
 
-def _json_string(literal: str) -> str | None:
+def json_string(literal: str) -> str | None:
+    """The string a JSON string literal holds, or None where it holds none."""
     try:
         value = json.loads(literal)
     except ValueError:

@@ -11,7 +11,12 @@ interrupts the list between calls ends it.
 from __future__ import annotations
 
 from ...events import ParseEvent
-from .base import ToolParser
+from ..patterns import AlwaysMatch, always_match
+from .base import JsonCallReader, ToolParser
+
+WHITESPACE = always_match(r"[ \t\r\n]*")
+# A function name or call id longer than this is no call's.
+LONGEST_NAME = 256
 
 
 class CallListParser(ToolParser):
@@ -39,6 +44,40 @@ class CallListParser(ToolParser):
         self._pending = ""
         self._exit_region()
 
+    def _pend_whitespace(self, buf: str, final: bool) -> int:
+        """Whitespace at the start of `buf` is pending; returns where it ends. Where
+        it is all that is left of the output, the list ends there."""
+        i = WHITESPACE(buf).end()
+        self._pending += buf[:i]
+        if final and i == len(buf):
+            self._end_list()
+        return i
+
+    def _pend_run(self, buf: str, final: bool, run: AlwaysMatch, so_far: str) -> tuple[str, int, bool]:
+        """Read on a name-like `run` (a function name, a call id) begun as `so_far`,
+        pending. Returns the run so far, where it stops in `buf`, and whether the
+        character there decides what it is (False: it grew too long and the list
+        ended, or `buf` ended inside it)."""
+        end = run(buf).end()
+        text = so_far + buf[:end]
+        self._pending += buf[:end]
+        if len(text) > LONGEST_NAME or (final and end == len(buf)):
+            self._end_list()
+            return text, end, False
+        return text, end, end < len(buf)
+
+    def _json_call_cut(self, reader: JsonCallReader, held: str = "", *, recover_complete: bool = False) -> None:
+        # What the list held before the object is text too.
+        super()._json_call_cut(reader, self._pending + held, recover_complete=recover_complete)
+        self._pending = ""
+
+    def _no_call(self, reader: JsonCallReader) -> None:
+        # What was held before the object is text too; the list ends (a format that
+        # reads one call per line goes on with the next line instead).
+        self._text(self._pending + "".join(reader.pre_raw))
+        self._pending = ""
+        self._exit_region()
+
     def _open_call(self, name: str, raw: str = "", model_id: str | None = None) -> None:
         # The call is real, so what led up to it is syntax.
         self._marker(self._pending)
@@ -49,8 +88,5 @@ class CallListParser(ToolParser):
         if self._in_region and not self.in_call_region:
             # A reasoning marker interrupts the list between calls: it ends here.
             self._end_list()
-            self._text(self._buf)
-            self._buf = ""
-            events, self._events = self._events, []
-            return events
+            return self._held_is_text()
         return super().release_held()

@@ -15,8 +15,11 @@ action block; they differ in the text block around a plain answer (reasoning for
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .base import JsonCallReader, starts_with
-from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, WHITESPACE, JsonCallListParser
+from .call_list import WHITESPACE
+from .json_call_list import FIRST_SUBCLASS_STATE, LIST_OPEN, JsonCallListConfig, JsonCallListParser
 
 
 class _ActionReader(JsonCallReader):
@@ -27,10 +30,10 @@ class _ActionReader(JsonCallReader):
 class CohereCommandToolParser(JsonCallListParser):
     name = "cohere_command4"
     aliases = ("cohere_command3",)
-    start_markers = ("<|START_ACTION|>",)
-    close_tag = "<|END_ACTION|>"
     # The end-of-turn token (the engine stops on it) is a control token, never text.
-    stray_markers = ("<|END_OF_TURN_TOKEN|>",)
+    config = JsonCallListConfig(
+        start_markers=("<|START_ACTION|>",), close_tag="<|END_ACTION|>", stray_markers=("<|END_OF_TURN_TOKEN|>",)
+    )
     reader = _ActionReader
 
 
@@ -58,9 +61,7 @@ class CohereCommandRToolParser(JsonCallListParser):
 
     name = "cohere_command_r"
     aliases = ("command_r_plus",)
-    start_markers = ("Action:",)
-    close_tag = "```"
-    stray_markers = ("<|END_OF_TURN_TOKEN|>",)
+    config = replace(CohereCommandToolParser.config, start_markers=("Action:",), close_tag="```")
     reader = _ActionReader
 
     def _after_start_marker(self) -> int:

@@ -223,9 +223,5 @@ class FunctionaryV32ToolParser(_JsonArgumentsParser):
 
     def release_held(self) -> list[ParseEvent]:
         if self._in_region and self._call is None and self._buf:
-            self._text(self._buf)
-            self._buf = ""
-            self._exit_region()
-            events, self._events = self._events, []
-            return events
+            return self._held_is_text()
         return super().release_held()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import ClassVar
 
@@ -33,7 +34,7 @@ from ...conversation import ToolSpec
 from ...events import ParseEvent
 from ..coercion import coerce_value, dumps, parameter_types
 from ..patterns import always_match
-from .base import FUNCTION_NAME, CallIds, ToolParser, is_function_name
+from .base import FUNCTION_NAME, CallIds, FormatConfig, ToolParser, is_function_name
 
 _OPEN = "<|tool_call>"
 _CLOSE = "<tool_call|>"
@@ -109,22 +110,35 @@ def _scalar_json(text: str, as_string: bool) -> str:
     return dumps(text)  # a bare word: the model dropped the string delimiters
 
 
-class Gemma4ToolParser(ToolParser):
-    """A family with the same call syntax under other markers (functiongemma)
-    sets `call_open`, `call_close` and `quote`."""
+@dataclass(frozen=True)
+class Gemma4Config(FormatConfig):
+    """Gemma's call syntax under a family's tokens; the defaults are Gemma 4's own.
+    The start marker is `call_open`."""
 
-    name = "gemma4"
-    aliases: ClassVar[tuple[str, ...]] = ("gemma",)
-    call_open: ClassVar[str] = _OPEN
-    call_close: ClassVar[str] = _CLOSE
-    quote: ClassVar[str] = _QUOTE
-    start_markers = (_OPEN,)
+    call_open: str = _OPEN
+    call_close: str = _CLOSE
+    # What delimits a string.
+    quote: str = _QUOTE
     # The token that opens a tool response, where the engine stops after a call: a
     # control token, never text.
-    stray_markers: ClassVar[tuple[str, ...]] = ("<|tool_response>",)
-    _head, _head_prefix = _head_patterns(_OPEN)
+    stray_markers: tuple[str, ...] = ("<|tool_response>",)
     # Whether a call head without its token opens the answer (module docstring).
-    bare_call_at_opening: ClassVar[bool] = True
+    bare_call_at_opening: bool = True
+
+
+class Gemma4ToolParser(ToolParser):
+    """A family with the same call syntax under other markers (functiongemma) is a
+    row of formats.py with its own `Gemma4Config`."""
+
+    name = "gemma4"
+    aliases = ("gemma",)
+    config: ClassVar[Gemma4Config] = Gemma4Config()
+    call_open: ClassVar[str]
+    call_close: ClassVar[str]
+    quote: ClassVar[str]
+    bare_call_at_opening: ClassVar[bool]
+    start_markers = (_OPEN,)
+    _head, _head_prefix = _head_patterns(_OPEN)
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
         super().__init__(tools, call_ids)
@@ -153,11 +167,7 @@ class Gemma4ToolParser(ToolParser):
         if not self._buf:
             return []  # only whitespace so far: the text after the reasoning still opens the answer
         # A reasoning marker cut the held head short: it was the answer's first text.
-        self._text(self._buf)
-        self._buf = ""
-        self._exit_region()
-        events, self._events = self._events, []
-        return events
+        return self._held_is_text()
 
     def _parse_region(self, buf: str, final: bool) -> int:
         pos = 0

@@ -8,9 +8,9 @@ first GLM-4.5 / GLM-4.6's:
     <arg_value>3</arg_value>
     </tool_call>
 
-GLM-4.7 writes the same without the newlines (glm47.py); this parser reads both.
-Hunyuan (hy_v3.py) and K2 Horizon (k2_horizon.py) write the shape with their own
-tags, inside a section. Values are untyped text, typed by the tool's schema
+GLM-4.7 writes the same without the newlines; this parser reads both. Hunyuan
+and K2 Horizon write the shape with their own tags, inside a section (their rows
+in formats.py). Values are untyped text, typed by the tool's schema
 (object/array values arrive as JSON). Models sometimes write a literal `\\n`
 between tags: it is skipped like whitespace. A value ends only at its own
 `</arg_value>` (tags inside it are its text). Known failure shape handled: a call
@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...conversation import ToolSpec
 from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
+from .base import FormatConfig, JsonCallReader, ToolParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
 
@@ -116,22 +117,33 @@ _IGNORED = _Ignored()
 _HEAD, _BODY, _KEY, _AFTER_KEY, _VALUE, _SKIP, _TYPE, _JSON, _AFTER_JSON = range(9)
 
 
-class KeyValueToolParser(ToolParser):
-    """The engine for `<call>NAME<key>K</key><value>V</value></call>` formats (see the
-    module docstring). A subclass sets `syntaxes`: one per spelling of its tags
-    (Hunyuan's tokens come with and without a checkpoint suffix); the start marker
-    found picks the spelling for that region. A syntax with `section` tags wraps
-    its calls in a section whose tags are markers."""
+@dataclass(frozen=True)
+class KeyValueConfig(FormatConfig):
+    """A `<call>NAME<key>K</key><value>V</value></call>` format."""
 
-    syntaxes: ClassVar[tuple[KeyValueSyntax, ...]] = ()
+    # One syntax per spelling of its tags (Hunyuan's tokens come with and without a
+    # checkpoint suffix); the start marker found picks the spelling for that region.
+    syntaxes: tuple[KeyValueSyntax, ...] = ()
     # A value no schema types is read as JSON where it is JSON (ArgumentsBuilder).
-    decode_untyped: ClassVar[bool] = False
+    decode_untyped: bool = False
     # A call's body may instead be one JSON call object (`{"name": ..., "arguments": ...}`).
-    json_bodies: ClassVar[bool] = False
+    json_bodies: bool = False
     # A key the call already gave keeps its first value (the stream already sent it;
     # vLLM's solar_open2), rather than being written again (the last one wins when the
     # arguments are read: vLLM's hy_v4).
-    first_value_wins: ClassVar[bool] = False
+    first_value_wins: bool = False
+
+
+class KeyValueToolParser(ToolParser):
+    """The engine for `<call>NAME<key>K</key><value>V</value></call>` formats (see the
+    module docstring), configured by a `KeyValueConfig`. A syntax with `section`
+    tags wraps its calls in a section whose tags are markers."""
+
+    config: ClassVar[KeyValueConfig]
+    syntaxes: ClassVar[tuple[KeyValueSyntax, ...]]
+    decode_untyped: ClassVar[bool]
+    json_bodies: ClassVar[bool]
+    first_value_wins: ClassVar[bool]
     _by_marker: ClassVar[dict[str, tuple[KeyValueSyntax, bool]]]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -419,15 +431,10 @@ class KeyValueToolParser(ToolParser):
         if i == len(buf) and not final:
             return None
         reader = self._reader
-        try:
-            end = reader.feed(buf[i:])
-        except NotACall as error:
-            self._text("".join(reader.pre_raw))
-            self._exit_region()
-            return i + error.consumed
-        except BadCallSyntax as error:
-            self._state = _SKIP  # the rest of the call up to its end tag is its raw
-            return i + error.consumed
+        # A broken call's rest, up to its end tag, is its raw.
+        end, stopped = self._feed_object(reader, buf[i:], _SKIP)
+        if stopped:
+            return i + end
         if end >= 0:
             self._state = _AFTER_JSON
             return i + end
@@ -478,7 +485,6 @@ class KeyValueToolParser(ToolParser):
 
 class Glm45ToolParser(KeyValueToolParser):
     name = "glm45"
-    syntaxes = (GLM,)
     # vLLM's glm4_moe and Dynamo's glm47 parsers read an undeclared value as JSON
     # where it is JSON (`42` is 42, `{"a": 1}` an object).
-    decode_untyped = True
+    config = KeyValueConfig(syntaxes=(GLM,), decode_untyped=True)

@@ -20,11 +20,9 @@ it is the call object inside, closed by `}}` or by one brace
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from .base import BadCallSyntax, JsonCallReader, NotACall
-from .json_call_list import _ITEM as _LIST_ITEM
-from .json_call_list import FIRST_SUBCLASS_STATE, OBJECT, SKIP, WHITESPACE, JsonCallListParser
+from .base import JsonCallReader
+from .call_list import WHITESPACE
+from .json_call_list import FIRST_SUBCLASS_STATE, ITEM, OBJECT, SKIP, JsonCallListConfig, JsonCallListParser
 
 _OPEN = "<tool_call>"
 _CLOSE = "</tool_call>"
@@ -34,14 +32,13 @@ _MARKER, _OBJECT, _AFTER_OBJECT = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STA
 
 
 class HermesToolParser(JsonCallListParser):
-    """JSON call objects between an opening and a closing marker; a family with
-    other markers (internlm, longcat) sets `start_markers` and `close_tag`."""
+    """JSON call objects between an opening and a closing marker; a format with
+    other markers (internlm, longcat: rows in formats.py) sets `start_markers` and
+    `close_tag` in its `JsonCallListConfig`."""
 
     name = "hermes"
-    aliases: ClassVar[tuple[str, ...]] = ("qwen25",)
-    start_markers: ClassVar[tuple[str, ...]] = (_OPEN,)
-    close_tag = _CLOSE
-    doubled_braces = True
+    aliases = ("qwen25",)
+    config = JsonCallListConfig(start_markers=(_OPEN,), close_tag=_CLOSE, doubled_braces=True)
 
     _reader: JsonCallReader | None = None
 
@@ -69,7 +66,7 @@ class HermesToolParser(JsonCallListParser):
                 return 0
             if buf[i : i + 1] == "[":
                 self._pending = buf[: i + 1]
-                self._state = _LIST_ITEM
+                self._state = ITEM
                 return i + 1
             self._reader = JsonCallReader(self, self._start_marker)
             self._state = _OBJECT
@@ -77,22 +74,7 @@ class HermesToolParser(JsonCallListParser):
         if state == _OBJECT:
             reader = self._reader
             assert reader is not None
-            try:
-                end = reader.feed(buf)
-            except NotACall as error:
-                self._text("".join(reader.pre_raw))
-                self._exit_region()
-                return error.consumed
-            except BadCallSyntax as error:
-                self._state = SKIP
-                return error.consumed
-            if end >= 0:
-                self._close_call()
-                self._state = _AFTER_OBJECT
-                return end
-            if final:
-                self._json_call_cut(reader)
-            return len(buf)
+            return self._read_object(reader, buf, final, closed=_AFTER_OBJECT, broken=SKIP)
         # _AFTER_OBJECT
         stripped = buf.lstrip()
         lead = len(buf) - len(stripped)

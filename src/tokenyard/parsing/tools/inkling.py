@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from ...events import ParseEvent
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser
+from .base import JsonCallReader, ToolParser
 
 MESSAGE_MODEL = "<|message_model|>"
 CONTENT_TEXT = "<|content_text|>"
@@ -130,21 +130,19 @@ class InklingToolParser(ToolParser):
             text = text[len(TOOL_JSON) :]
         self._text(text)
 
+    def _no_call(self, reader: JsonCallReader) -> None:
+        self._not_a_call(reader.pre_raw)
+        self._exit_region()
+
     def _call_json(self, buf: str, final: bool) -> int:
         reader = self._reader
         if not reader.started:
             empty = self._empty_block(reader.pre_raw, buf, final)
             if empty is not None:
                 return empty
-        try:
-            end = reader.feed(buf)
-        except NotACall as error:
-            self._not_a_call(reader.pre_raw)
-            self._exit_region()
-            return error.consumed
-        except BadCallSyntax as error:
-            self._state = _SKIP_TO_END
-            return error.consumed
+        end, stopped = self._feed_object(reader, buf, _SKIP_TO_END)
+        if stopped:
+            return end
         if end >= 0:
             self._state = _AFTER_CALL
             return end

@@ -1,6 +1,6 @@
 """`InvokeToolParser`: the shared engine for the `<block><invoke name=..><parameter
-name=..>` shape of DeepSeek's DSML (deepseek_v3_2.py, deepseek_v4.py) and
-minimax_m2, each with its own tags (`InvokeSyntax`).
+name=..>` shape of DeepSeek's DSML (deepseek_v3_2, deepseek_v4), minimax_m2, dots, step3 and
+GigaChat 3.5, each with its own tags (`InvokeSyntax`; their rows are in formats.py).
 
 A block holds one or more invokes. A parameter's `string="true"` marks a string
 (streamed as it arrives); `string="false"` a JSON value, typed by the tool's
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
-from .base import BadCallSyntax, JsonCallReader, NotACall, ToolParser, is_function_name
+from .base import FormatConfig, JsonCallReader, ToolParser, is_function_name
 from .token_section import skip_whitespace
 from .xml_args import JSON_STRING_ESCAPES, ArgumentsBuilder
 
@@ -106,27 +107,38 @@ def _partial(buf: str, pos: int, literal: str) -> bool:
     return len(rest) < len(literal) and literal.startswith(rest)
 
 
-# States.
-_HEAD, _BODY, _VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL, _BLOCK_JSON = range(8)
+# States (HEAD and VALUE are public: variants that read a value or a header their
+# own way step into them).
+HEAD, _BODY, VALUE, _JSON, _AFTER_JSON, _BROKEN, _AFTER_CALL, _BLOCK_JSON = range(8)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InvokeConfig(FormatConfig):
+    """An `<block><invoke name=..><parameter name=..>` format: its tags (`syntax`)
+    and the markers that begin it (usually `syntax.start_markers`)."""
+
+    syntax: InvokeSyntax
+    start_markers: tuple[str, ...]
 
 
 class InvokeToolParser(ToolParser):
     """The engine for `<block><invoke name=..><parameter name=..>..</..>` formats
-    (see the module docstring). A subclass sets `syntax` and `start_markers`."""
+    (see the module docstring), configured by an `InvokeConfig`."""
 
+    config: ClassVar[InvokeConfig]
     syntax: ClassVar[InvokeSyntax]
-    _state = _HEAD
+    _state = HEAD
     # The value fast path in `feed` stands for the engine's own `_value` step; a
     # subclass that reads values its own way (MiniCPM 5's CDATA) goes without it.
     _value_fast_path: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls._value_fast_path = cls._steps[_VALUE] is InvokeToolParser._steps[_VALUE]
+        cls._value_fast_path = cls._steps[VALUE] is InvokeToolParser._steps[VALUE]
 
     def feed(self, text: str) -> list[ParseEvent]:
         call = self._call
-        if self._state == _VALUE and call is not None and not self._buf and text and self._value_fast_path:
+        if self._state == VALUE and call is not None and not self._buf and text and self._value_fast_path:
             # The hot path of a long value (a file's content): text that can not
             # begin the value's closing tag is the value's text, no state machine.
             arguments = self._arguments
@@ -161,7 +173,7 @@ class InvokeToolParser(ToolParser):
         return None
 
     def _enter_region(self, marker: str) -> None:
-        self._state = _HEAD
+        self._state = HEAD
         self._in_block = marker == self.syntax.block_open
         self._first = True  # no invoke of this region announced yet
         self._arguments: ArgumentsBuilder | None = None
@@ -236,7 +248,12 @@ class InvokeToolParser(ToolParser):
         # Not a call: what was read is text (at least one character, so the scan
         # moves past the start marker).
         end = at if at > pos else pos + 1
-        self._text(buf[pos:end])
+        if self._in_block and self.syntax.block_close in self._strays:
+            # A format whose closing tag is syntax even with no block open (dots):
+            # its opening tag is too, around text that is no call.
+            self._marker(buf[pos:end])
+        else:
+            self._text(buf[pos:end])
         self._exit_region()
         return end
 
@@ -306,7 +323,7 @@ class InvokeToolParser(ToolParser):
             self._raw(head.group())
             assert self._arguments is not None
             self._arguments.begin(name, None if hint is None else hint.group(1).lower() == "true")
-            self._state = _VALUE
+            self._state = VALUE
             return head.end()
         assert self._arguments is not None
         self._arguments.close()
@@ -337,7 +354,7 @@ class InvokeToolParser(ToolParser):
             self._marker(marker)
             self._exit_region()
             return end
-        self._state = _HEAD  # the next invoke began without this one's closing tag
+        self._state = HEAD  # the next invoke began without this one's closing tag
         return at
 
     def _value(self, buf: str, pos: int, final: bool) -> int:
@@ -409,23 +426,9 @@ class InvokeToolParser(ToolParser):
     def _block_json(self, buf: str, pos: int, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        try:
-            end = reader.feed(buf[pos:])
-        except NotACall as error:
-            self._text("".join(reader.pre_raw))
-            self._exit_region()
-            return pos + error.consumed
-        except BadCallSyntax as error:
-            self._state = _BROKEN
-            return pos + error.consumed
-        if end >= 0:
-            self._close_call()
-            self._first = False
-            self._state = _AFTER_CALL
-            return pos + end
-        if final:
-            self._json_call_cut(reader, recover_complete=True)
-        return len(buf)
+        end = self._read_object(reader, buf[pos:], final, closed=_AFTER_CALL, broken=_BROKEN, recover=True)
+        self._first = self._first and self._state != _AFTER_CALL
+        return pos + end
 
     def _after_json(self, buf: str, pos: int, final: bool) -> int:
         return self._skip_to_end(buf, pos, final, None)
@@ -466,7 +469,7 @@ class InvokeToolParser(ToolParser):
                 self._marker(tag)
                 return pos + len(tag)
         if buf.startswith(syntax.invoke_open, pos) or (syntax.call_open and buf.startswith(syntax.call_open, pos)):
-            self._state = _HEAD
+            self._state = HEAD
             return pos
         wrapper = (syntax.call_close, syntax.call_open, syntax.call_separator) if syntax.call_open else ()
         if not final and any(_partial(buf, pos, tag) for tag in (syntax.block_close, syntax.invoke_open, *wrapper)):
@@ -475,23 +478,12 @@ class InvokeToolParser(ToolParser):
         return pos
 
     _steps: ClassVar[dict[int, Callable[..., int]]] = {
-        _HEAD: _head,
+        HEAD: _head,
         _BODY: _body,
-        _VALUE: _value,
+        VALUE: _value,
         _JSON: _json,
         _AFTER_JSON: _after_json,
         _BROKEN: _broken,
         _AFTER_CALL: _after_call,
         _BLOCK_JSON: _block_json,
     }
-
-
-def dsml_syntax(block: str) -> InvokeSyntax:
-    """DeepSeek's DSML spelling of the shape, outer block named `block`."""
-    return InvokeSyntax(
-        f"｜DSML｜{block}",
-        "｜DSML｜invoke",
-        "｜DSML｜parameter",
-        strip_newline=False,
-        bare_invoke_starts_call=True,
-    )

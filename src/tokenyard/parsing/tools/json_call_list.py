@@ -16,36 +16,52 @@ something that is not a call list comes out as text, whole.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...conversation import ToolSpec
 from ...events import ParseEvent, TextDelta, ToolCallDelta
 from ..markers import MarkerSet
-from ..patterns import always_match
-from .base import BadCallSyntax, CallIds, JsonCallReader, NotACall, split_before, starts_with
-from .call_list import CallListParser
+from .base import CallIds, FormatConfig, JsonCallReader, split_before, starts_with
+from .call_list import WHITESPACE, CallListParser
 
-WHITESPACE = always_match(r"[ \t\r\n]*")
-
-# States; subclasses number theirs from `FIRST_SUBCLASS_STATE`.
-MARKER, LIST_OPEN, _ITEM, OBJECT, _AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
+# States (the public ones are for variants); subclasses number theirs from
+# `FIRST_SUBCLASS_STATE`.
+MARKER, LIST_OPEN, ITEM, OBJECT, AFTER_ITEM, _CLOSE_TAG, SKIP = range(7)
 FIRST_SUBCLASS_STATE = 16
 # `OpeningCallListParser`: the output has begun and nothing has decided it yet.
 OUTPUT_START = 15
 
 
-class JsonCallListParser(CallListParser):
-    """A start marker, then JSON call objects. Subclasses set the start marker and
-    the punctuation; they are registered by their own `name`."""
+@dataclass(frozen=True)
+class JsonCallListConfig(FormatConfig):
+    """A JSON call-list format: its start markers and punctuation."""
 
-    # `[...]` around the objects (llama3_json has bare objects).
-    bracketed: ClassVar[bool] = True
-    separator: ClassVar[str] = ","
-    # A newline between two call objects also separates them (llama3_json).
-    newline_separates: ClassVar[bool] = False
-    # A tag that closes the section; it may also stand in for a missing `]`
-    # (xlam.py picks one per start marker).
+    # Markers that begin a call list.
+    start_markers: tuple[str, ...] = ()
+    # A tag that closes the section; it may also stand in for a missing `]`.
     close_tag: str = ""
+    # (start marker, its closing tag) where the tag depends on the marker found
+    # (generic_json, xlam); a marker not listed here has none.
+    close_tags: tuple[tuple[str, str], ...] = ()
+    # `[...]` around the objects (llama3_json has bare objects).
+    bracketed: bool = True
+    separator: str = ","
+    # A newline between two call objects also separates them (llama3_json).
+    newline_separates: bool = False
+    # `{{...}}` is the call object inside (`ToolParser.doubled_braces`).
+    doubled_braces: bool = False
+
+
+class JsonCallListParser(CallListParser):
+    """A start marker, then JSON call objects, as its `JsonCallListConfig` says."""
+
+    config: ClassVar[JsonCallListConfig] = JsonCallListConfig()
+    bracketed: ClassVar[bool]
+    separator: ClassVar[str]
+    newline_separates: ClassVar[bool]
+    close_tag: str
+    close_tags: ClassVar[tuple[tuple[str, str], ...]]
     # Reads one call object (a format whose objects name their keys otherwise
     # brings its own).
     reader: ClassVar[type[JsonCallReader]] = JsonCallReader
@@ -93,9 +109,18 @@ class JsonCallListParser(CallListParser):
         self._reader: JsonCallReader | None = None
         self._any_call = False
         self._single = False  # one call object where the format expects a list
+        if self.close_tags:
+            self.close_tag = next((tag for start, tag in self.close_tags if start == marker), "")
+            self._skip_to = MarkerSet([self.close_tag]) if self.close_tag else self._starts
 
     def _after_start_marker(self) -> int:
-        return LIST_OPEN if self.bracketed else _ITEM
+        # A bare `[` start marker is the list's own bracket: items follow (xlam).
+        return LIST_OPEN if self.bracketed and self._start_marker != "[" else ITEM
+
+    def _accepts_call_name(self, name: str) -> bool:
+        # A bare `[` is weak evidence (prose keeps its brackets): it starts a call
+        # list only where a declared tool's name follows.
+        return self._start_marker != "[" or self._any_call or self.tools is None or name in self.tools
 
     # ---- the list ---------------------------------------------------------------
 
@@ -109,24 +134,21 @@ class JsonCallListParser(CallListParser):
             return self._parse_object(buf, final)
         if state == SKIP:
             return self._skip_broken_call(buf, final)
-        i = WHITESPACE(buf).end()
-        self._pending += buf[:i]
+        i = self._pend_whitespace(buf, final)
         if i == len(buf):
-            if final:
-                self._end_list()
             return i
         c = buf[i]
         if state == LIST_OPEN:
             if c == "[":
                 self._pending += c
-                self._state = _ITEM
+                self._state = ITEM
                 return i + 1
             if c == "{":  # `<TOOLCALL>{...}`: a single call without its list
                 self._single = True
                 self._reader = self.reader(self)
                 self._state = OBJECT
                 return i
-        elif state == _ITEM:
+        elif state == ITEM:
             if c == "{":
                 self._reader = self.reader(self)
                 self._state = OBJECT
@@ -143,7 +165,7 @@ class JsonCallListParser(CallListParser):
                     return j + len(self.close_tag)
                 if found is None and not final:
                     return i
-        elif state == _AFTER_ITEM:
+        elif state == AFTER_ITEM:
             if self._single and not self.close_tag:
                 self._end_list(closed=True)
                 return i
@@ -151,10 +173,10 @@ class JsonCallListParser(CallListParser):
                 pass  # only the closing tag may follow
             elif c == self.separator:
                 self._pending += c
-                self._state = _ITEM
+                self._state = ITEM
                 return i + 1
             elif c == "{" and self.newline_separates and "\n" in self._pending:
-                self._state = _ITEM
+                self._state = ITEM
                 return i
             if c == "]" and self.bracketed and not self._single:
                 return self._list_closed(i + 1)
@@ -192,31 +214,9 @@ class JsonCallListParser(CallListParser):
     def _parse_object(self, buf: str, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        try:
-            end = reader.feed(buf)
-        except NotACall as error:
-            return self._not_a_call(error.consumed)
-        except BadCallSyntax as error:
-            self._state = SKIP
-            return error.consumed
-        if end >= 0:
-            self._close_call()
-            self._any_call = True
-            self._state = _AFTER_ITEM
-            return end
-        if final:
-            self._json_call_cut(reader, self._pending, recover_complete=True)
-            self._pending = ""
-        return len(buf)
-
-    def _not_a_call(self, consumed: int) -> int:
-        """An item that is no call object: what was held is text and the list ends
-        (a format that reads one call per line goes on with the next line instead)."""
-        assert self._reader is not None
-        self._text(self._pending + "".join(self._reader.pre_raw))
-        self._pending = ""
-        self._exit_region()
-        return consumed
+        end = self._read_object(reader, buf, final, closed=AFTER_ITEM, broken=SKIP, recover=True)
+        self._any_call = self._any_call or self._state == AFTER_ITEM
+        return end
 
     def _skip_broken_call(self, buf: str, final: bool) -> int:
         """The rest of a call whose arguments broke belongs to it, up to the
@@ -242,16 +242,33 @@ class JsonCallListParser(CallListParser):
 
 class OpeningCallListParser(JsonCallListParser):
     """A call-list format whose calls may also open the output without their start
-    marker (where a decoder that drops special tokens leaves them). The parser starts
-    in `OUTPUT_START`, inside the region; the subclass's `_step` decides there, setting
-    `_bare` when a bare call begins. A bare call must name a declared tool: JSON
-    opening an answer may be the answer itself."""
+    marker (where a decoder that drops special tokens leaves them): Llama 3's JSON
+    (a bare object), Dynamo's generic JSON (a bare object or list). The parser starts
+    in `OUTPUT_START`, inside the region, and sets `_bare` when a bare call begins. A
+    bare call must name a declared tool: JSON opening an answer may be the answer
+    itself."""
 
     def __init__(self, tools: Iterable[ToolSpec] | None = None, call_ids: CallIds | None = None) -> None:
         super().__init__(tools, call_ids)
         self._enter_region("")
         self._in_region = True
         self._state = OUTPUT_START
+
+    def _step(self, buf: str, final: bool) -> int:
+        if self._state != OUTPUT_START:
+            return super()._step(buf, final)
+        i = WHITESPACE(buf).end()
+        self._text(buf[:i])  # whitespace decides nothing: no need to hold it
+        if i < len(buf) and buf[i] in ("{[" if self.bracketed else "{"):
+            if self.bracketed:
+                self._state = LIST_OPEN  # an object (a single call) or a list of calls
+            else:
+                self._reader = self.reader(self)
+                self._state = OBJECT
+            self._bare = True
+        elif i < len(buf) or final:
+            self._exit_region()  # not bare JSON; the scan for the start markers goes on
+        return i
 
     def _enter_region(self, marker: str) -> None:
         super()._enter_region(marker)
@@ -270,9 +287,5 @@ class OpeningCallListParser(JsonCallListParser):
                 return []  # nothing is held: the first text after reasoning opens the output
             # What was held (a `[` that might open a list) has a marker right after
             # it, so it opens no bare call: it is text.
-            self._text(self._buf)
-            self._buf = ""
-            self._exit_region()
-            events, self._events = self._events, []
-            return events
+            return self._held_is_text()
         return super().release_held()

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from ...conversation import ToolSpec
 from .base import ToolParser
-from .invoke_xml import _VALUE, InvokeSyntax, InvokeToolParser
+from .invoke_xml import VALUE, InvokeSyntax, InvokeToolParser
 from .xml_args import ArgumentsBuilder
 
 _SYNTAX = InvokeSyntax(
@@ -83,4 +83,4 @@ class MiniCPM5ToolParser(InvokeToolParser):
             return stop if stop > pos else -1
         return super()._value(buf, pos, final)
 
-    _steps: ClassVar[dict[int, Callable[..., int]]] = {**InvokeToolParser._steps, _VALUE: _value}
+    _steps: ClassVar[dict[int, Callable[..., int]]] = {**InvokeToolParser._steps, VALUE: _value}

@@ -14,8 +14,8 @@ calls on the lines after it still count: each line is its own item.
 from __future__ import annotations
 
 from ..markers import MarkerSet
-from .base import split_before
-from .json_call_list import _AFTER_ITEM, FIRST_SUBCLASS_STATE, JsonCallListParser
+from .base import JsonCallReader, split_before
+from .json_call_list import AFTER_ITEM, FIRST_SUBCLASS_STATE, JsonCallListConfig, JsonCallListParser
 
 _REST_OF_LINE = FIRST_SUBCLASS_STATE
 
@@ -23,22 +23,23 @@ _REST_OF_LINE = FIRST_SUBCLASS_STATE
 class MinimaxM1ToolParser(JsonCallListParser):
     name = "minimax_m1"
     aliases = ("minimax",)
-    start_markers = ("<tool_calls>",)
-    close_tag = "</tool_calls>"
-    bracketed = False
     # Calls are separated by newlines only (no comma, no list).
-    separator = ""
-    newline_separates = True
-    _line_end = MarkerSet(["\n", close_tag])
+    config = JsonCallListConfig(
+        start_markers=("<tool_calls>",),
+        close_tag="</tool_calls>",
+        bracketed=False,
+        separator="",
+        newline_separates=True,
+    )
+    _line_end = MarkerSet(["\n", config.close_tag])
 
-    def _not_a_call(self, consumed: int) -> int:
-        if not self._any_call:
-            return super()._not_a_call(consumed)  # no call yet: not a call section
-        assert self._reader is not None
-        self._text(self._pending + "".join(self._reader.pre_raw))
+    def _no_call(self, reader: JsonCallReader) -> None:
+        if not self._any_call:  # no call yet: not a call section
+            super()._no_call(reader)
+            return
+        self._text(self._pending + "".join(reader.pre_raw))
         self._pending = ""
         self._state = _REST_OF_LINE
-        return consumed
 
     def _step(self, buf: str, final: bool) -> int:
         if self._state != _REST_OF_LINE:
@@ -46,5 +47,5 @@ class MinimaxM1ToolParser(JsonCallListParser):
         end, match = split_before(buf, self._line_end, final)
         self._text(buf[:end])
         if match is not None or final:
-            self._state = _AFTER_ITEM  # the newline or closing tag is read there
+            self._state = AFTER_ITEM  # the newline or closing tag is read there
         return end

@@ -22,13 +22,14 @@ from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..patterns import always_match
 from .base import is_function_name, starts_with
+from .call_list import WHITESPACE
 from .json_call_list import (
     FIRST_SUBCLASS_STATE,
     LIST_OPEN,
     MARKER,
     OUTPUT_START,
     SKIP,
-    WHITESPACE,
+    JsonCallListConfig,
     OpeningCallListParser,
 )
 
@@ -38,7 +39,6 @@ _ARGS = "[ARGS]"
 _CALL_ID = "[CALL_ID]"
 _NAME_RUN = always_match(r"[\w.\-:/]*")
 _ID_RUN = always_match(r"[\w\-]*")
-_LONGEST_NAME = 256
 
 _SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SUBCLASS_STATE, FIRST_SUBCLASS_STATE + 7)
 
@@ -46,8 +46,7 @@ _SHAPE, _NAME, _NAME_END, _ID, _ID_END, _ARGS_START, _ARGUMENTS = range(FIRST_SU
 class MistralToolParser(OpeningCallListParser):
     name = "mistral"
     # `[/TOOL_CALLS]` closes the calls in some outputs (Dynamo's fixtures): syntax.
-    start_markers = (_TOOL_CALLS, _TOOL_CALLS_END)
-    reasoning_exit_markers = (_TOOL_CALLS,)
+    config = JsonCallListConfig(start_markers=(_TOOL_CALLS, _TOOL_CALLS_END), reasoning_exit_markers=(_TOOL_CALLS,))
 
     def _output_start(self, buf: str, final: bool) -> int:
         i = WHITESPACE(buf).end()
@@ -95,11 +94,8 @@ class MistralToolParser(OpeningCallListParser):
         if state < FIRST_SUBCLASS_STATE:
             return super()._step(buf, final)
         if state == _SHAPE:
-            i = WHITESPACE(buf).end()
-            self._pending += buf[:i]
+            i = self._pend_whitespace(buf, final)
             if i == len(buf):
-                if final:
-                    self._end_list()
                 return i
             if buf[i] in "[{":  # a call list, or one call object without its list
                 self._state = LIST_OPEN
@@ -111,15 +107,10 @@ class MistralToolParser(OpeningCallListParser):
                 self._end_list()
             return i
         if state == _NAME:
-            end = _NAME_RUN(buf).end()
-            self._name += buf[:end]
-            self._pending += buf[:end]
-            if len(self._name) > _LONGEST_NAME:
-                self._end_list()
-            elif end == len(buf):
-                if final:
-                    self._end_list()
-            elif buf[end] == "[":
+            self._name, end, decides = self._pend_run(buf, final, _NAME_RUN, self._name)
+            if not decides:
+                return end
+            if buf[end] == "[":
                 self._state = _NAME_END
             elif buf[end] == "{":  # special tokens dropped by the decoder
                 self._announce()
@@ -129,15 +120,10 @@ class MistralToolParser(OpeningCallListParser):
         if state == _NAME_END:
             return self._after_tag(buf, final, {_ARGS: self._announce, _CALL_ID: self._read_id})
         if state == _ID:
-            end = _ID_RUN(buf).end()
-            self._model_id += buf[:end]
-            self._pending += buf[:end]
-            if len(self._model_id) > _LONGEST_NAME:
-                self._end_list()
-            elif end == len(buf):
-                if final:
-                    self._end_list()
-            elif buf[end] == "[":
+            self._model_id, end, decides = self._pend_run(buf, final, _ID_RUN, self._model_id)
+            if not decides:
+                return end
+            if buf[end] == "[":
                 self._state = _ID_END
             else:
                 self._end_list()

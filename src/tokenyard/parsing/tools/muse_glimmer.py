@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import ClassVar
 
-from .invoke_xml import _HEAD, InvokeSyntax, InvokeToolParser
+from .invoke_xml import HEAD, InvokeSyntax, InvokeToolParser
 from .xml_args import ArgumentsBuilder
 
 _SYNTAX = InvokeSyntax(
@@ -73,7 +73,7 @@ class MuseGlimmerToolParser(InvokeToolParser):
             if ahead == block:
                 self._marker(buf[pos:after])
                 self._in_block = True
-                self._state = _HEAD
+                self._state = HEAD
                 return after
             if not final and (after == len(buf) or block.startswith(ahead)):
                 return -1

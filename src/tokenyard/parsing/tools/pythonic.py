@@ -22,19 +22,18 @@ import keyword
 import re
 import tokenize
 import warnings
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..patterns import always_match
-from .base import BadCallSyntax, JsonCallReader, NotACall, is_function_name, starts_with
+from .base import FormatConfig, JsonCallReader, is_function_name, starts_with
 from .call_list import CallListParser
 
 _PYTHON_START = "<|python_start|>"
 _PYTHON_END = "<|python_end|>"
-_WHITESPACE = always_match(r"[ \t\r\n]*")
 # Names as the APIs allow them (a digit or `-` may begin one: `2fa_verify`).
 _NAME_START = re.compile(r"[\w\-]").match
 _NAME_RUN = always_match(r"[\w.\-]*")
-_LONGEST_NAME = 256
 # Inside a call: runs of characters that neither quote nor bracket anything.
 _CODE_RUN = always_match(r"[^'\"()\[\]{}]*")
 _STRING_RUN = {
@@ -48,19 +47,30 @@ _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _MARKER, _WRAPPED, _ITEM, _NAME, _ARGS, _AFTER_CALL, _END_TAG, _JSON = range(8)
 
 
+@dataclass(frozen=True)
+class PythonicConfig(FormatConfig):
+    """A pythonic call-list format; the defaults are Llama 4's own."""
+
+    # The special tokens some families wrap the list in (LFM2, OLMo 3 have their own).
+    wrapper_open: str = _PYTHON_START
+    wrapper_close: str = _PYTHON_END
+    # Whether a list item may also be a JSON call object (LFM2 writes either).
+    json_items: bool = False
+    # False: the wrapper holds calls one per line, no brackets (OLMo 3).
+    bracketed: bool = True
+    start_markers: tuple[str, ...] = ("[", _PYTHON_START)
+    # A `[` in reasoning is prose.
+    reasoning_exit_markers: tuple[str, ...] | None = (_PYTHON_START,)
+
+
 class PythonicToolParser(CallListParser):
     name = "pythonic"
-    aliases: ClassVar[tuple[str, ...]] = ("llama4_pythonic",)
-    # The special tokens some families wrap the list in (lfm2.py has its own).
-    wrapper_open: ClassVar[str] = _PYTHON_START
-    wrapper_close: ClassVar[str] = _PYTHON_END
-    # Whether a list item may also be a JSON call object (LFM2 writes either).
-    json_items: ClassVar[bool] = False
-    # False: the wrapper holds calls one per line, no brackets (OLMo 3).
-    bracketed: ClassVar[bool] = True
-    start_markers: ClassVar[tuple[str, ...]] = ("[", _PYTHON_START)
-    # A `[` in reasoning is prose.
-    reasoning_exit_markers: ClassVar[tuple[str, ...] | None] = (_PYTHON_START,)
+    aliases = ("llama4_pythonic",)
+    config: ClassVar[PythonicConfig] = PythonicConfig()
+    wrapper_open: ClassVar[str]
+    wrapper_close: ClassVar[str]
+    json_items: ClassVar[bool]
+    bracketed: ClassVar[bool]
 
     def _accepts_call_name(self, name: str) -> bool:
         # A bare `[` is weak evidence (`[f(x) for x in y]` in prose): without the
@@ -91,11 +101,8 @@ class PythonicToolParser(CallListParser):
             return self._read_arguments(buf, final)
         if state == _JSON:
             return self._read_json_call(buf, final)
-        i = _WHITESPACE(buf).end()
-        self._pending += buf[:i]
+        i = self._pend_whitespace(buf, final)
         if i == len(buf):
-            if final:
-                self._end_list()
             return i
         c = buf[i]
         if not self.bracketed and state in (_ITEM, _AFTER_CALL):
@@ -154,15 +161,10 @@ class PythonicToolParser(CallListParser):
         return end
 
     def _read_name(self, buf: str, final: bool) -> int:
-        end = _NAME_RUN(buf).end()
-        self._name += buf[:end]
-        self._pending += buf[:end]
-        if len(self._name) > _LONGEST_NAME:
-            self._end_list()
-        elif end == len(buf):
-            if final:
-                self._end_list()
-        elif buf[end] == "(" and is_function_name(self._name) and self._accepts_call_name(self._name):
+        self._name, end, decides = self._pend_run(buf, final, _NAME_RUN, self._name)
+        if not decides:
+            return end
+        if buf[end] == "(" and is_function_name(self._name) and self._accepts_call_name(self._name):
             self._marker(self._pending[: -len(self._name)])
             self._pending = ""
             self._open_call(self._name, self._name + "(")
@@ -171,8 +173,7 @@ class PythonicToolParser(CallListParser):
             self._source: list[str] = []
             self._state = _ARGS
             return end + 1
-        else:
-            self._end_list()
+        self._end_list()
         return end
 
     def _read_arguments(self, buf: str, final: bool) -> int:
@@ -256,26 +257,10 @@ class PythonicToolParser(CallListParser):
     def _read_json_call(self, buf: str, final: bool) -> int:
         reader = self._reader
         assert reader is not None
-        try:
-            end = reader.feed(buf)
-        except NotACall as error:
-            self._text(self._pending + "".join(reader.pre_raw))
-            self._pending = ""
-            self._exit_region()
-            return error.consumed
-        except BadCallSyntax as error:
-            self._fail_call("invalid_arguments")
-            self._exit_region()
-            return error.consumed
-        if end >= 0:
-            self._close_call()
-            self._any_call = True
-            self._state = _END_TAG if self._bare_object else _AFTER_CALL
-            return end
-        if final:
-            self._json_call_cut(reader, self._pending)
-            self._pending = ""
-        return len(buf)
+        closed = _END_TAG if self._bare_object else _AFTER_CALL
+        end = self._read_object(reader, buf, final, closed=closed, broken=None)
+        self._any_call = self._any_call or self._state == closed
+        return end
 
     @property
     def in_call_region(self) -> bool:
@@ -288,7 +273,8 @@ def _arguments_json(inside: str) -> str | None:
     source cannot hold) is read as its escape; raw newlines that only make sense
     inside a string (a multi-line shell command) are read as escapes when the text
     does not parse otherwise; so are keyword-named parameters and zero-padded
-    integers (`_rewritten_literals`)."""
+    integers (`_rewritten_literals`), and quotes the model left unescaped inside a
+    string (`_requoted_strings`)."""
     source = inside.replace("\x00", "\\x00")
     arguments = _keyword_literals(source)
     if arguments is None:
@@ -296,11 +282,50 @@ def _arguments_json(inside: str) -> str | None:
     if arguments is None and "\n" in source:
         arguments = _keyword_literals(source.replace("\r", "\\r").replace("\n", "\\n"))
     if arguments is None:
+        requoted = _requoted_strings(source)
+        if requoted is not None:
+            arguments = _keyword_literals(requoted) or _rewritten_literals(requoted)
+    if arguments is None:
         return None
     try:
         return json.dumps(arguments, ensure_ascii=False, allow_nan=False)
     except ValueError:
         return None
+
+
+# Where a string argument may end: before the next `name=`, a `)` or the end.
+_STRING_END = re.compile(r"\s*(?:,\s*[A-Za-z_]\w*\s*=|\)|$)")
+_ARGUMENT_HEAD = re.compile(r"\s*[A-Za-z_]\w*\s*=\s*")
+_COMMA = re.compile(r"\s*,")
+
+
+def _requoted_strings(inside: str) -> str | None:
+    """`command='sed -n '1,5p' f.py'`: a string whose own quote char appears
+    unescaped inside it (a shell command, the commonest case). Its closing quote
+    is the one followed by the next `name=` or the end, when exactly one quote is:
+    then the inner ones are escaped. Any other reading (`city='echo 'hi',
+    unit='c'` could end at either quote) is ambiguous and gives None: nothing is
+    guessed."""
+    out: list[str] = []
+    i, n = 0, len(inside)
+    while i < n:
+        head = _ARGUMENT_HEAD.match(inside, i)
+        if head is None or head.end() >= n or inside[head.end()] not in "'\"":
+            break  # not a plain string argument: the rest is left to Python
+        quote, start = inside[head.end()], head.end() + 1
+        ends = [j for j in range(start, n) if inside[j] == quote and _STRING_END.match(inside, j + 1)]
+        if len(ends) != 1:
+            return None
+        body = inside[start : ends[0]]
+        out.append(inside[i:start] + re.sub(r"(?<!\\)" + quote, "\\" + quote, body) + quote)
+        i = ends[0] + 1
+        comma = _COMMA.match(inside, i)
+        if comma is None:
+            break
+        out.append(comma.group())
+        i = comma.end()
+    rewritten = "".join(out) + inside[i:]
+    return None if rewritten == inside else rewritten
 
 
 def _rewritten_literals(inside: str) -> dict[str, Any] | None:

@@ -22,10 +22,11 @@ closes runs to the end of output and the call is never dispatched.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ..markers import MarkerSet
-from .base import FUNCTION_NAME, ToolParser, split_before
+from .base import FUNCTION_NAME, FormatConfig, ToolParser, split_before
 from .xml_args import ArgumentsBuilder
 
 _FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
@@ -57,23 +58,38 @@ def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
 _SECTION, _FUNCTION_HEAD, _BODY, _VALUE, _AFTER_CALL = range(5)
 
 
-class Qwen3CoderToolParser(ToolParser):
-    name = "qwen3_coder"
-    aliases: ClassVar[tuple[str, ...]] = ("nemotron_nano", "qwen3_xml")
-    # Families that share this grammar under other section tags (seed_oss) override
-    # these two and the marker tuples built from them.
-    section_open: ClassVar[str] = "<tool_call>"
-    section_close: ClassVar[str] = "</tool_call>"
-    start_markers = (section_open, "<function=")
+@dataclass(frozen=True)
+class Qwen3CoderConfig(FormatConfig):
+    """A `<function=…><parameter=…>` format; the defaults are Qwen3-Coder's own."""
+
+    section_open: str = "<tool_call>"
+    section_close: str = "</tool_call>"
+    start_markers: tuple[str, ...] = ("<tool_call>", "<function=")
     # Inside reasoning, `<function=` is too often prose about code to end it.
-    reasoning_exit_markers = (section_open,)
+    reasoning_exit_markers: tuple[str, ...] | None = ("<tool_call>",)
     # Drop one newline right inside the parameter tags (the template writes them).
-    strip_value_newline: ClassVar[bool] = True
+    strip_value_newline: bool = True
     # Drop a value's closing newline only where its opening one was dropped (Seed-OSS
     # writes values inline, so a value's own trailing newline is its text).
-    paired_newlines: ClassVar[bool] = False
-    _body_markers, _value_end = _section_markers(section_close)
-    lenient_tags: ClassVar[bool] = False
+    paired_newlines: bool = False
+    # Read misspelt tags (`<function bash>`, a `>` or a `</parameter>` left out)
+    # where they name a declared tool or parameter; a value then also ends at the
+    # tag of a declared parameter the call has not passed yet (Step-3.5).
+    lenient_tags: bool = False
+
+
+class Qwen3CoderToolParser(ToolParser):
+    name = "qwen3_coder"
+    aliases = ("nemotron_nano", "qwen3_xml")
+    # Formats that share this grammar under other tags (seed_oss) are rows of
+    # formats.py with a config of their own.
+    config: ClassVar[Qwen3CoderConfig] = Qwen3CoderConfig()
+    section_open: ClassVar[str]
+    section_close: ClassVar[str]
+    strip_value_newline: ClassVar[bool]
+    paired_newlines: ClassVar[bool]
+    lenient_tags: ClassVar[bool]
+    _body_markers, _value_end = _section_markers(config.section_close)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -1,18 +1,19 @@
 """`TokenSectionToolParser`: the special-token section shape that deepseek_v3,
-deepseek_v3_1 and kimi_k2 share; they differ only in their tokens and in how the
-call header names the function.
+deepseek_v3_1, solar_open, plamo3 and kimi_k2 share; they differ only in their
+tokens and in how the call header names the function (`TokenSectionConfig`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
-from .base import ToolParser
+from .base import FormatConfig, ToolParser, is_function_name
 
 # States.
 _OPENING, BETWEEN, _ARGS_START, _ARGS, _AFTER_ARGS, _SKIP = range(6)
@@ -34,25 +35,50 @@ def _at(buf: str, i: int, marker: str) -> bool | None:
     return None if marker.startswith(ahead) else False
 
 
+@dataclass(frozen=True)
+class TokenSectionConfig(FormatConfig):
+    """A special-token section format: its tokens, and how a call's header (the
+    text between CALL_BEGIN and HEADER_END) names the function. The start markers
+    are the section openers and CALL_BEGIN."""
+
+    section_begins: tuple[str, ...] = ()
+    section_ends: tuple[str, ...] = ()
+    call_begin: str = ""
+    call_end: str = ""
+    header_end: str = ""
+    # DeepSeek V3 wraps the arguments in a ```json fence.
+    fenced: bool = False
+    # The header is `PREFIX NAME_AFTER NAME` (DeepSeek V3's `function<｜tool▁sep｜>NAME`);
+    # without NAME_AFTER in it, the header is the name. Empty: the header is the name.
+    name_after: str = ""
+    # The PREFIX before NAME_AFTER is the model's own call id, kept (Solar Open).
+    id_before_name: bool = False
+    # The header is the name between these two tags (PLaMo 3).
+    name_tags: tuple[str, str] | None = None
+
+
 class TokenSectionToolParser(ToolParser):
     """Calls framed by special tokens inside a section:
 
         SECTION_BEGIN (CALL_BEGIN header HEADER_END json CALL_END)+ SECTION_END
 
-    A subclass names the tokens and implements `_call_name(header)`. A bare
-    CALL_BEGIN (the section opener left out) also starts a call; a missing
-    CALL_END before the next call or the section's end is tolerated. Nothing is
-    consumed before the function name is known, so what turns out not to be a
-    call is released as text, whole.
+    A format names the tokens in its `TokenSectionConfig` (a format whose header
+    says more, Kimi K2's, overrides `_call_name(header)`). A bare CALL_BEGIN (the
+    section opener left out) also starts a call; a missing CALL_END before the next
+    call or the section's end is tolerated. Nothing is consumed before the function
+    name is known, so what turns out not to be a call is released as text, whole.
     """
 
-    section_begins: ClassVar[tuple[str, ...]] = ()
-    section_ends: ClassVar[tuple[str, ...]] = ()
-    call_begin: ClassVar[str] = ""
-    call_end: ClassVar[str] = ""
-    header_end: ClassVar[str] = ""
-    # deepseek_v3 wraps the arguments in a ```json fence.
-    fenced: ClassVar[bool] = False
+    config: ClassVar[TokenSectionConfig] = TokenSectionConfig()
+    section_begins: ClassVar[tuple[str, ...]]
+    section_ends: ClassVar[tuple[str, ...]]
+    call_begin: ClassVar[str]
+    call_end: ClassVar[str]
+    header_end: ClassVar[str]
+    fenced: ClassVar[bool]
+    name_after: ClassVar[str]
+    id_before_name: ClassVar[bool]
+    name_tags: ClassVar[tuple[str, str] | None]
     header_limit: ClassVar[int] = 512
     _header_stops: ClassVar[MarkerSet]
     _args_stops: ClassVar[MarkerSet]
@@ -97,7 +123,21 @@ class TokenSectionToolParser(ToolParser):
     def _call_name(self, header: str) -> tuple[str, str | None] | None:
         """(function name, the model's own call id or None) from the text between
         CALL_BEGIN and HEADER_END, or None if it names no function."""
-        raise NotImplementedError
+        call_id = None
+        if self.name_tags is not None:
+            opening, closing = self.name_tags
+            header = header.strip()
+            if not (header.startswith(opening) and header.endswith(closing)):
+                return None
+            header = header[len(opening) : -len(closing)]
+        elif self.name_after:
+            prefix, found, name = header.partition(self.name_after)
+            if found:
+                header = name
+                if self.id_before_name:
+                    call_id = prefix.strip() or None
+        name = header.strip()
+        return (name, call_id) if is_function_name(name) else None
 
     def _enter_region(self, marker: str) -> None:
         self._state = _OPENING
