@@ -1,6 +1,8 @@
 """Assistant turns rendered by a model's real chat template, with transformers'
 renderer (HF semantics, independent of tokenyard's prompt path), cut to what the
-model itself would write: the text after the generation prompt, up to its stop.
+model itself would write: the text after the generation prompt, up to its stop
+(with the reasoning block a template's history render drops put back where the
+generation prompt opened it).
 
 `render_turn` tries the richest turn first (reasoning, text, two calls) and steps
 down only as far as the template requires (one call, string arguments, no text
@@ -61,6 +63,9 @@ def llama_cpp_templates() -> dict[str, str]:
     return found
 
 
+ReasoningBlock = tuple[tuple[str, ...], tuple[str, ...]]
+
+
 @dataclass(frozen=True)
 class Turn:
     prompt: str  # the generation prompt, as the engine is given it
@@ -85,29 +90,60 @@ def _render(template: str, messages: list[dict[str, Any]], generation: bool, kwa
     return rendered[0]
 
 
-def _variants(with_calls: bool, max_calls: int) -> Iterator[tuple[int, bool, bool, bool, bool, dict[str, Any]]]:
-    """(calls, string arguments, text, reasoning, system, kwargs), richest first."""
+def _variants(with_calls: bool, max_calls: int) -> Iterator[tuple[int, bool, bool | None, bool, bool, dict[str, Any]]]:
+    """(calls, string arguments, text, reasoning, system, kwargs), richest first;
+    text None: calls with `content: null` (some templates render calls only then)."""
     for reasoning, kwargs, calls, text, string_args, system in product(
         (True, False),
         (THINKING_ON, {}),
         range(max_calls, 0, -1) if with_calls else (0,),
-        (True, False),
+        (True, False, None),
         (False, True),
         (True, False),
     ):
-        if with_calls or text:
+        if (with_calls or text) and (calls or text is not None):
             yield calls, string_args, text, reasoning, system, kwargs
 
 
-def render_turn(template: str, stop: tuple[str, ...], with_calls: bool, max_calls: int = 2) -> Turn | None:
+def _model_output(template: str, prompt: str, full: str, block: ReasoningBlock, reasoning: bool) -> str | None:
+    """What the model writes after `prompt`, given the template's render `full` of
+    the whole conversation; None where `full` does not continue `prompt`.
+
+    A generation prompt may open a reasoning block that the template's render of
+    the finished turn leaves out (it shows the turn as history): the model wrote
+    on from the opener, so its output is the render after the opener, with the
+    reasoning the history drops (and the end marker the template strips, which
+    its text must name) put back in front."""
+    starts, ends = block
+    rest = full[len(prompt) :] if full.startswith(prompt) else None
+    opened = False
+    for opener in starts:
+        at = prompt.rfind(opener)
+        if at < 0 or prompt[at + len(opener) :].strip():
+            continue
+        opened = True
+        if rest is None and full.startswith(prompt[:at]):
+            rest = full[at:]  # the render leaves out the opener (and maybe the block)
+    if rest is None or not opened or REASONING in rest or not ends or ends[0] in rest or ends[0] not in template:
+        return rest
+    return f"{REASONING if reasoning else ''}\n{ends[0]}\n\n{rest}"
+
+
+def render_turn(
+    template: str, stop: tuple[str, ...], with_calls: bool, max_calls: int = 2, block: ReasoningBlock = ((), ())
+) -> Turn | None:
     """The richest turn the template renders as a clean continuation of its own
-    generation prompt, or None when it renders none (it refuses every variant)."""
+    generation prompt, or None when it renders none (it refuses every variant).
+    `block`: the family's reasoning start and end markers."""
     for n, string_args, text, reasoning, system, kwargs in _variants(with_calls, max_calls):
         messages: list[dict[str, Any]] = (
             [{"role": "system", "content": "You are a helpful assistant."}] if system else []
         )
         messages.append({"role": "user", "content": "Weather in Paris and Tokyo?"})
-        assistant: dict[str, Any] = {"role": "assistant", "content": (TEXT if n else ANSWER) if text else ""}
+        assistant: dict[str, Any] = {
+            "role": "assistant",
+            "content": (TEXT if n else ANSWER) if text else None if text is None else "",
+        }
         if reasoning:
             assistant["reasoning_content"] = REASONING
         if n:
@@ -127,9 +163,9 @@ def render_turn(template: str, stop: tuple[str, ...], with_calls: bool, max_call
             full = _render(template, [*messages, assistant], False, kwargs)
         except (jinja2.TemplateError, TypeError, ValueError):
             continue
-        if not full.startswith(prompt):
+        output = _model_output(template, prompt, full, block, reasoning)
+        if output is None:
             continue  # the generation prompt is not the turn's beginning here
-        output = full[len(prompt) :]
         ends = [i for i in (output.find(s) for s in (*stop, EOS)) if i >= 0]
         output = output[: min(ends)] if ends else output
         shown_calls = tuple(CALLS[:n]) if n and "get_weather" in output else ()
