@@ -66,9 +66,7 @@ REAL_TEMPLATES: dict[str, Expect] = {
     "deepseek-ai-DeepSeek-V3.2.jinja": Expect("deepseek-v3.2"),
     "deepseek-ai-DeepSeek-V4-Flash-0731.jinja": Expect("deepseek-v4"),
     "deepseek-ai-DeepSeek-V4.jinja": Expect("deepseek-v4"),
-    "fireworks-ai-llama-3-firefunction-v2.jinja": Expect(
-        "firefunction-v2", gap="its template reads a `functions` variable, not `tools`: it renders no turn"
-    ),
+    "fireworks-ai-llama-3-firefunction-v2.jinja": Expect("firefunction-v2"),
     "google-gemma-2-2b-it.jinja": Expect("gemma"),
     "google-gemma-4-31B-it-interleaved.jinja": Expect("gemma"),
     "google-gemma-4-31B-it.jinja": Expect("gemma"),

@@ -85,6 +85,10 @@ def _render(template: str, messages: list[dict[str, Any]], generation: bool, kwa
         add_generation_prompt=generation,
         bos_token="<s>",
         eos_token=EOS,
+        # FireFunction v2's template reads the tools as a `functions` JSON string
+        # and the date as `datetime` (Fireworks' serving contract), not `tools`.
+        functions=json.dumps([tool["function"] for tool in TOOLS], indent=4),
+        datetime="2026-01-01",
         **kwargs,
     )
     return rendered[0]
