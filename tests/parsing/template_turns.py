@@ -26,7 +26,11 @@ from ..fixtures import fixtures_root
 
 WEATHER_SCHEMA = {
     "type": "object",
-    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    # Described parameters: Command R+'s template prints each one's description.
+    "properties": {
+        "city": {"type": "string", "description": "City name"},
+        "days": {"type": "integer", "description": "Days ahead"},
+    },
     "required": ["city"],
 }
 TOOLS = [
@@ -109,6 +113,22 @@ def _variants(with_calls: bool, max_calls: int) -> Iterator[tuple[int, bool, boo
             yield calls, string_args, text, reasoning, system, kwargs
 
 
+def _inserted_turn(prompt: str, history: str, full: str) -> str | None:
+    """The turn `full` inserts into `history` (the conversation before it, rendered
+    without a generation prompt), less the header the generation prompt adds to
+    `history`: a template that closes every render with instructions (Command R+)
+    puts the finished turn before them, not at the end."""
+    if not prompt.startswith(history):
+        return None
+    header = prompt[len(history) :]
+    shared = next(i for i, (a, b) in enumerate(zip(f"{history}\0", f"{full}\1", strict=False)) if a != b)
+    for at in range(shared, max(shared - len(header), 0) - 1, -1):
+        end = len(full) - (len(history) - at)
+        if full.endswith(history[at:]) and full[at:end].startswith(header):
+            return full[at + len(header) : end]
+    return None
+
+
 def _model_output(template: str, prompt: str, full: str, block: ReasoningBlock, reasoning: bool) -> str | None:
     """What the model writes after `prompt`, given the template's render `full` of
     the whole conversation; None where `full` does not continue `prompt`.
@@ -165,9 +185,11 @@ def render_turn(
         try:
             prompt = _render(template, messages, True, kwargs)
             full = _render(template, [*messages, assistant], False, kwargs)
+            output = _model_output(template, prompt, full, block, reasoning)
+            if output is None:
+                output = _inserted_turn(prompt, _render(template, messages, False, kwargs), full)
         except (jinja2.TemplateError, TypeError, ValueError):
             continue
-        output = _model_output(template, prompt, full, block, reasoning)
         if output is None:
             continue  # the generation prompt is not the turn's beginning here
         ends = [i for i in (output.find(s) for s in (*stop, EOS)) if i >= 0]
