@@ -1,12 +1,14 @@
 """Work done a piece at a time so that the event loop gets the GIL in between
-(server/offload.py)."""
+(server/offload.py, and the tool count's refusal in server/intake.py)."""
 
 import json
 
 import pytest
 from starlette.responses import JSONResponse
 
+from tokenyard.faults import ApiError
 from tokenyard.server import offload
+from tokenyard.server.intake import check_tool_count
 
 
 @pytest.mark.parametrize(
@@ -39,3 +41,15 @@ def test_free_in_pieces_empties_the_list(monkeypatch):
     values = list(range(10))
     offload.free_in_pieces(values)
     assert values == []
+
+
+def test_a_body_refused_for_its_tool_count_has_its_tools_freed_where_it_was_refused():
+    namespace = {"type": "namespace", "name": "mcp", "tools": [{"type": "function", "name": "t"}] * 5_001}
+    body = {"tools": [namespace, {**namespace, "tools": list(namespace["tools"])}]}
+    functions = [t["tools"] for t in body["tools"]]
+    with pytest.raises(ApiError, match="10,002 tools"):
+        check_tool_count(body)
+    assert body["tools"] == [] and functions == [[], []]
+    kept = {"tools": [{"type": "function", "name": "t"}] * 10_000}
+    check_tool_count(kept)
+    assert len(kept["tools"]) == 10_000

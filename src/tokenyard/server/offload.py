@@ -75,10 +75,10 @@ class Offload:
 FREE_SLICE = 64 * 1024
 
 
-def free_in_pieces(values: list[Any]) -> None:
-    """Empty `values` (which nothing else may still use) a slice at a time."""
+def free_in_pieces(values: list[Any], at_a_time: int = FREE_SLICE) -> None:
+    """Empty `values` (which nothing else may still use) `at_a_time` items at a time."""
     while values:
-        del values[-FREE_SLICE:]
+        del values[-at_a_time:]
 
 
 # A long list or string in an answer is encoded this many items (characters) at a

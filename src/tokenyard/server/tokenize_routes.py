@@ -63,7 +63,7 @@ def body_limit(state: ServerState) -> int:
 
 async def tokenize(request: Request, state: ServerState) -> Response:
     body, size = await read_json(request, body_limit(state), state.pipeline.offload)
-    check_tool_count(body)
+    await state.pipeline.offload.run_if_large(size, check_tool_count, body)
     if isinstance(body, dict) and "messages" in body:
         chat = await state.pipeline.offload.run_if_large(size, _chat_request, body)
         pipeline = state.pipeline_for(chat.model)
