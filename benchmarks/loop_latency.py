@@ -21,9 +21,10 @@ on a CPU (the loop's own callbacks), waiting for a core (the machine's load) and
 blocked (waiting for the GIL or a lock a worker thread holds).
 
 `--watchdog FILE` finds what a stall waits on: the server's loop re-arms a
-`faulthandler` timer every 20 ms, so when it misses 100 ms every thread's Python
+`faulthandler` timer every 10 ms, so when it misses 100 ms every thread's Python
 stack is written to FILE.<mode> (the frame that called a GIL-holding C function,
-for one).
+for one). `--gil-holds FILE` finds each wait for the GIL over 20 ms, what held it,
+and whether the holder was running meanwhile or itself waiting for a core.
 
 Targets with offload on: /health p99 < 50 ms, and no single stall over 100 ms.
 Run: python benchmarks/loop_latency.py [--quick] [--hostile] [--baseline SRC [--rounds N]]
@@ -52,6 +53,7 @@ MODEL = "test/model"
 PROBE_INTERVAL = 0.01
 TARGET_MS = 50.0
 MAX_STALL_MS = 100.0
+GIL_HOLD_MS = 20.0
 
 
 def big_body(megabytes: float) -> dict:
@@ -88,12 +90,54 @@ def many_turns(tokens: int) -> dict:
 
 # `tokenyard serve` whose event loop times its own 10 ms sleeps: when and how late each
 # wake-up is, the loop's lag as it sees it (no client or socket in the way), is
-# written to $LOOP_LAGS at shutdown. With $LOOP_WATCHDOG, each wake-up also re-arms a faulthandler
-# dump of every thread's stack, which fires when the loop misses MAX_STALL_MS.
+# written to $LOOP_LAGS at shutdown. With $LOOP_WATCHDOG, each wake-up also re-arms a
+# faulthandler dump of every thread's stack, which fires when the loop misses
+# MAX_STALL_MS. With $GIL_HOLDS, a thread wakes every 2 ms: when it waited more than
+# GIL_HOLD_MS for the GIL (its wait for a core, from schedstat, taken out), what every
+# other thread is running as it gets the GIL (the holder's frame just after the call
+# that held it) and its time on a CPU meanwhile (a holder that was itself waiting
+# for a core held it for want of CPU, not for a long call) are written there.
 SERVE = """
-import asyncio, faulthandler, json, os, sys, time
+import asyncio, faulthandler, json, os, sys, threading, time, traceback
 from tokenyard import cli
 from tokenyard.server import graceful
+
+
+def gil_holds(path, threshold):
+    out = open(path, "a")
+    me = threading.get_native_id()
+
+    def schedstat():  # every thread's time on a CPU and waiting for one, in ms
+        times = {}
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/schedstat") as f:
+                    cpu, queued = f.read().split()[:2]
+            except OSError:
+                continue
+            times[int(tid)] = (int(cpu) / 1e6, int(queued) / 1e6)
+        return times
+
+    while True:
+        before, slept = schedstat(), time.perf_counter()
+        time.sleep(0.002)
+        gap = (time.perf_counter() - slept) * 1000 - 2
+        after = schedstat()
+        waited = after[me][1] - before[me][1]
+        if gap - waited > threshold:
+            frames = sys._current_frames()
+            out.write(f"GIL held {gap - waited:.0f} ms (waiting for a core {waited:.0f} ms)\\n")
+            for thread in threading.enumerate():
+                frame = frames.get(thread.ident)
+                if frame is None or thread.native_id == me:
+                    continue
+                cpu = after.get(thread.native_id, (0, 0))[0] - before.get(thread.native_id, (0, 0))[0]
+                out.write(f"on a CPU {cpu:.0f} ms:\\n" + "".join(traceback.format_stack(frame)[-3:]) + "--\\n")
+            out.flush()
+
+
+if os.environ.get("GIL_HOLDS"):
+    threading.Thread(target=gil_holds, args=(os.environ["GIL_HOLDS"], float(os.environ["GIL_HOLD_MS"])), daemon=True).start()
 
 dumps = open(os.environ["LOOP_WATCHDOG"], "a") if os.environ.get("LOOP_WATCHDOG") else None
 serve = graceful.GracefulServer.serve
@@ -104,7 +148,7 @@ async def watched(self, sockets=None):
     async def watch():
         while True:
             if dumps:
-                faulthandler.dump_traceback_later(%f, file=dumps)
+                faulthandler.dump_traceback_later(float(os.environ["MAX_STALL_MS"]) / 1000, file=dumps)
             slept = time.perf_counter()
             await asyncio.sleep(0.01)
             lags.append((time.time(), (time.perf_counter() - slept - 0.01) * 1000))
@@ -119,11 +163,13 @@ async def watched(self, sockets=None):
 
 graceful.GracefulServer.serve = watched
 sys.exit(cli.main(sys.argv[1:]))
-""" % (MAX_STALL_MS / 1000)
+"""
 
 
 class Server:
-    def __init__(self, offload: bool, src: Path = REPO / "src", watchdog: Path | None = None):
+    def __init__(
+        self, offload: bool, src: Path = REPO / "src", watchdog: Path | None = None, gil_holds: Path | None = None
+    ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = [
@@ -148,9 +194,11 @@ class Server:
             command.append("--no-offload")
         env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.lags_file = Path(tempfile.mkstemp(prefix="loop-lags-", suffix=".json")[1])
-        env["LOOP_LAGS"] = str(self.lags_file)
+        env.update(LOOP_LAGS=str(self.lags_file), MAX_STALL_MS=str(MAX_STALL_MS), GIL_HOLD_MS=str(GIL_HOLD_MS))
         if watchdog:
             env["LOOP_WATCHDOG"] = str(watchdog)
+        if gil_holds:
+            env["GIL_HOLDS"] = str(gil_holds)
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait_ready(self) -> None:
@@ -245,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another tree's src/ to compare with this one, both offloaded")
     parser.add_argument("--rounds", type=int, default=1, help="with --baseline: alternating rounds of the two")
     parser.add_argument("--watchdog", type=Path, help="write every thread's stack at each stall to FILE.<mode>")
+    parser.add_argument(
+        "--gil-holds", type=Path, help=f"write what held the GIL over {GIL_HOLD_MS:.0f} ms to FILE.<mode>"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.body_mb, args.render_tokens, args.bodies, args.renders = 1.0, 5_000, 1, 1
@@ -268,8 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[float]] = {}
     worst: list[tuple[str, Probe]] = []
     for name, src, offload in modes:
-        dumps = args.watchdog.with_name(f"{args.watchdog.name}.{name.replace(' ', '-')}") if args.watchdog else None
-        server = Server(offload, src, dumps)
+        suffix = name.replace(" ", "-")
+        dumps = args.watchdog.with_name(f"{args.watchdog.name}.{suffix}") if args.watchdog else None
+        holds = args.gil_holds.with_name(f"{args.gil_holds.name}.{suffix}") if args.gil_holds else None
+        server = Server(offload, src, dumps, holds)
         try:
             server.wait_ready()
             probes, statuses, (started, ended) = asyncio.run(
