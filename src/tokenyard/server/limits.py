@@ -96,14 +96,15 @@ async def deny_websocket(scope: Scope, send: Send, path: str, error: ApiError) -
 
 # glibc's M_MMAP_THRESHOLD (mallopt) and the value it is held at.
 _M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD_BYTES = 128 * 1024
+MMAP_THRESHOLD_BYTES = 1024 * 1024
 
 
 def bound_heap_retention() -> None:
     """Keep the process from staying near one large request's peak RSS. glibc serves
-    blocks over 128 KiB with their own mmap, given back when freed, but after freeing
-    one it raises that threshold to the block's size (up to 32 MiB), so a 20 MB body's
-    next buffers come from the heap and stay there once freed. Fixing the threshold
+    blocks over its mmap threshold with their own mmap, given back when freed, but
+    after freeing one it raises the threshold to the block's size (up to 32 MiB), so
+    a 20 MB body's next buffers come from the heap and stay there once freed. Fixing
+    the threshold (at 1 MiB: an ordinary request's buffers stay on the heap, reused)
     stops that. (`malloc_trim` after each large request did the same job, holding
     glibc's arena lock, and so every thread's malloc, for up to 0.1 s.)"""
     if _libc is not None:
