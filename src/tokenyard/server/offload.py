@@ -7,8 +7,11 @@ thread pool sized to the machine. Threads, not processes: the tokenizer's segmen
 cache (and every other cache) stays one shared object, and HF `tokenizers` releases
 the GIL while it encodes (`encode_batch`). Pure-Python work (jinja rendering) still
 holds the GIL, but the interpreter switches threads every few milliseconds, so the
-loop keeps answering. One C call holds it throughout: `json.loads`, so a large body
-is decoded a piece at a time (wire_json.py).
+loop keeps answering. A C call holds it throughout, so O(n) C work on large inputs
+is done a slice at a time: a large body is decoded a piece at a time (wire_json.py),
+a long answer encoded so (`json_in_pieces`), a long list freed so (`free_in_pieces`).
+The workers run at the loop's own priority: niced, a worker that held the GIL waited
+longer for a core, and the loop with it (benchmarks/README.md, loop_latency.py).
 
 `Offload(enabled=False)` runs the work inline, on the loop: what
 `benchmarks/loop_latency.py` compares against.
