@@ -13,18 +13,33 @@ bounds, but read first). While they run, a client probes `GET /health` every 10 
 and records how long each answer takes; the table gives its p50, p99 and the worst
 single stall (max) per mode and the ratio.
 
+`--baseline SRC` compares another tree's `src/` (an older commit, `git archive`d)
+with this one instead, both offloaded, in alternating rounds (`--rounds`): other
+work on a shared machine then loads both alike. For each mode's worst probe, the
+time of the server's event-loop thread during it is split (Linux schedstat) into
+on a CPU (the loop's own callbacks), waiting for a core (the machine's load) and
+blocked (waiting for the GIL or a lock a worker thread holds).
+
+`--watchdog FILE` finds what a stall waits on: the server's loop re-arms a
+`faulthandler` timer every 10 ms, so when it misses 100 ms every thread's Python
+stack is written to FILE.<mode> (the frame that called a GIL-holding C function,
+for one). `--gil-holds FILE` finds each wait for the GIL over 20 ms, what held it,
+and whether the holder was running meanwhile or itself waiting for a core.
+
 Targets with offload on: /health p99 < 50 ms, and no single stall over 100 ms.
-Run: python benchmarks/loop_latency.py [--quick] [--hostile]
+Run: python benchmarks/loop_latency.py [--quick] [--hostile] [--baseline SRC [--rounds N]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +53,7 @@ MODEL = "test/model"
 PROBE_INTERVAL = 0.01
 TARGET_MS = 50.0
 MAX_STALL_MS = 100.0
+GIL_HOLD_MS = 20.0
 
 
 def big_body(megabytes: float) -> dict:
@@ -47,8 +63,6 @@ def big_body(megabytes: float) -> dict:
 
 
 def hostile_payloads() -> list[tuple[str, bytes]]:
-    import json
-
     line = "The service writes its logs to /var/log/app.log daily.\n"
     tool = {"type": "function", "function": {"name": "t", "parameters": {"type": "object", "properties": {}}}}
     return [
@@ -74,14 +88,94 @@ def many_turns(tokens: int) -> dict:
     return {"model": MODEL, "messages": messages}
 
 
+# `tokenyard serve` whose event loop times its own 10 ms sleeps: when and how late each
+# wake-up is, the loop's lag as it sees it (no client or socket in the way), is
+# written to $LOOP_LAGS at shutdown. With $LOOP_WATCHDOG, each wake-up also re-arms a
+# faulthandler dump of every thread's stack, which fires when the loop misses
+# MAX_STALL_MS. With $GIL_HOLDS, a thread wakes every 2 ms: when it waited more than
+# GIL_HOLD_MS for the GIL (its wait for a core, from schedstat, taken out), what every
+# other thread is running as it gets the GIL (the holder's frame just after the call
+# that held it) and its time on a CPU meanwhile (a holder that was itself waiting
+# for a core held it for want of CPU, not for a long call) are written there.
+SERVE = """
+import asyncio, faulthandler, json, os, sys, threading, time, traceback
+from tokenyard import cli
+from tokenyard.server import graceful
+
+
+def gil_holds(path, threshold):
+    out = open(path, "a")
+    me = threading.get_native_id()
+
+    def schedstat():  # every thread's time on a CPU and waiting for one, in ms
+        times = {}
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/schedstat") as f:
+                    cpu, queued = f.read().split()[:2]
+            except OSError:
+                continue
+            times[int(tid)] = (int(cpu) / 1e6, int(queued) / 1e6)
+        return times
+
+    while True:
+        before, slept = schedstat(), time.perf_counter()
+        time.sleep(0.002)
+        gap = (time.perf_counter() - slept) * 1000 - 2
+        after = schedstat()
+        waited = after[me][1] - before[me][1]
+        if gap - waited > threshold:
+            frames = sys._current_frames()
+            out.write(f"GIL held {gap - waited:.0f} ms (waiting for a core {waited:.0f} ms)\\n")
+            for thread in threading.enumerate():
+                frame = frames.get(thread.ident)
+                if frame is None or thread.native_id == me:
+                    continue
+                cpu = after.get(thread.native_id, (0, 0))[0] - before.get(thread.native_id, (0, 0))[0]
+                out.write(f"on a CPU {cpu:.0f} ms:\\n" + "".join(traceback.format_stack(frame)[-3:]) + "--\\n")
+            out.flush()
+
+
+if os.environ.get("GIL_HOLDS"):
+    threading.Thread(target=gil_holds, args=(os.environ["GIL_HOLDS"], float(os.environ["GIL_HOLD_MS"])), daemon=True).start()
+
+dumps = open(os.environ["LOOP_WATCHDOG"], "a") if os.environ.get("LOOP_WATCHDOG") else None
+serve = graceful.GracefulServer.serve
+
+async def watched(self, sockets=None):
+    lags = []
+
+    async def watch():
+        while True:
+            if dumps:
+                faulthandler.dump_traceback_later(float(os.environ["MAX_STALL_MS"]) / 1000, file=dumps)
+            slept = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append((time.time(), (time.perf_counter() - slept - 0.01) * 1000))
+
+    task = asyncio.get_running_loop().create_task(watch())
+    try:
+        await serve(self, sockets)
+    finally:
+        task.cancel()
+        with open(os.environ["LOOP_LAGS"], "w") as out:
+            json.dump(lags, out)
+
+graceful.GracefulServer.serve = watched
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
 class Server:
-    def __init__(self, offload: bool):
+    def __init__(
+        self, offload: bool, src: Path = REPO / "src", watchdog: Path | None = None, gil_holds: Path | None = None
+    ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = [
             sys.executable,
-            "-m",
-            "tokenyard.cli",
+            "-c",
+            SERVE,
             "serve",
             "--engine",
             "scripted",
@@ -98,7 +192,13 @@ class Server:
         ]
         if not offload:
             command.append("--no-offload")
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        self.lags_file = Path(tempfile.mkstemp(prefix="loop-lags-", suffix=".json")[1])
+        env.update(LOOP_LAGS=str(self.lags_file), MAX_STALL_MS=str(MAX_STALL_MS), GIL_HOLD_MS=str(GIL_HOLD_MS))
+        if watchdog:
+            env["LOOP_WATCHDOG"] = str(watchdog)
+        if gil_holds:
+            env["GIL_HOLDS"] = str(gil_holds)
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait_ready(self) -> None:
@@ -114,31 +214,67 @@ class Server:
             time.sleep(0.1)
         raise SystemExit("server did not start")
 
-    def stop(self) -> None:
+    def stop(self) -> list[tuple[float, float]]:
+        """Stop the server; when its loop woke and how late (ms; none if it had to be killed)."""
         self.process.terminate()
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+        text = self.lags_file.read_text()
+        self.lags_file.unlink()
+        return json.loads(text) if text else []
 
 
-async def measure(url: str, bodies: list[tuple[str, bytes]]) -> tuple[list[float], list[int], float]:
+class LoopThread:
+    """The server's event-loop thread (uvicorn runs the loop on the main thread): its
+    time on a CPU and waiting for one so far, in ns, from Linux's schedstat."""
+
+    def __init__(self, pid: int):
+        self.path = Path(f"/proc/{pid}/task/{pid}/schedstat")
+
+    def read(self) -> tuple[int, int]:
+        try:
+            on_cpu, waiting, _ = self.path.read_text().split()
+        except (OSError, ValueError):
+            return 0, 0
+        return int(on_cpu), int(waiting)
+
+
+class Probe:
+    """One /health answer: its latency, and the loop thread's time on a CPU and
+    waiting for one while it was awaited (ms; 0 without schedstat)."""
+
+    def __init__(self, ms: float, cpu_ms: float, runqueue_ms: float):
+        self.ms, self.cpu_ms, self.runqueue_ms = ms, cpu_ms, runqueue_ms
+
+    def breakdown(self) -> str:
+        blocked = max(0.0, self.ms - self.cpu_ms - self.runqueue_ms)
+        return f"loop on a CPU {self.cpu_ms:.0f} ms, waiting for a core {self.runqueue_ms:.0f} ms, blocked {blocked:.0f} ms"
+
+
+async def measure(
+    url: str, bodies: list[tuple[str, bytes]], loop_thread: LoopThread
+) -> tuple[list[Probe], list[int], tuple[float, float]]:
     """Send every body at once; probe /health until they are all answered. Returns the
-    probes' latencies (ms), the big requests' statuses, and how long they took."""
+    probes, the big requests' statuses, and when (time.time()) they were sent and answered."""
     limits = httpx.Limits(max_connections=len(bodies) + 4)
     async with httpx.AsyncClient(base_url=url, timeout=600, limits=limits) as client:
         await client.get("/health")
-        started = time.perf_counter()
+        started = time.time()
         headers = {"content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "x"}
         tasks = [asyncio.create_task(client.post(path, content=body, headers=headers)) for path, body in bodies]
-        latencies: list[float] = []
+        probes: list[Probe] = []
         while not all(t.done() for t in tasks):
+            cpu, runqueue = loop_thread.read()
             sent = time.perf_counter()
             await client.get("/health")
-            latencies.append((time.perf_counter() - sent) * 1000)
+            took = (time.perf_counter() - sent) * 1000
+            cpu_after, runqueue_after = loop_thread.read()
+            probes.append(Probe(took, (cpu_after - cpu) / 1e6, (runqueue_after - runqueue) / 1e6))
             await asyncio.sleep(PROBE_INTERVAL)
         statuses = [(await t).status_code for t in tasks]
-        return latencies, statuses, time.perf_counter() - started
+        return probes, statuses, (started, time.time())
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -154,11 +290,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bodies", type=int, default=2)
     parser.add_argument("--renders", type=int, default=2)
     parser.add_argument("--hostile", action="store_true", help="add the hostile payloads (tokenize, detokenize, tools)")
+    parser.add_argument("--baseline", type=Path, help="another tree's src/ to compare with this one, both offloaded")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: alternating rounds of the two")
+    parser.add_argument("--watchdog", type=Path, help="write every thread's stack at each stall to FILE.<mode>")
+    parser.add_argument(
+        "--gil-holds", type=Path, help=f"write what held the GIL over {GIL_HOLD_MS:.0f} ms to FILE.<mode>"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.body_mb, args.render_tokens, args.bodies, args.renders = 1.0, 5_000, 1, 1
-    import json
-
     payloads = [("/v1/messages", json.dumps(big_body(args.body_mb)).encode())] * args.bodies + [
         ("/v1/messages/count_tokens", json.dumps(many_turns(args.render_tokens)).encode())
     ] * args.renders
@@ -168,27 +308,53 @@ def main(argv: list[str] | None = None) -> int:
         f"/health every {PROBE_INTERVAL * 1000:.0f} ms while {args.bodies} x {args.body_mb:g} MB Messages bodies and "
         f"{args.renders} x ~{args.render_tokens // 1000}K-token count_tokens renders are in flight"
     )
-    print(f"{'mode':<12} {'probes':>7} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'load s':>8}  statuses")
-    results = {}
-    for offload in (True, False):
-        server = Server(offload)
+    if args.baseline:
+        modes = [("baseline", args.baseline, True), ("this tree", REPO / "src", True)] * args.rounds
+    else:
+        modes = [("offload", REPO / "src", True), ("on-loop", REPO / "src", False)]
+    print(
+        f"{'mode':<12} {'probes':>7} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'loop max':>9} {'load s':>8} "
+        f"{'loadavg':>8}  statuses"
+    )
+    results: dict[str, list[float]] = {}
+    worst: list[tuple[str, Probe]] = []
+    for name, src, offload in modes:
+        suffix = name.replace(" ", "-")
+        dumps = args.watchdog.with_name(f"{args.watchdog.name}.{suffix}") if args.watchdog else None
+        holds = args.gil_holds.with_name(f"{args.gil_holds.name}.{suffix}") if args.gil_holds else None
+        server = Server(offload, src, dumps, holds)
         try:
             server.wait_ready()
-            latencies, statuses, took = asyncio.run(measure(server.url, payloads))
+            probes, statuses, (started, ended) = asyncio.run(
+                measure(server.url, payloads, LoopThread(server.process.pid))
+            )
         finally:
-            server.stop()
-        name = "offload" if offload else "on-loop"
-        results[name] = latencies
+            lags = server.stop()
+        latencies = [p.ms for p in probes]
+        loop_max = max((lag for at, lag in lags if started <= at <= ended), default=0.0)
+        results.setdefault(name, []).extend(latencies)
+        worst.append((name, max(probes, key=lambda p: p.ms)))
         print(
             f"{name:<12} {len(latencies):>7} {statistics.median(latencies):>9.1f} {percentile(latencies, 0.99):>9.1f} "
-            f"{max(latencies):>9.1f} {took:>8.1f}  {sorted(set(statuses))}"
+            f"{max(latencies):>9.1f} {loop_max:>9.1f} {ended - started:>8.1f} {os.getloadavg()[0]:>8.1f}  "
+            f"{sorted(set(statuses))}"
         )
-    on, off = percentile(results["on-loop"], 0.99), percentile(results["offload"], 0.99)
-    verdict = "meets" if off < TARGET_MS else "misses"
-    print(f"p99 on-loop / offload: {on / off:.1f}x; offload {verdict} the {TARGET_MS:.0f} ms target")
-    worst = max(results["offload"])
-    verdict = "meets" if worst <= MAX_STALL_MS else "misses"
-    print(f"worst single stall with offload: {worst:.0f} ms; {verdict} the {MAX_STALL_MS:.0f} ms target")
+    for name, probe in worst:
+        print(f"{name}: worst probe {probe.ms:.0f} ms: {probe.breakdown()}")
+    if args.baseline:
+        for name, latencies in results.items():
+            print(
+                f"{name}, all rounds: p50 {statistics.median(latencies):.1f} ms, p99 "
+                f"{percentile(latencies, 0.99):.1f} ms, worst {max(latencies):.0f} ms"
+            )
+        stall = max(results["this tree"])
+    else:
+        on, off = percentile(results["on-loop"], 0.99), percentile(results["offload"], 0.99)
+        verdict = "meets" if off < TARGET_MS else "misses"
+        print(f"p99 on-loop / offload: {on / off:.1f}x; offload {verdict} the {TARGET_MS:.0f} ms target")
+        stall = max(results["offload"])
+    verdict = "meets" if stall <= MAX_STALL_MS else "misses"
+    print(f"worst single stall with offload: {stall:.0f} ms; {verdict} the {MAX_STALL_MS:.0f} ms target")
     return 0
 
 

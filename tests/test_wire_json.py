@@ -15,6 +15,21 @@ def test_lone_surrogates_become_u_fffd_in_values_and_keys(as_bytes):
     assert value == {"k\ufffd": ["a\ufffd", {"x": "\ufffd cut"}], "pair": "\U0001f600", "é": "é"}
 
 
+def test_a_long_string_is_searched_a_slice_at_a_time(monkeypatch):
+    monkeypatch.setattr(wire_json, "SCAN_CHARS", 4)
+    for text, fixed in [
+        ("abcdéfg\ud800", "abcdéfg\ufffd"),  # in the last slice
+        ("ab\udfffcdéfgh", "ab\ufffdcdéfgh"),  # in the first
+        ("abcdéfgh\U0001f600", "abcdéfgh\U0001f600"),  # a pair, joined: nothing to replace
+    ]:
+        assert wire_json.loads(json.dumps({"k": [text], "t": text})) == {"k": [fixed], "t": fixed}
+        assert wire_json.loads(json.dumps(text)) == fixed
+
+
+def test_keys_that_become_equal_keep_the_last_value_in_the_first_place():
+    assert list(wire_json.loads('{"a\\ud800": 1, "b": 2, "a\\udc00": 3}').items()) == [("a\ufffd", 3), ("b", 2)]
+
+
 def test_utf8_encoded_surrogates_in_bytes_become_u_fffd():
     assert wire_json.loads(b'["a\xed\xa0\xbdb", "\xed\x95\x9c"]') == ["a\ufffdb", "\ud55c"]  # Hangul stays
 
@@ -46,7 +61,7 @@ PIECEWISE_CASES = [
 @pytest.mark.parametrize("text", PIECEWISE_CASES)
 def test_a_body_decoded_in_pieces_is_what_json_loads_gives(monkeypatch, text):
     try:
-        expected = wire_json.replace_lone_surrogates(json.loads(text))
+        expected = wire_json.loads(text)  # small: decoded whole
     except ValueError:
         expected = ValueError
     monkeypatch.setattr(wire_json, "PIECEWISE_BYTES", 0)

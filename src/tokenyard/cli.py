@@ -224,7 +224,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
     from .server.graceful import serve
-    from .server.limits import HttpLimits, raise_open_file_limit, server_options
+    from .server.limits import HttpLimits, bound_heap_retention, raise_open_file_limit, server_options
     from .server.loading import load
     from .server.offload import Offload
     from .server.pipeline import Pipeline
@@ -276,6 +276,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
+    bound_heap_retention()
     before, after = raise_open_file_limit()
     logging.getLogger("tokenyard").info("open-file limit %d -> %d", before, after)
     if after < 4096:

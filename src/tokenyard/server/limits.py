@@ -94,23 +94,29 @@ async def deny_websocket(scope: Scope, send: Send, path: str, error: ApiError) -
     await send({"type": "websocket.http.response.body", "body": body})
 
 
-# After a request body this large, freed memory is handed back to the OS (below).
-TRIM_AFTER_BYTES = 4 * 1024 * 1024
+# glibc's M_MMAP_THRESHOLD (mallopt) and the value it is held at.
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 1024 * 1024
 
 
-def release_free_memory() -> None:
-    """glibc keeps freed heap in its arenas, so after one large request the process
-    stays near that request's peak RSS; malloc_trim returns the free pages."""
+def bound_heap_retention() -> None:
+    """Keep the process from staying near one large request's peak RSS. glibc serves
+    blocks over its mmap threshold with their own mmap, given back when freed, but
+    after freeing one it raises the threshold to the block's size (up to 32 MiB), so
+    a 20 MB body's next buffers come from the heap and stay there once freed. Fixing
+    the threshold (at 1 MiB: an ordinary request's buffers stay on the heap, reused)
+    stops that. (`malloc_trim` after each large request did the same job, holding
+    glibc's arena lock, and so every thread's malloc, for up to 0.1 s.)"""
     if _libc is not None:
-        _libc.malloc_trim(0)
+        _libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
 
 
 def _load_libc() -> Any:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") else None
+        return libc if hasattr(libc, "mallopt") and hasattr(libc, "gnu_get_libc_version") else None
     except OSError:
-        return None  # not glibc (musl, macOS): nothing to trim
+        return None  # not glibc (musl, macOS): its own policy stands
 
 
 _libc = _load_libc()
@@ -211,21 +217,16 @@ class RequestGuard:
             error = ApiError(Fault.UNSUPPORTED_MEDIA_TYPE, message)
             await send_error(send, path, error, cors)
             return
-        try:
-            if not cors:
-                await self.app(scope, receive, send)
-                return
+        if not cors:
+            await self.app(scope, receive, send)
+            return
 
-            async def send_with_cors(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    message = {**message, "headers": [*message.get("headers", []), *cors]}
-                await send(message)
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *cors]}
+            await send(message)
 
-            await self.app(scope, receive, send_with_cors)
-        finally:
-            declared = headers.get("content-length", "")
-            if declared.isdigit() and int(declared) >= TRIM_AFTER_BYTES:
-                await asyncio.to_thread(release_free_memory)
+        await self.app(scope, receive, send_with_cors)
 
     def _host_allowed(self, host: str) -> bool:
         allowed = self.config.allowed_hosts

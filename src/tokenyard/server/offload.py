@@ -7,8 +7,11 @@ thread pool sized to the machine. Threads, not processes: the tokenizer's segmen
 cache (and every other cache) stays one shared object, and HF `tokenizers` releases
 the GIL while it encodes (`encode_batch`). Pure-Python work (jinja rendering) still
 holds the GIL, but the interpreter switches threads every few milliseconds, so the
-loop keeps answering. One C call holds it throughout: `json.loads`, so a large body
-is decoded a piece at a time (wire_json.py).
+loop keeps answering. A C call holds it throughout, so O(n) C work on large inputs
+is done a slice at a time: a large body is decoded a piece at a time (wire_json.py),
+a long answer encoded so (`json_in_pieces`), a long list freed so (`free_in_pieces`).
+The workers run at the loop's own priority: niced, a worker that held the GIL waited
+longer for a core, and the loop with it (benchmarks/README.md, loop_latency.py).
 
 `Offload(enabled=False)` runs the work inline, on the loop: what
 `benchmarks/loop_latency.py` compares against.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -74,7 +78,43 @@ class Offload:
 FREE_SLICE = 64 * 1024
 
 
-def free_in_pieces(values: list[Any]) -> None:
-    """Empty `values` (which nothing else may still use) a slice at a time."""
+def free_in_pieces(values: list[Any], at_a_time: int = FREE_SLICE) -> None:
+    """Empty `values` (which nothing else may still use) `at_a_time` items at a time."""
     while values:
-        del values[-FREE_SLICE:]
+        del values[-at_a_time:]
+
+
+# A long list or string in an answer is encoded this many items (characters) at a
+# time: `json.dumps` of a tokenize answer's 1.2M ids held the GIL for 0.15 s.
+JSON_SLICE = 16 * 1024
+JSON_SLICE_CHARS = 256 * 1024
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def json_in_pieces(value: Any) -> bytes:
+    """`value` as the UTF-8 JSON Starlette's `JSONResponse` sends, encoded a slice at
+    a time (its dicts' keys are strings)."""
+    out: list[str] = []
+    _encode_into(value, out)
+    return "".join(out).encode()
+
+
+def _encode_into(value: Any, out: list[str]) -> None:
+    if isinstance(value, dict):
+        out.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            out.append(f"{',' if i else ''}{_ENCODE(key)}:")
+            _encode_into(item, out)
+        out.append("}")
+    elif isinstance(value, list) and len(value) > JSON_SLICE:
+        out.append("[")
+        for at in range(0, len(value), JSON_SLICE):
+            out.append(("," if at else "") + _ENCODE(value[at : at + JSON_SLICE])[1:-1])
+        out.append("]")
+    elif isinstance(value, str) and len(value) > JSON_SLICE_CHARS:
+        # A `str` holds a surrogate pair as one code point: a slice never splits one.
+        out.append('"')
+        out.extend(_ENCODE(value[at : at + JSON_SLICE_CHARS])[1:-1] for at in range(0, len(value), JSON_SLICE_CHARS))
+        out.append('"')
+    else:
+        out.append(_ENCODE(value))

@@ -70,7 +70,7 @@ async def start_generation(
 ) -> tuple[ParsedRequest[Any], Generation, StreamEncoder]:
     """A request body (HTTP or a Responses WebSocket message) → its parsed request,
     its prepared generation and the API's encoder for its events."""
-    check_tool_count(body)
+    await state.pipeline.offload.run_if_large(size, check_tool_count, body)
     ctx = context(headers, state)
     parsed = await state.pipeline.offload.run_if_large(size, spoke.parse, body, ctx)
     pipeline = state.pipeline_for(parsed.model)
@@ -118,7 +118,7 @@ async def count_tokens(request: Request, state: ServerState) -> Response:
     """Anthropic's `/v1/messages/count_tokens`: the exact prompt generation would send
     (the named model's template and tokenizer)."""
     body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
-    check_tool_count(body)
+    await state.pipeline.offload.run_if_large(size, check_tool_count, body)
     parsed = await state.pipeline.offload.run_if_large(size, parse_count_tokens, body, context(request.headers, state))
     return JSONResponse(
         {"input_tokens": await state.pipeline_for(parsed.model).count_prompt_tokens(parsed.conversation)}

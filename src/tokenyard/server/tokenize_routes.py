@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ..apis.errors import invalid_request, validate
@@ -20,6 +20,7 @@ from ..apis.openai_chat.errors import ERRORS
 from ..apis.openai_chat.requests import supported, to_conversation
 from ..apis.openai_chat.schema import ChatCompletionRequest
 from .intake import check_tool_count, read_json
+from .offload import json_in_pieces
 from .pipeline import Pipeline
 from .routes import guarded
 from .state import ServerState
@@ -62,7 +63,7 @@ def body_limit(state: ServerState) -> int:
 
 async def tokenize(request: Request, state: ServerState) -> Response:
     body, size = await read_json(request, body_limit(state), state.pipeline.offload)
-    check_tool_count(body)
+    await state.pipeline.offload.run_if_large(size, check_tool_count, body)
     if isinstance(body, dict) and "messages" in body:
         chat = await state.pipeline.offload.run_if_large(size, _chat_request, body)
         pipeline = state.pipeline_for(chat.model)
@@ -86,11 +87,11 @@ def _chat_request(body: Any) -> TokenizeChatRequest:
     return supported(validate(TokenizeChatRequest, body))
 
 
-def _tokenized(pipeline: Pipeline, ids: list[int], window: int, token_strs: bool) -> JSONResponse:
+def _tokenized(pipeline: Pipeline, ids: list[int], window: int, token_strs: bool) -> Response:
     out: dict[str, Any] = {"count": len(ids), "max_model_len": window, "tokens": ids}
     if token_strs:
         out["token_strs"] = [pipeline.model.tokenizer.backend.id_to_token(i) for i in ids]
-    return JSONResponse(out)
+    return Response(json_in_pieces(out), media_type="application/json")
 
 
 async def detokenize(request: Request, state: ServerState) -> Response:
@@ -100,7 +101,7 @@ async def detokenize(request: Request, state: ServerState) -> Response:
     return await pipeline.offload.run_if_large(size, _detokenized, pipeline, body)
 
 
-def _detokenized(pipeline: Pipeline, body: Any) -> JSONResponse:
+def _detokenized(pipeline: Pipeline, body: Any) -> Response:
     wire = validate(DetokenizeRequest, body)
     tokenizer = pipeline.model.tokenizer
     window = pipeline.engine.info().max_model_len
@@ -112,7 +113,7 @@ def _detokenized(pipeline: Pipeline, body: Any) -> JSONResponse:
         raise invalid_request(
             f"tokens: {bad} is not a token id of this model (0..{tokenizer.vocab_size - 1})", "tokens"
         )
-    return JSONResponse({"prompt": tokenizer.decode(wire.tokens)})
+    return Response(json_in_pieces({"prompt": tokenizer.decode(wire.tokens)}), media_type="application/json")
 
 
 def routes() -> list[Route]:
