@@ -383,7 +383,7 @@ class ServeSettings:
     )
     offload_workers: int | None = setting(
         None,
-        "threads that render, tokenize and parse large bodies off the event loop (default: one per core)",
+        "threads that render, tokenize and parse large bodies off the event loop (default: one; more only add GIL contention, except for tokenizing many long prompts at once)",
         metavar="N",
     )
     no_offload: bool = setting(False, "render and tokenize on the event loop (for measuring; slows every request)")

@@ -2,9 +2,9 @@
 
 Chat-template rendering, tokenization, count_tokens and the parsing and validation
 of large request bodies take milliseconds to seconds of CPU; on the event loop they
-would stall every other request, `/health` included. `Offload` runs them in a
-thread pool sized to the machine. Threads, not processes: the tokenizer's segment
-cache (and every other cache) stays one shared object, and HF `tokenizers` releases
+would stall every other request, `/health` included. `Offload` runs them on a
+worker thread (one unless `--offload-workers` says more: `DEFAULT_WORKERS` says
+why). Threads, not processes: the tokenizer's segment cache (and every other cache) stays one shared object, and HF `tokenizers` releases
 the GIL while it encodes (`encode_batch`). Pure-Python work (jinja rendering) still
 holds the GIL, but the interpreter switches threads every few milliseconds, so the
 loop keeps answering. A C call holds it throughout, so O(n) C work on large inputs
@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
@@ -39,15 +38,19 @@ SMALL_BODY_BYTES = 64 * 1024
 SMALL_RENDER_BYTES = 4 * 1024
 
 
-def default_workers() -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(2, min(32, cores))
+# One worker by default. Rendering, validation and JSON decoding hold the GIL, so more
+# threads give them no parallelism; they only add GIL contenders, and in CPython the
+# loop then loses the GIL to a worker again and again (a convoy). Measured with
+# `loop_latency.py --hostile` on 2 cores: worst /health stall 102-108 ms and p99 18-19 ms
+# with one worker, 218-423 ms and 35-56 ms with two. Tokenizing many long prompts at
+# once is what more workers buy (`--offload-workers N`).
+DEFAULT_WORKERS = 1
 
 
 class Offload:
     def __init__(self, workers: int | None = None, *, enabled: bool = True):
         self.enabled = enabled
-        self.workers = workers or default_workers()
+        self.workers = workers or DEFAULT_WORKERS
         self._pool: ThreadPoolExecutor | None = None
 
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
