@@ -226,7 +226,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
     from .server.graceful import serve
     from .server.limits import HttpLimits, bound_heap_retention, raise_open_file_limit, server_options
     from .server.loading import load
-    from .server.offload import Offload
+    from .server.offload import Offload, hand_the_gil_back_sooner
     from .server.pipeline import Pipeline
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -277,6 +277,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
     except ImportError:
         loop = "asyncio"
     bound_heap_retention()
+    hand_the_gil_back_sooner()
     before, after = raise_open_file_limit()
     logging.getLogger("tokenyard").info("open-file limit %d -> %d", before, after)
     if after < 4096:
