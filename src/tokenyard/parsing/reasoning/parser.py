@@ -157,7 +157,8 @@ class ReasoningParser:
         self._held_end = -1  # where the reasoning's end marker after it ends, once met
         self._held_text_after = False  # reasoning text since the copy's last call syntax
         self._held_calls = False  # whether the copy met a call at all
-        self._held_markers = MarkerSet((*fmt.end, *fmt.end_of_turn))
+        self._reopens = frozenset((*fmt.start, *fmt.end_of_turn)) - self._ends
+        self._held_markers = MarkerSet((*fmt.end, *self._reopens))
 
     def feed(self, text: str) -> list[ParseEvent]:
         if self._buf or not text or self._turn_over or self._trial is not None:
@@ -332,8 +333,8 @@ class ReasoningParser:
     def _hold(self, events: list[ParseEvent], text: str, final: bool) -> None:
         """Read `text` into the call held inside reasoning (a copy of the tool parser
         reads it), and decide it once what follows shows:
-        - the output (or the turn) ends first, or the marker starts no call at
-          all: the reasoning ended at the call marker (models that call without
+        - the output (or the turn) ends first, a new reasoning block opens, or the
+          marker starts no call at all: the reasoning ended at the call marker (models that call without
           closing it; a marker that starts no call is the tool parser's text);
         - the reasoning's end marker comes first, with reasoning text between the
           last call (or call syntax) and it: the call was quoted or planned while
@@ -341,15 +342,17 @@ class ReasoningParser:
         - the end marker comes right after the calls: they are real, unless the
           next thing after the marker is a call (the model made the call it had
           planned, so the one inside was its plan).
-        Past the hold-back bound, as when the output ends. Either way the held
-        text is read again on the decided path, so every character lands once."""
+        A call longer than half the hold-back bound is decided as at the end of
+        output; other held text past the bound the splitter releases as text.
+        Either way the held text is read again on the decided path, so every
+        character lands exactly once."""
         trial = self._trial
         assert trial is not None
         held = self._held_call + text
         self._held_call = held
-        if len(held) > trial.max_held:
-            # Past the hold-back bound (splitter.py) nothing more is held: the old
-            # rule decides, and a long call streams.
+        if len(held) > trial.max_held // 2 and trial._call is not None:
+            # A long call: decided by the old rule well before the hold-back bound
+            # (splitter.py), so it streams rather than being released as text.
             self._replay(events, held, real=True, final=final)
             return
         stops = self._held_markers
@@ -377,8 +380,10 @@ class ReasoningParser:
                     if type(event) is not TextDelta:
                         self._held_text_after = False
                 continue
-            if match.group() in self._end_of_turn or not self._held_calls or self._held_text_after:
-                quoted = self._held_calls and self._held_text_after and match.group() not in self._end_of_turn
+            marker = match.group()
+            if marker in self._reopens or not self._held_calls or self._held_text_after:
+                # A new reasoning block (or the turn's end) after it: this one had ended.
+                quoted = self._held_calls and self._held_text_after and marker not in self._reopens
                 self._replay(events, held, real=not quoted, final=final)
                 return
             self._held_end = match.end()
