@@ -36,9 +36,9 @@ def test_every_disagreement_is_documented() -> None:
 
 
 # Issues 13 and 23 ask for >= 95%; with every case of every peer parser test file
-# read (3,217) tokenyard agrees on 93.0% (2,992), each other case a documented
+# read (3,217) tokenyard agrees on 93.1% (2,995), each other case a documented
 # decision (README). This floor keeps agreement from sliding back.
-AGREEMENT_FLOOR = 0.9300
+AGREEMENT_FLOOR = 0.9305
 
 
 def test_agreement_with_peers_does_not_fall_below_its_floor() -> None:

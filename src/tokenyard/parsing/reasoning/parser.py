@@ -9,10 +9,11 @@ harmony channels are a different shape and live in `parsing/harmony.py`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
-from ...events import Marker, ParseEvent, ReasoningDelta, TextDelta
+from ...events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallStart
 from ...families.reasoning import REASONING_BY_NAME, ReasoningFormat
 from ..markers import MarkerSet
 from ..tools.base import ToolParser
@@ -90,9 +91,12 @@ class ReasoningParser:
     `prompt_opened`: the rendered prompt already ends inside a reasoning block.
     `thinking_enabled=False`: the request turned thinking off, so output is never
     assumed to be reasoning (explicit markers the model writes are still honoured).
-    `exit_markers`: tool-call start markers; met inside reasoning they end it and
-    are passed on, unconsumed, as text for the tool parser (with
-    `exit_at_line_start`, only at the start of a line).
+    `exit_markers`: tool-call start markers; met inside reasoning they may end it
+    (with `exit_at_line_start`, only at the start of a line): the model starting a
+    call without closing its reasoning. Such a call is held until decided (see
+    `_hold`): a real call only if nothing but whitespace or more calls follows it
+    to the end of output; if the reasoning's end marker or more reasoning text
+    follows, the model quoted or planned it and it stays reasoning.
     `downstream`: the tool parser that receives the text. It is fed in step, so a
     reasoning marker that appears inside a tool call's arguments stays part of the
     call, and text the tool parser holds back is released before a marker.
@@ -143,11 +147,27 @@ class ReasoningParser:
         self._quotes = downstream._quotes if downstream is not None else None
         self._quote_pending = self._quotes.pending if self._quotes is not None else None
         self._buf = ""
+        # Tool-call markers that end reasoning only through a held, undecided call.
+        self._exits = frozenset(exit_markers) - self._ends - self._syntax
+        # While a call met inside reasoning is undecided: its raw text so far, and a
+        # copy of the tool parser reading it (its events kept until the decision).
+        self._held_call = ""
+        self._trial: ToolParser | None = None
+        self._held_fed = 0  # how much of it the copy has read
+        self._held_end = -1  # where the reasoning's end marker after it ends, once met
+        self._held_text_after = False  # reasoning text since the copy's last call syntax
+        self._held_calls = False  # whether the copy met a call at all
+        self._reopens = frozenset((*fmt.start, *fmt.end_of_turn)) - self._ends
+        self._held_markers = MarkerSet((*fmt.end, *self._reopens))
 
     def feed(self, text: str) -> list[ParseEvent]:
-        if self._buf or not text or self._turn_over:
+        if self._buf or not text or self._turn_over or self._trial is not None:
             if self._turn_over:
                 return [Marker(text)] if text else []
+            if self._trial is not None:
+                events: list[ParseEvent] = []
+                self._hold(events, text, final=False)
+                return events
         elif self.in_reasoning:
             if self._reasoning_trigger(text) is None:
                 if self._line_start_only:
@@ -186,13 +206,16 @@ class ReasoningParser:
                 return [ReasoningDelta(text)]
             return self._downstream.feed(text) if self._downstream else [TextDelta(text)]
         self._buf += text
-        events: list[ParseEvent] = []
+        events = []
         self._drain(events, final=False)
         return events
 
     def drop_held(self) -> None:
         """The splitter released what was held back as text (splitter.py)."""
         self._buf = ""
+        if self._trial is not None:  # an undecided call, released: reasoning ended at it
+            self._trial = None
+            self._held_call = ""
         if self._downstream is not None:
             self._downstream.drop_held()
 
@@ -201,6 +224,8 @@ class ReasoningParser:
             return []  # everything was reported when the turn ended
         events: list[ParseEvent] = []
         self._drain(events, final=True)
+        if self._trial is not None:
+            self._hold(events, "", final=True)
         if self._downstream is not None:
             events.extend(self._downstream.finish())
         return events
@@ -277,6 +302,17 @@ class ReasoningParser:
             if self.in_reasoning and marker in self._line_start_only and not self._at_line_start:
                 self._content(events, marker)
                 continue
+            if self.in_reasoning and marker in self._exits and downstream is not None:
+                # A call started inside reasoning: undecided until what follows it shows.
+                # The copy has its own call ids: deciding uses none up.
+                self._trial = copy.deepcopy(downstream)
+                self._held_call = ""
+                self._held_fed = 0
+                self._held_end = -1
+                self._held_text_after = False
+                self._buf = ""
+                self._hold(events, marker + buf, final=final)
+                return
             if self.in_reasoning and marker in self._implicit and marker not in self._ends:
                 # The marker belongs to what follows: pass it on, whole, as text.
                 self.in_reasoning = False
@@ -293,3 +329,83 @@ class ReasoningParser:
             elif marker in self._ends:
                 self.in_reasoning = False
         self._buf = buf
+
+    def _hold(self, events: list[ParseEvent], text: str, final: bool) -> None:
+        """Read `text` into the call held inside reasoning (a copy of the tool parser
+        reads it), and decide it once what follows shows:
+        - the output (or the turn) ends first, a new reasoning block opens, or the
+          marker starts no call at all: the reasoning ended at the call marker (models that call without
+          closing it; a marker that starts no call is the tool parser's text);
+        - the reasoning's end marker comes first, with reasoning text between the
+          last call (or call syntax) and it: the call was quoted or planned while
+          thinking, and all of it is reasoning;
+        - the end marker comes right after the calls: they are real, unless the
+          next thing after the marker is a call (the model made the call it had
+          planned, so the one inside was its plan).
+        A call longer than half the hold-back bound is decided as at the end of
+        output; other held text past the bound the splitter releases as text.
+        Either way the held text is read again on the decided path, so every
+        character lands exactly once."""
+        trial = self._trial
+        assert trial is not None
+        held = self._held_call + text
+        self._held_call = held
+        if len(held) > trial.max_held // 2 and trial._call is not None:
+            # A long call: decided by the old rule well before the hold-back bound
+            # (splitter.py), so it streams rather than being released as text.
+            self._replay(events, held, real=True, final=final)
+            return
+        stops = self._held_markers
+        while self._held_end < 0:
+            start = self._held_fed
+            match = stops.find(held, start)
+            stop = match.start() if match is not None else len(held) - (0 if final else stops.held_suffix(held, start))
+            if stop > start:
+                for event in trial.feed(held[start:stop]):
+                    if type(event) is TextDelta:
+                        if not event.text.isspace():
+                            self._held_text_after = True
+                    else:
+                        self._held_text_after = False
+                        if type(event) is ToolCallStart:
+                            self._held_calls = True
+            self._held_fed = stop
+            if match is None:
+                if final:
+                    self._replay(events, held, real=True, final=True)
+                return
+            if trial.in_call_region:  # inside a call's arguments: the marker is their text
+                self._held_fed = match.end()
+                for event in trial.feed(match.group()):
+                    if type(event) is not TextDelta:
+                        self._held_text_after = False
+                continue
+            marker = match.group()
+            if marker in self._reopens or not self._held_calls or self._held_text_after:
+                # A new reasoning block (or the turn's end) after it: this one had ended.
+                quoted = self._held_calls and self._held_text_after and marker not in self._reopens
+                self._replay(events, held, real=not quoted, final=final)
+                return
+            self._held_end = match.end()
+        after = held[self._held_end :].lstrip()
+        if not after and not final:
+            return
+        if any(m.startswith(after) for m in self._exits) and after and not final:
+            return  # may be the start of a call
+        quoted = any(after.startswith(m) for m in self._exits)
+        self._replay(events, held, real=not quoted, final=final)
+
+    def _replay(self, events: list[ParseEvent], held: str, *, real: bool, final: bool) -> None:
+        """Read the held text again: from its call marker on as text for the tool
+        parser (`real`: the reasoning ended there), or as reasoning, after the
+        marker that can not start a call a second time."""
+        self._trial = None
+        self._held_call = ""
+        marker = max((m for m in self._exits if held.startswith(m)), key=len)
+        if real:
+            self.in_reasoning = False
+            self._text(events, marker)
+        else:
+            self._content(events, marker)
+        self._buf = held[len(marker) :]
+        self._drain(events, final)
