@@ -45,8 +45,10 @@ async def reason_then_call(
         try:
             async for chunk in stream:
                 if chunk.text is not None:
+                    # Only the new text, and the tail a marker may straddle, is searched.
+                    seen = len(text or "")
                     text = (text or "") + chunk.text
-                    at = text.find(plan.end)
+                    at = text.find(plan.end, max(0, seen - len(plan.end) + 1))
                     if at >= 0:
                         closed, cut = True, at + len(plan.end)
                         chunk.text = chunk.text[: len(chunk.text) - (len(text) - cut)]
