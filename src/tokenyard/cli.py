@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn
@@ -104,6 +105,11 @@ def load_codex_profile(name: str, models_file: str | None) -> dict[str, Any]:
 
 
 def run_codex_catalog(args: argparse.Namespace) -> int:
+    """write a Codex model catalog (for model_catalog_json) listing the served ids
+
+    Write the catalog `tokenyard serve --codex-profile` serves to Codex, as a file for
+    Codex's `model_catalog_json`. It replaces Codex's bundled catalog, so list every id
+    you serve."""
     from .apis.catalogs import codex_catalog
     from .apis.models import ModelCard
 
@@ -129,6 +135,10 @@ def run_codex_catalog(args: argparse.Namespace) -> int:
 
 
 def run_parse(args: argparse.Namespace) -> int:
+    """split a model's raw output (stdin) into reasoning/text/tool-call events (JSON lines)
+
+    Feed a model's raw output on stdin through a reasoning parser and a tool-call
+    parser, exactly as the server does, and print the events as JSON lines."""
     load_parser_plugins(args)
     if args.list:
         print_parser_names(sys.stdout)
@@ -196,6 +206,10 @@ def model_settings(args: argparse.Namespace) -> list[ModelSettings]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    """serve a model over the Anthropic Messages API (and more)
+
+    Serve a model to agent harnesses. Every flag can also be set as TOKENYARD_<FLAG>
+    (e.g. TOKENYARD_MODEL, TOKENYARD_API_KEY)."""
     from .server.processes import port_is_free
 
     # Before a model is loaded (a minute on a first start) and anything says it serves.
@@ -357,25 +371,25 @@ def serve_settings(*names: str) -> list[Setting]:
     return [item for item in SERVE_SETTINGS if item.name in names]
 
 
+def add_command(
+    commands: argparse._SubParsersAction[SettingsParser], name: str, run: Callable[[argparse.Namespace], int]
+) -> SettingsParser:
+    """A subcommand that `run` runs: its docstring's first line is the command's help,
+    the rest its description."""
+    summary, _, description = inspect.cleandoc(run.__doc__ or "").partition("\n\n")
+    command = commands.add_parser(name, help=summary, description=description)
+    command.set_defaults(run=run)
+    return command
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = SettingsParser(prog="tokenyard", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser(
-        "serve",
-        help="serve a model over the Anthropic Messages API (and more)",
-        description="Serve a model to agent harnesses. Every flag can also be set as TOKENYARD_<FLAG> "
-        "(e.g. TOKENYARD_MODEL, TOKENYARD_API_KEY).",
-    )
+    serve = add_command(commands, "serve", run_serve)
     add_settings(serve, SERVE_SETTINGS)
-    serve.set_defaults(run=run_serve)
 
-    parse = commands.add_parser(
-        "parse",
-        help="split a model's raw output (stdin) into reasoning/text/tool-call events (JSON lines)",
-        description="Feed a model's raw output on stdin through a reasoning parser and a "
-        "tool-call parser, exactly as the server does, and print the events as JSON lines.",
-    )
+    parse = add_command(commands, "parse", run_parse)
     parse.add_argument("--tools", metavar="FILE", help="JSON list of tools (OpenAI, Anthropic or flat shape)")
     parse.add_argument(
         "--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)"
@@ -392,14 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings(
         parse, serve_settings("reasoning_parser", "tool_call_parser", "tool_parser_plugin", "reasoning_parser_plugin")
     )
-    parse.set_defaults(run=run_parse)
 
-    catalog = commands.add_parser(
-        "codex-catalog",
-        help="write a Codex model catalog (for model_catalog_json) listing the served ids",
-        description="Write the catalog `tokenyard serve --codex-profile` serves to Codex, as a file for "
-        "Codex's `model_catalog_json`. It replaces Codex's bundled catalog, so list every id you serve.",
-    )
+    catalog = add_command(commands, "codex-catalog", run_codex_catalog)
     # The ids and the Codex profile as `serve` takes them (flags and TOKENYARD_*).
     add_settings(catalog, serve_settings("served_model_names", "codex_profile", "codex_models"))
     catalog.add_argument("--context-window", type=int, required=True, metavar="TOKENS", help="the real window")
@@ -408,7 +416,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--effort", action="store_true", help="the chat template reads reasoning_effort (offer low/medium/high)"
     )
     catalog.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write it (default: stdout)")
-    catalog.set_defaults(run=run_codex_catalog)
 
     for client, what in CLIENTS.items():
         commands.add_parser(

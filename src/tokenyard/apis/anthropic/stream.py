@@ -16,31 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...events import (
-    Event,
-    Finish,
-    PromptProcessed,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallReady,
-    ToolCallStart,
-    Usage,
-)
+from ...events import Finish, PromptProcessed, ToolCallDelta, ToolCallReady, ToolCallStart, Usage
 from ...faults import ApiError
-from ..call_hold import CallHold
+from ..encoder import EventEncoder
 from ..replay_state import ReplayState
 from ..spoke import Frame
 from .errors import ERRORS
 from .requests import THINKING_SEAL_CONTEXT
 from .safeguards import safeguard_results
 
-WireEvent = Frame
-
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "stop_sequence": "stop_sequence", "tool_calls": "tool_use"}
 
 
-class MessageStream:
+class MessageStream(EventEncoder):
     def __init__(
         self,
         message_id: str,
@@ -51,13 +39,12 @@ class MessageStream:
         show_thinking: bool = True,
         cache_breakpoint: bool = False,
     ):
+        super().__init__(dispatch=dispatch)
         self.message_id = message_id
         self.model = model
         self._replay = replay
-        self._dispatch = dispatch
         self._show_thinking = show_thinking
         self._cache_breakpoint = cache_breakpoint
-        self._hold = CallHold()
         self._index = -1
         self._open: str | None = None  # "thinking" | "text" | "tool_use"
         self._thinking: list[str] = []
@@ -77,14 +64,8 @@ class MessageStream:
 
     # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
 
-    def start(self) -> list[Frame]:
-        return []  # message_start waits for the prompt's usage (PromptProcessed)
-
     def error(self, error: ApiError) -> list[Frame]:
         return [*self._close(), error_event(ERRORS.row(error).type, error.message)]
-
-    def finish(self) -> list[Frame]:
-        return []
 
     def keepalive(self) -> Frame | None:
         # Before message_start only an SSE comment is safe; after it, a ping.
@@ -93,65 +74,59 @@ class MessageStream:
     def result(self) -> dict[str, Any]:
         return self.message()
 
-    def feed(self, event: Event) -> list[Frame]:
-        # A call is announced only once complete; one that is not is text (apis/call_hold.py).
-        released = self._hold.feed(event)
-        if len(released) == 1:
-            return self._encode(released[0])
-        return [frame for one in released for frame in self._encode(one)]
+    # ---- the events (EventEncoder's hooks, apis/encoder.py) ----------------------------
 
-    def _encode(self, event: Event) -> list[Frame]:
-        if isinstance(event, TextDelta):
-            out = self._ensure("text")
-            self._text.append(event.text)
-            out.append(self._delta({"type": "text_delta", "text": event.text}))
-            return out
-        if isinstance(event, ReasoningDelta):
-            out = self._ensure("thinking")
-            self._thinking.append(event.text)
-            if self._show_thinking:
-                out.append(self._delta({"type": "thinking_delta", "thinking": event.text}))
-            return out
-        if isinstance(event, ToolCallStart):
-            out = self._close()
-            self._index += 1
-            self._open = "tool_use"
-            block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
-            self._blocks.append(block)
+    def on_text(self, text: str) -> list[Frame]:
+        out = self._ensure("text")
+        self._text.append(text)
+        out.append(self._delta({"type": "text_delta", "text": text}))
+        return out
+
+    def on_reasoning(self, text: str) -> list[Frame]:
+        out = self._ensure("thinking")
+        self._thinking.append(text)
+        if self._show_thinking:
+            out.append(self._delta({"type": "thinking_delta", "thinking": text}))
+        return out
+
+    def on_call_start(self, event: ToolCallStart) -> list[Frame]:
+        out = self._close()
+        self._index += 1
+        self._open = "tool_use"
+        block = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
+        self._blocks.append(block)
+        out.append(
+            ("content_block_start", {"type": "content_block_start", "index": self._index, "content_block": dict(block)})
+        )
+        return out
+
+    def on_call_delta(self, event: ToolCallDelta) -> list[Frame]:
+        return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]
+
+    def on_call_ready(self, event: ToolCallReady) -> list[Frame]:
+        block = self._blocks[-1]
+        block["input"] = event.input()
+        if self._replay is not None:
+            self._replay.remember_call(event.id, event.arguments)
+        out = self._close()
+        if self._dispatch:
             out.append(
                 (
-                    "content_block_start",
-                    {"type": "content_block_start", "index": self._index, "content_block": dict(block)},
+                    "tool_call_dispatch",
+                    {
+                        "type": "tool_call_dispatch",
+                        "index": self._index,
+                        "tool_call": {"id": event.id, "name": event.name, "input": block["input"]},
+                    },
                 )
             )
-            return out
-        if isinstance(event, ToolCallDelta):
-            return [self._delta({"type": "input_json_delta", "partial_json": event.arguments})]
-        if isinstance(event, ToolCallReady):
-            block = self._blocks[-1]
-            block["input"] = event.input()
-            if self._replay is not None:
-                self._replay.remember_call(event.id, event.arguments)
-            out = self._close()
-            if self._dispatch:
-                out.append(
-                    (
-                        "tool_call_dispatch",
-                        {
-                            "type": "tool_call_dispatch",
-                            "index": self._index,
-                            "tool_call": {"id": event.id, "name": event.name, "input": block["input"]},
-                        },
-                    )
-                )
-            return out
-        if isinstance(event, PromptProcessed):
-            return [self._message_start(event.prompt_tokens, event.cached_tokens, event.cache_written_tokens)]
-        if isinstance(event, Finish):
-            return self._finish(event)
-        return []  # Markers carry no content; failures go to error()
+        return out
 
-    def _message_start(self, prompt_tokens: int, cached_tokens: int, cache_written_tokens: int = 0) -> WireEvent:
+    def on_prompt_processed(self, event: PromptProcessed) -> list[Frame]:
+        # message_start waits for the prompt's usage (start() sends nothing).
+        return [self._message_start(event.prompt_tokens, event.cached_tokens, event.cache_written_tokens)]
+
+    def _message_start(self, prompt_tokens: int, cached_tokens: int, cache_written_tokens: int = 0) -> Frame:
         self.started = True
         self._set_prompt_usage(prompt_tokens, cached_tokens, cache_written_tokens)
         return (
@@ -171,7 +146,7 @@ class MessageStream:
             },
         )
 
-    def _finish(self, finish: Finish) -> list[WireEvent]:
+    def on_finish(self, finish: Finish) -> list[Frame]:
         out = self._close()
         self._apply_usage(finish.usage)
         self.stop_reason = STOP_REASONS.get(finish.reason, "end_turn")
@@ -202,7 +177,7 @@ class MessageStream:
 
     # ---- blocks ---------------------------------------------------------------------
 
-    def _ensure(self, kind: str) -> list[WireEvent]:
+    def _ensure(self, kind: str) -> list[Frame]:
         if self._open == kind:
             return []
         out = self._close()
@@ -217,10 +192,10 @@ class MessageStream:
         )
         return out
 
-    def _close(self) -> list[WireEvent]:
+    def _close(self) -> list[Frame]:
         if self._open is None:
             return []
-        out: list[WireEvent] = []
+        out: list[Frame] = []
         if self._open == "thinking":
             reasoning = "".join(self._thinking)
             self._thinking = []
@@ -236,7 +211,7 @@ class MessageStream:
         self._open = None
         return out
 
-    def _delta(self, delta: dict[str, Any]) -> WireEvent:
+    def _delta(self, delta: dict[str, Any]) -> Frame:
         return ("content_block_delta", {"type": "content_block_delta", "index": self._index, "delta": delta})
 
     def _apply_usage(self, usage: Usage) -> None:
@@ -256,5 +231,5 @@ class MessageStream:
         self._usage["cache_creation_input_tokens"] = written
 
 
-def error_event(kind: str, message: str) -> WireEvent:
+def error_event(kind: str, message: str) -> Frame:
     return ("error", {"type": "error", "error": {"type": kind, "message": message}})

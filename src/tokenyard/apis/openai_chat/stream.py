@@ -29,19 +29,15 @@ from ...events import (
     Marker,
     PromptProcessed,
     ReasoningDelta,
-    TextDelta,
     ToolCallDelta,
     ToolCallReady,
     ToolCallStart,
     Usage,
 )
 from ...faults import ApiError
-from ..call_hold import CallHold
+from ..encoder import EventEncoder
 from ..spoke import Frame
 from .errors import ERRORS
-
-# (SSE event name or None for a plain chunk, data)
-WireEvent = Frame
 
 FINISH_REASONS = {"stop": "stop", "stop_sequence": "stop", "length": "length", "tool_calls": "tool_calls"}
 
@@ -56,23 +52,22 @@ def usage_dict(usage: Usage) -> dict[str, Any]:
     }
 
 
-class ChatCompletionStream:
+class ChatCompletionStream(EventEncoder):
     def __init__(
         self, completion_id: str, model: str, created: int, *, include_usage: bool = False, dispatch: bool = False
     ):
+        super().__init__(dispatch=dispatch)
         self.completion_id = completion_id
         self.model = model
         self.created = created
         self._include_usage = include_usage
-        self._dispatch = dispatch
-        self._hold = CallHold()
         self._indices: dict[int, int] = {}  # parser call index → this choice's tool_calls index
         self._calls: list[dict[str, Any]] = []
         self._arguments: list[list[str]] = []  # each call's argument fragments (joined once: linear)
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._open_reasoning: list[str] | None = None  # the block being streamed, for reasoning_dispatch
-        self._held: WireEvent | None = None  # the latest chunk of a call, until we know if it completed it
+        self._held: Frame | None = None  # the latest chunk of a call, until we know if it completed it
         # Whitespace the parser reported as block-edge markers since the last text:
         # content is one string here, so it goes back between two text runs.
         self._gap = ""
@@ -81,9 +76,6 @@ class ChatCompletionStream:
 
     # ---- the stream (the StreamEncoder protocol, apis/spoke.py) ------------------------
 
-    def start(self) -> list[Frame]:
-        return []
-
     def error(self, error: ApiError) -> list[Frame]:
         """A mid-stream failure: the OpenAI SDK raises `APIError` on a chunk holding `error`."""
         return [(None, ERRORS.body(error))]
@@ -91,65 +83,82 @@ class ChatCompletionStream:
     def finish(self) -> list[Frame]:
         return [(None, "[DONE]")]
 
-    def keepalive(self) -> Frame | None:
-        return None
-
     def result(self) -> dict[str, Any]:
         return self.completion()
 
-    def feed(self, event: Event) -> list[WireEvent]:
-        # A call is sent only once complete; one that is not is content (apis/call_hold.py).
-        released = self._hold.feed(event)
-        if len(released) == 1:
-            return self._encode(released[0])
-        return [frame for one in released for frame in self._encode(one)]
+    # ---- the events (EventEncoder's hooks, apis/encoder.py) ----------------------------
 
-    def _encode(self, event: Event) -> list[WireEvent]:
-        out: list[WireEvent] = []
-        if not isinstance(event, ReasoningDelta) and self._open_reasoning is not None:
-            out.extend(self._close_reasoning())
-        if isinstance(event, ToolCallReady):
-            return out + self._ready(event)
-        if isinstance(event, Marker):
-            if self._text and not event.text.strip():
-                self._gap += event.text
-            return out  # no content; a call's closing markers come before its Ready
-        if self._held is not None:
-            out.append(self._held)
+    def _encode(self, event: Event) -> list[Frame]:
+        # Any other event ends the reasoning block being dispatched, and sends the
+        # held chunk of a call (a call's Ready sends it after its dispatch event).
+        if self._open_reasoning is None and self._held is None:  # the usual case
+            return super()._encode(event)
+        before: list[Frame] = []
+        if self._open_reasoning is not None and type(event) is not ReasoningDelta:
+            before = self._close_reasoning()
+        if self._held is not None and type(event) is not ToolCallReady and type(event) is not Marker:
+            before.append(self._held)
             self._held = None
-        if isinstance(event, TextDelta):
-            text = self._gap + event.text
-            self._gap = ""
-            self._text.append(text)
-            out.append(self._chunk({"content": text}))
-        elif isinstance(event, ReasoningDelta):
-            text = event.text
-            self._reasoning.append(text)
-            if self._dispatch:
-                if self._open_reasoning is None:
-                    self._open_reasoning = []
-                self._open_reasoning.append(text)
-            out.append(self._chunk({"reasoning_content": text, "reasoning": text}))
-        elif isinstance(event, ToolCallStart):
-            index = self._indices[event.index] = len(self._calls)
-            self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})
-            self._arguments.append([])
-            first = {
+        frames = super()._encode(event)
+        return before + frames if before else frames
+
+    def on_text(self, text: str) -> list[Frame]:
+        text = self._gap + text
+        self._gap = ""
+        self._text.append(text)
+        return [self._chunk({"content": text})]
+
+    def on_reasoning(self, text: str) -> list[Frame]:
+        self._reasoning.append(text)
+        if self._dispatch:
+            if self._open_reasoning is None:
+                self._open_reasoning = []
+            self._open_reasoning.append(text)
+        return [self._chunk({"reasoning_content": text, "reasoning": text})]
+
+    def on_call_start(self, event: ToolCallStart) -> list[Frame]:
+        index = self._indices[event.index] = len(self._calls)
+        self._calls.append({"id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}})
+        self._arguments.append([])
+        first = {"index": index, "id": event.id, "type": "function", "function": {"name": event.name, "arguments": ""}}
+        return self._call_chunk(first)
+
+    def on_call_delta(self, event: ToolCallDelta) -> list[Frame]:
+        index = self._indices[event.index]
+        self._arguments[index].append(event.arguments)
+        return self._call_chunk({"index": index, "function": {"arguments": event.arguments}})
+
+    def on_call_ready(self, event: ToolCallReady) -> list[Frame]:
+        out: list[Frame] = []
+        if self._dispatch:
+            index = self._indices[event.index]
+            call = {
                 "index": index,
                 "id": event.id,
                 "type": "function",
-                "function": {"name": event.name, "arguments": ""},
+                "function": {"name": event.name, "arguments": event.arguments},
             }
-            out.extend(self._call_chunk(first))
-        elif isinstance(event, ToolCallDelta):
-            index = self._indices[event.index]
-            self._arguments[index].append(event.arguments)
-            out.extend(self._call_chunk({"index": index, "function": {"arguments": event.arguments}}))
-        elif isinstance(event, PromptProcessed):
-            out.append(self._chunk({"role": "assistant", "content": ""}))
-        elif isinstance(event, Finish):
-            out.extend(self._finish(event))
-        # Failures go to error().
+            out.append(("tool_call_dispatch", self._envelope({"choice_index": 0, "tool_call": call})))
+        if self._held is not None:
+            out.append(self._held)
+            self._held = None
+        return out
+
+    def on_marker(self, event: Marker) -> list[Frame]:
+        # No content; a call's closing markers come before its Ready.
+        if self._text and not event.text.strip():
+            self._gap += event.text
+        return []
+
+    def on_prompt_processed(self, event: PromptProcessed) -> list[Frame]:
+        return [self._chunk({"role": "assistant", "content": ""})]
+
+    def on_finish(self, finish: Finish) -> list[Frame]:
+        self.finish_reason = FINISH_REASONS.get(finish.reason, "stop")
+        self.usage = finish.usage
+        out = [self._chunk({}, finish_reason=self.finish_reason)]
+        if self._include_usage:
+            out.append((None, {**self._envelope({}), "usage": usage_dict(finish.usage)}))
         return out
 
     def completion(self) -> dict[str, Any]:
@@ -176,43 +185,19 @@ class ChatCompletionStream:
 
     # ---- pieces ---------------------------------------------------------------------
 
-    def _ready(self, event: ToolCallReady) -> list[WireEvent]:
-        out: list[WireEvent] = []
-        if self._dispatch:
-            index = self._indices[event.index]
-            call = {
-                "index": index,
-                "id": event.id,
-                "type": "function",
-                "function": {"name": event.name, "arguments": event.arguments},
-            }
-            out.append(("tool_call_dispatch", self._envelope({"choice_index": 0, "tool_call": call})))
-        if self._held is not None:
-            out.append(self._held)
-            self._held = None
-        return out
-
-    def _call_chunk(self, call: dict[str, Any]) -> list[WireEvent]:
+    def _call_chunk(self, call: dict[str, Any]) -> list[Frame]:
         chunk = self._chunk({"tool_calls": [call]})
         if not self._dispatch:
             return [chunk]
         self._held = chunk
         return []
 
-    def _close_reasoning(self) -> list[WireEvent]:
+    def _close_reasoning(self) -> list[Frame]:
         block = "".join(self._open_reasoning or [])
         self._open_reasoning = None
         # `index` and `reasoning_content` are Dynamo's keys for the same event.
         payload = {"choice_index": 0, "index": 0, "reasoning": block, "reasoning_content": block}
         return [("reasoning_dispatch", self._envelope(payload))]
-
-    def _finish(self, finish: Finish) -> list[WireEvent]:
-        self.finish_reason = FINISH_REASONS.get(finish.reason, "stop")
-        self.usage = finish.usage
-        out = [self._chunk({}, finish_reason=self.finish_reason)]
-        if self._include_usage:
-            out.append((None, {**self._envelope({}), "usage": usage_dict(finish.usage)}))
-        return out
 
     def _envelope(self, extra: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -224,7 +209,7 @@ class ChatCompletionStream:
             **extra,
         }
 
-    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> WireEvent:
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
         data = self._envelope({})
         data["choices"] = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
         if self._include_usage:

@@ -34,24 +34,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...events import (
-    Event,
-    Finish,
-    PromptProcessed,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallReady,
-    ToolCallStart,
-)
+from ...events import Finish, ToolCallDelta, ToolCallReady, ToolCallStart
 from ...faults import ApiError
-from ..call_hold import CallHold
+from ..encoder import EventEncoder
 from ..replay_state import ReplayState
 from ..spoke import Frame
 from .errors import failed_error
 from .requests import CUSTOM_INPUT, REASONING_SEAL_CONTEXT, CallRoute
-
-WireEvent = dict[str, Any]
 
 
 def new_id(prefix: str) -> str:
@@ -74,7 +63,7 @@ class _Item:
         return str(self.data["id"])
 
 
-class ResponseStream:
+class ResponseStream(EventEncoder):
     def __init__(
         self,
         response_id: str,
@@ -88,6 +77,7 @@ class ResponseStream:
         dispatch: bool = False,
         clock: Callable[[], int] | None = None,
     ):
+        super().__init__(dispatch=dispatch)
         self.response_id = response_id
         self._echo = echo
         self._created_at = created_at
@@ -95,11 +85,9 @@ class ResponseStream:
         self._routes = routes or {}
         self._summary = summary
         self._encrypted = include_encrypted_reasoning
-        self._dispatch = dispatch
         # When the response completed is the server's to say (an injected clock keeps this sans-IO).
         self._clock = clock
         self._completed_at: int | None = None
-        self._hold = CallHold()
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
         self._open: _Item | None = None
@@ -112,20 +100,10 @@ class ResponseStream:
 
     def start(self) -> list[Frame]:
         snapshot = self.response()
-        return _frames(
-            [
-                self._event("response.created", response=snapshot),
-                self._event("response.in_progress", response=snapshot),
-            ]
-        )
-
-    def feed(self, event: Event) -> list[Frame]:
-        # A call item is added only once the call is complete, and is done at once;
-        # a call that is not complete is a message's text (apis/call_hold.py).
-        released = self._hold.feed(event)
-        if len(released) == 1:
-            return _frames(self._feed(released[0]))
-        return _frames([wire for one in released for wire in self._feed(one)])
+        return [
+            self._event("response.created", response=snapshot),
+            self._event("response.in_progress", response=snapshot),
+        ]
 
     def error(self, error: ApiError) -> list[Frame]:
         """Whatever broke, the client gets the API's own ending: `response.failed`."""
@@ -133,10 +111,7 @@ class ResponseStream:
         self.status = "failed"
         self._error = failed_error(error)
         out.append(self._event("response.failed", response=self.response()))
-        return _frames(out)
-
-    def finish(self) -> list[Frame]:
-        return []
+        return out
 
     def interrupt(self, reason: str) -> list[Frame]:
         """The generation was stopped on purpose (a steer, at an output-item boundary):
@@ -146,30 +121,10 @@ class ResponseStream:
         self.status = "incomplete"
         self._incomplete_reason = reason
         out.append(self._event("response.incomplete", response=self.response()))
-        return _frames(out)
-
-    def keepalive(self) -> Frame | None:
-        return None
+        return out
 
     def result(self) -> dict[str, Any]:
         return self.response()
-
-    def _feed(self, event: Event) -> list[WireEvent]:
-        if isinstance(event, TextDelta):
-            return self._text(event.text)
-        if isinstance(event, ReasoningDelta):
-            return self._reasoning(event.text)
-        if isinstance(event, ToolCallStart):
-            return self._call_start(event)
-        if isinstance(event, ToolCallDelta):
-            return self._call_delta(event.arguments)
-        if isinstance(event, ToolCallReady):
-            return self._call_done(event)
-        if isinstance(event, PromptProcessed):
-            return []  # usage is reported once, with the final status
-        if isinstance(event, Finish):
-            return self._finish(event)
-        return []  # Markers carry no content; failures go to error()
 
     def response(self) -> dict[str, Any]:
         """The response object: the snapshot while streaming, the whole response at the end."""
@@ -189,10 +144,13 @@ class ResponseStream:
             **echo,
         }
 
-    # ---- items ------------------------------------------------------------------------
+    # ---- the events, as items (EventEncoder's hooks, apis/encoder.py) -----------------
+    # A call item is added only once the call is complete, and is done at once; a call
+    # that is not complete is a message's text (apis/call_hold.py). PromptProcessed
+    # shows nothing: usage is reported once, with the final status.
 
-    def _text(self, text: str) -> list[WireEvent]:
-        out: list[WireEvent] = []
+    def on_text(self, text: str) -> list[Frame]:
+        out: list[Frame] = []
         if self._open is None or self._open.kind != "message":
             out += self._close("completed")
             item = self._add(
@@ -206,8 +164,8 @@ class ResponseStream:
         out.append(self._item_event("response.output_text.delta", current, content_index=0, delta=text, logprobs=[]))
         return out
 
-    def _reasoning(self, text: str) -> list[WireEvent]:
-        out: list[WireEvent] = []
+    def on_reasoning(self, text: str) -> list[Frame]:
+        out: list[Frame] = []
         if self._open is None or self._open.kind != "reasoning":
             out += self._close("completed")
             item = self._add({"id": new_id("rs"), "type": "reasoning", "summary": []})
@@ -239,7 +197,7 @@ class ResponseStream:
         out.append(self._item_event("response.reasoning_text.delta", current, content_index=0, delta=text))
         return out
 
-    def _call_start(self, start: ToolCallStart) -> list[WireEvent]:
+    def on_call_start(self, start: ToolCallStart) -> list[Frame]:
         out = self._close("completed")
         # Every offered tool has a route; a name the model made up streams as a function call.
         route = self._routes.get(start.name) or CallRoute("function_call", start.name)
@@ -264,7 +222,8 @@ class ResponseStream:
         out.append(self._added(item))
         return out
 
-    def _call_delta(self, fragment: str) -> list[WireEvent]:
+    def on_call_delta(self, event: ToolCallDelta) -> list[Frame]:
+        fragment = event.arguments
         item = self._open
         if item is None or item.kind not in _CALL_KINDS:
             return []
@@ -278,12 +237,12 @@ class ResponseStream:
             return []
         return [self._item_event("response.custom_tool_call_input.delta", item, delta=text)]
 
-    def _call_done(self, ready: ToolCallReady) -> list[WireEvent]:
+    def on_call_ready(self, ready: ToolCallReady) -> list[Frame]:
         item = self._open
         if item is None or item.kind not in _CALL_KINDS:
             return []
         arguments = ready.arguments
-        out: list[WireEvent] = []
+        out: list[Frame] = []
         where = {"item_id": item.id, "output_index": item.output_index}
         if item.kind == "tool_search_call":
             item.data["arguments"] = _search_arguments(arguments)
@@ -313,7 +272,7 @@ class ResponseStream:
         out.append(self._done(item))
         return out
 
-    def _finish(self, finish: Finish) -> list[WireEvent]:
+    def on_finish(self, finish: Finish) -> list[Frame]:
         truncated = finish.reason == "length"
         out = self._close("incomplete" if truncated else "completed")
         usage = finish.usage
@@ -335,13 +294,13 @@ class ResponseStream:
             out.append(self._event("response.completed", response=self.response()))
         return out
 
-    def _close(self, status: str) -> list[WireEvent]:
+    def _close(self, status: str) -> list[Frame]:
         """Finish the open item: its done events, then `output_item.done`."""
         item = self._open
         if item is None:
             return []
         where = {"item_id": item.id, "output_index": item.output_index}
-        out: list[WireEvent] = []
+        out: list[Frame] = []
         text = "".join(item.chunks)
         if item.kind == "message":
             part = _output_text(text)
@@ -377,21 +336,22 @@ class ResponseStream:
         self._open = item
         return item
 
-    def _added(self, item: _Item) -> WireEvent:
+    def _added(self, item: _Item) -> Frame:
         return self._event("response.output_item.added", output_index=item.output_index, item=dict(item.data))
 
-    def _done(self, item: _Item) -> WireEvent:
+    def _done(self, item: _Item) -> Frame:
         self._open = None
         return self._event("response.output_item.done", output_index=item.output_index, item=dict(item.data))
 
-    def _item_event(self, kind: str, item: _Item, **fields: Any) -> WireEvent:
+    def _item_event(self, kind: str, item: _Item, **fields: Any) -> Frame:
         """An event about one output item (its id and output index first)."""
         return self._event(kind, item_id=item.id, output_index=item.output_index, **fields)
 
-    def _event(self, kind: str, **fields: Any) -> WireEvent:
+    def _event(self, kind: str, **fields: Any) -> Frame:
+        """One event: its frame's name is its type."""
         event = {"type": kind, "sequence_number": self._sequence, **fields}
         self._sequence += 1
-        return event
+        return (kind, event)
 
 
 _CALL_KINDS = ("function_call", "custom_tool_call", "tool_search_call")
@@ -414,10 +374,6 @@ def _search_arguments(arguments: str) -> Any:
 
 def _output_text(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-
-
-def _frames(events: list[WireEvent]) -> list[Frame]:
-    return [(event["type"], event) for event in events]
 
 
 class _Summary:
