@@ -46,8 +46,8 @@ def block_hashes(tokens: Sequence[int], block_size: int) -> list[BlockHash]:
 
 
 class KvEventSink(Protocol):
-    """Where an engine reports the blocks it caches and evicts: a router's index in
-    the same process, or a publisher of KV events to routers elsewhere."""
+    """Where an engine reports the blocks it caches and evicts: a publisher of KV
+    events to the routers that follow it (`routing.kv_publisher`)."""
 
     def stored(
         self,
@@ -58,7 +58,7 @@ class KvEventSink(Protocol):
         token_ids: Sequence[int] = (),
     ) -> None:
         """`hashes` are consecutive blocks following `parent` (None: they start the
-        sequence); `token_ids` their tokens, for sinks that publish KV events."""
+        sequence); `token_ids` their tokens."""
         ...
 
     def removed(self, worker: str, hashes: Iterable[BlockHash]) -> None: ...
