@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, NoReturn
 
@@ -381,6 +381,30 @@ class ToolParser:
             self._exit_region()
         return end
 
+    def _fail_through(
+        self, buf: str, i: int, final: bool, ends: MarkerSet, close: str, then: int | None = None
+    ) -> int | None:
+        """After a call's syntax broke, the rest of it from `i` belongs to the failed
+        call (its raw), never to the text: up to and including its closing tag
+        `close`, or up to another of `ends` (the next call's opening, read next).
+        Then the state is `then`, or (None) the region ends; so it does at the end of
+        output. Returns the new position, or None to wait for more input."""
+        match = ends.find(buf, i)
+        if match is None:
+            end = len(buf) if final else len(buf) - ends.held_suffix(buf, i)
+            self._raw(buf[i:end])
+            if final:
+                self._fail_call("invalid_arguments")
+                self._exit_region()
+            return end if end > i or final else None
+        end = match.end() if match.group() == close else match.start()
+        self._fail_call("invalid_arguments", buf[i:end])
+        if then is None:
+            self._exit_region()
+        else:
+            self._state = then
+        return end
+
     def _feed_object(self, reader: JsonCallReader, text: str, broken: int | None) -> tuple[int, bool]:
         """Feed a JSON call object's reader `text`: (where the object closed in `text`,
         -1 where it took all of it; False), or (how much it read; True) where the
@@ -488,6 +512,24 @@ class ToolParser:
 
     def _tool(self, name: str) -> ToolSpec | None:
         return None if self.tools is None else self.tools.get(name)
+
+
+class StepParser(ToolParser):
+    """An engine whose state machine is a table: `_STEPS[state](self, buf, i, final)`
+    reads `buf` from `i` and returns the new position, or None to wait for more
+    input. With nothing left to read, every step waits (unless `final`)."""
+
+    _STEPS: ClassVar[dict[int, Callable[..., int | None]]]
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        i = 0
+        n = len(buf)
+        while self._in_region and (i < n or final):
+            step = self._STEPS[self._state](self, buf, i, final)
+            if step is None:  # needs more input
+                return i
+            i = step
+        return i
 
 
 class NotACall(Exception):

@@ -140,18 +140,7 @@ class _JsonArgumentsParser(ToolParser):
         return j
 
     def _broken(self, buf: str, i: int, final: bool) -> int | None:
-        found = self._broken_ends.find(buf, i)
-        if found is None:
-            end = len(buf) if final else len(buf) - self._broken_ends.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            if final:
-                self._fail_call("invalid_arguments")
-                self._exit_region()
-            return end if end > i or final else None
-        end = found.end() if found.group() == self.close_tag else found.start()
-        self._fail_call("invalid_arguments", buf[i:end])
-        self._exit_region()
-        return end
+        return self._fail_through(buf, i, final, self._broken_ends, self.close_tag)
 
 
 class FunctionaryV31ToolParser(_JsonArgumentsParser):

@@ -20,7 +20,6 @@ with no arguments (`<tool_call>name</tool_call>`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -28,7 +27,7 @@ from ...conversation import ToolSpec
 from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
-from .base import FormatConfig, JsonCallReader, ToolParser, is_function_name
+from .base import FormatConfig, JsonCallReader, StepParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
 
@@ -134,7 +133,7 @@ class KeyValueConfig(FormatConfig):
     first_value_wins: bool = False
 
 
-class KeyValueToolParser(ToolParser):
+class KeyValueToolParser(StepParser):
     """The engine for `<call>NAME<key>K</key><value>V</value></call>` formats (see the
     module docstring), configured by a `KeyValueConfig`. A syntax with `section`
     tags wraps its calls in a section whose tags are markers."""
@@ -163,16 +162,7 @@ class KeyValueToolParser(ToolParser):
         self._key = ""
         self._type = ""
 
-    def _parse_region(self, buf: str, final: bool) -> int:
-        i = 0
-        while self._in_region:
-            step = self._STEPS[self._state](self, buf, i, final)
-            if step is None:  # needs more input
-                return i
-            i = step
-        return i
-
-    # ---- steps: each returns the new position, or None to wait for more input ----
+    # ---- steps (StepParser): each returns the new position, or None to wait for more input ----
 
     def _head(self, buf: str, i: int, final: bool) -> int | None:
         """`<tool_call>NAME`: nothing is consumed until the name is known."""
@@ -411,20 +401,7 @@ class KeyValueToolParser(ToolParser):
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""
-        close_set = self._syntax.close_set
-        match = close_set.find(buf, i)
-        if match is None:
-            end = len(buf) if final else len(buf) - close_set.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            if final:
-                self._fail_call("invalid_arguments")
-                self._exit_region()
-            return end if end > i or final else None
-        # The call's own closing tag belongs to it; the next call's opening tag does not.
-        end = match.end() if match.group() == self._syntax.close else match.start()
-        self._fail_call("invalid_arguments", buf[i:end])
-        self._exit_region()
-        return end
+        return self._fail_through(buf, i, final, self._syntax.close_set, self._syntax.close)
 
     def _json_body(self, buf: str, i: int, final: bool) -> int | None:
         """A JSON call object as the call's body, streamed as it arrives."""
@@ -470,7 +447,7 @@ class KeyValueToolParser(ToolParser):
         self._exit_region()
         return len(buf)
 
-    _STEPS: ClassVar[dict[int, Callable[..., int | None]]] = {
+    _STEPS = {
         _HEAD: _head,
         _BODY: _body,
         _KEY: _key_text,
