@@ -367,28 +367,15 @@ class ToolParser:
             ToolCallReady(call.index, call.id, call.name, "".join(call.arguments), "".join(call.raw), call.declared)
         )
 
-    def _fail_until(self, buf: str, ends: MarkerSet, final: bool) -> int:
-        """After a call's arguments broke, the rest of it up to and including the
-        first of `ends` belongs to the failed call (its raw), never to the text."""
-        end, match = split_before(buf, ends, final)
-        if match is not None:
-            self._fail_call("invalid_arguments", buf[: match.end()])
-            self._exit_region()
-            return match.end()
-        self._raw(buf[:end])
-        if final:
-            self._fail_call("invalid_arguments")
-            self._exit_region()
-        return end
-
     def _fail_through(
-        self, buf: str, i: int, final: bool, ends: MarkerSet, close: str, then: int | None = None
+        self, buf: str, i: int, final: bool, ends: MarkerSet, closes: tuple[str, ...], then: int | None = None
     ) -> int | None:
         """After a call's syntax broke, the rest of it from `i` belongs to the failed
-        call (its raw), never to the text: up to and including its closing tag
-        `close`, or up to another of `ends` (the next call's opening, read next).
-        Then the state is `then`, or (None) the region ends; so it does at the end of
-        output. Returns the new position, or None to wait for more input."""
+        call (its raw), never to the text: up to and including the first of `ends`
+        if it is one of the call's closing tags `closes`, else up to it (the next
+        call's opening, read next). Then the state is `then`, or (None) the region
+        ends, as it does at the end of output. Returns the new position, or None to
+        wait for more input."""
         match = ends.find(buf, i)
         if match is None:
             end = len(buf) if final else len(buf) - ends.held_suffix(buf, i)
@@ -397,7 +384,7 @@ class ToolParser:
                 self._fail_call("invalid_arguments")
                 self._exit_region()
             return end if end > i or final else None
-        end = match.end() if match.group() == close else match.start()
+        end = match.end() if match.group() in closes else match.start()
         self._fail_call("invalid_arguments", buf[i:end])
         if then is None:
             self._exit_region()

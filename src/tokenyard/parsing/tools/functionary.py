@@ -140,7 +140,7 @@ class _JsonArgumentsParser(ToolParser):
         return j
 
     def _broken(self, buf: str, i: int, final: bool) -> int | None:
-        return self._fail_through(buf, i, final, self._broken_ends, self.close_tag)
+        return self._fail_through(buf, i, final, self._broken_ends, (self.close_tag,))
 
 
 class FunctionaryV31ToolParser(_JsonArgumentsParser):

@@ -401,7 +401,7 @@ class KeyValueToolParser(StepParser):
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""
-        return self._fail_through(buf, i, final, self._syntax.close_set, self._syntax.close)
+        return self._fail_through(buf, i, final, self._syntax.close_set, (self._syntax.close,))
 
     def _json_body(self, buf: str, i: int, final: bool) -> int | None:
         """A JSON call object as the call's body, streamed as it arrives."""

@@ -305,7 +305,7 @@ class TokenSectionToolParser(StepParser):
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose arguments broke belongs to it."""
-        return self._fail_through(buf, i, final, self._args_stops, self.call_end, then=BETWEEN)
+        return self._fail_through(buf, i, final, self._args_stops, (self.call_end,), then=BETWEEN)
 
     _STEPS = {
         _OPENING: _next_call,
