@@ -11,7 +11,8 @@ the buffer starting at a start marker (and then wherever it stopped consuming), 
 returns how many characters it consumed. Returning 0 means "need more input"; with
 `final=True` it must consume everything. It reports what it found through the
 `_text`, `_marker`, `_open_call`, `_raw`, `_stream_args`, `_close_call`, `_fail_call` and
-`_exit_region` helpers.
+`_exit_region` helpers. A `StepParser` implements it as a table of steps, one per
+state.
 
 End of output, one policy for every format: a call is never dispatched when the
 output ended inside its arguments (an open JSON value or string, a parameter value
@@ -507,6 +508,11 @@ class StepParser(ToolParser):
     input. With nothing left to read, every step waits (unless `final`)."""
 
     _STEPS: ClassVar[dict[int, Callable[..., int | None]]]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # The table names methods: a subclass's override of a step is its step.
+        cls._STEPS = {state: getattr(cls, step.__name__) for state, step in cls._STEPS.items()}
 
     def _parse_region(self, buf: str, final: bool) -> int:
         i = 0
