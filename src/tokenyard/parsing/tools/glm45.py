@@ -237,18 +237,9 @@ class KeyValueToolParser(StepParser):
 
     def _key_text(self, buf: str, i: int, final: bool) -> int | None:
         syntax = self._syntax
-        match = syntax.key_stops.find(buf, i)
+        self._key, match, at = self._short_text(buf, i, final, syntax.key_stops, self._key)
         if match is None:
-            end = len(buf) - syntax.key_stops.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            self._key += buf[i:end]
-            if final:
-                return self._truncated(buf, end)
-            if len(self._key) > _KEY_LIMIT:
-                self._state = _SKIP
-            return end if end > i else None
-        self._raw(buf[i : match.start()])
-        self._key += buf[i : match.start()]
+            return at
         if match.group() == syntax.key_open and syntax.special_tokens:
             # The model began the key again: the abandoned one is no argument.
             self._raw(syntax.key_open)
@@ -262,6 +253,24 @@ class KeyValueToolParser(StepParser):
             return self._open_value(match.end())
         self._state = _AFTER_KEY
         return match.end()
+
+    def _short_text(
+        self, buf: str, i: int, final: bool, stops: MarkerSet, so_far: str
+    ) -> tuple[str, re.Match[str] | None, int | None]:
+        """A key's or a type's text read on from `i` into the call's raw: (the text so
+        far, the first of `stops` that ends it, or None and where to go on). Longer
+        than `_KEY_LIMIT`, it is no key: the call is skipped."""
+        match = stops.find(buf, i)
+        end = match.start() if match is not None else len(buf) - stops.held_suffix(buf, i)
+        self._raw(buf[i:end])
+        text = so_far + buf[i:end]
+        if match is not None:
+            return text, match, None
+        if final:
+            return text, None, self._truncated(buf, end)
+        if len(text) > _KEY_LIMIT:
+            self._state = _SKIP
+        return text, None, end if end > i else None
 
     def _after_key(self, buf: str, i: int, final: bool) -> int | None:
         syntax = self._syntax
@@ -299,18 +308,9 @@ class KeyValueToolParser(StepParser):
         syntax = self._syntax
         stops = syntax.type_stops
         assert stops is not None and syntax.type_tags is not None
-        match = stops.find(buf, i)
+        self._type, match, at = self._short_text(buf, i, final, stops, self._type)
         if match is None:
-            end = len(buf) - stops.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            self._type += buf[i:end]
-            if final:
-                return self._truncated(buf, end)
-            if len(self._type) > _KEY_LIMIT:
-                self._state = _SKIP
-            return end if end > i else None
-        self._raw(buf[i : match.start()])
-        self._type += buf[i : match.start()]
+            return at
         if match.group() != syntax.type_tags[1]:
             self._state = _SKIP
             return match.start()
