@@ -198,7 +198,6 @@ async def run_policy(policy: str, shape: Shape, plans: list[dict]) -> dict:
             time_scale=shape.time_scale,
             cost=FLEET_COST,
             kv_events=publisher,
-            worker_id=name,
         )
         events = KvEventSubscriber(
             KvMirror(name, router.index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint

@@ -132,7 +132,6 @@ async def run_policy(policy: str, shape: Shape, plans: list[dict]) -> dict:
             max_model_len=shape.kv_tokens // 2,
             time_scale=shape.time_scale,
             kv_events=publisher,
-            worker_id=name,
         )
         events = KvEventSubscriber(
             KvMirror(name, router.index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint

@@ -46,19 +46,12 @@ def block_hashes(tokens: Sequence[int], block_size: int) -> list[BlockHash]:
 
 
 class KvEventSink(Protocol):
-    """Where an engine reports the blocks it caches and evicts: a router's index in
-    the same process, or a publisher of KV events to routers elsewhere."""
+    """Where an engine reports the blocks it caches and evicts: a publisher of KV
+    events to the routers that follow it (`routing.kv_publisher`)."""
 
-    def stored(
-        self,
-        worker: str,
-        hashes: Sequence[BlockHash],
-        *,
-        parent: BlockHash | None = None,
-        token_ids: Sequence[int] = (),
-    ) -> None:
+    def stored(self, hashes: Sequence[BlockHash], *, parent: BlockHash | None, token_ids: Sequence[int]) -> None:
         """`hashes` are consecutive blocks following `parent` (None: they start the
-        sequence); `token_ids` their tokens, for sinks that publish KV events."""
+        sequence); `token_ids` their tokens."""
         ...
 
-    def removed(self, worker: str, hashes: Iterable[BlockHash]) -> None: ...
+    def removed(self, hashes: Iterable[BlockHash]) -> None: ...

@@ -37,6 +37,20 @@ class CharTokenizer:
         return [ord(c) for c in text]
 
 
+class IndexSink:
+    """Test double: the engine's stores and evictions entered straight into an index
+    under worker "w0" (a router follows them as KV events; tests/routing)."""
+
+    def __init__(self) -> None:
+        self.index = KvIndex()
+
+    def stored(self, hashes, *, parent, token_ids):
+        self.index.stored("w0", hashes)
+
+    def removed(self, hashes):
+        self.index.removed("w0", hashes)
+
+
 def make_engine(tmp_path, answer: str = "ok", **options) -> SimulatedEngine:
     script = tmp_path / f"script-{uuid.uuid4().hex}.json"
     script.write_text(json.dumps([[{"raw": answer}]]))
@@ -180,10 +194,9 @@ def test_the_answer_is_cached_for_the_next_turn(tmp_path):
 
 
 def test_a_small_pool_evicts_the_least_recently_used_free_blocks_never_those_in_use(tmp_path):
-    index = KvIndex()
-    engine = make_engine(
-        tmp_path, answer="ok", block_size=4, num_blocks=12, max_model_len=48, kv_events=index, worker_id="w0"
-    )
+    sink = IndexSink()
+    index = sink.index
+    engine = make_engine(tmp_path, answer="ok", block_size=4, num_blocks=12, max_model_len=48, kv_events=sink)
     a, b, c = (list(range(start, start + 16)) for start in (1000, 2000, 3000))
     run_in_turn(engine, request("a", a), request("b", b))
     assert index.overlaps(block_hashes(a, 4)) == {"w0": 4} and index.overlaps(block_hashes(b, 4)) == {"w0": 4}

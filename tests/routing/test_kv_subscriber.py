@@ -102,7 +102,7 @@ def test_a_sequence_gap_is_filled_from_the_replay_endpoint_and_a_restart_clears_
         prompts = [list(range(start, start + 4)) for start in (10, 20, 30, 40)]
         frames = []
         for prompt in prompts:  # four batches, one block each
-            publisher.stored("w0", block_hashes(prompt, 4), token_ids=prompt)
+            publisher.stored(block_hashes(prompt, 4), parent=None, token_ids=prompt)
             publisher.flush()
             seq, payload = publisher._buffer[-1]
             frames.append([b"", seq.to_bytes(8, "big"), payload])
@@ -136,7 +136,7 @@ def test_block_hashes_on_the_wire_are_unsigned_64_bit_ints_by_default(hash_forma
     hashes = block_hashes(list(range(8)), 4)
     try:
         for _ in range(500):  # a SUB socket's subscription lands a while after it connects
-            publisher.stored("w0", hashes[1:], parent=hashes[0], token_ids=list(range(4, 8)))
+            publisher.stored(hashes[1:], parent=hashes[0], token_ids=list(range(4, 8)))
             publisher.flush()
             if sub.poll(10):
                 break

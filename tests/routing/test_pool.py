@@ -38,9 +38,7 @@ def simulated_pool(tmp_path, count: int) -> EnginePool:
         events = KvEventSubscriber(
             KvMirror(name, router.index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
         )
-        engine = make_engine(
-            tmp_path, answer="fine", block_size=4, max_model_len=4096, kv_events=publisher, worker_id=name
-        )
+        engine = make_engine(tmp_path, answer="fine", block_size=4, max_model_len=4096, kv_events=publisher)
         workers.append(Worker(name, engine, events=events, publisher=publisher))
     return EnginePool(workers, router)
 

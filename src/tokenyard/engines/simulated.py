@@ -313,7 +313,6 @@ class SimulatedEngine:
         time_scale: float = 1.0,
         on_finish: Callable[[RequestTiming], None] | None = None,
         kv_events: KvEventSink | None = None,
-        worker_id: str = "simulated-0",
         name: str = "simulated",
     ):
         if block_size < 1 or max_batched_tokens < 1 or max_running < 1 or time_scale < 0:
@@ -336,7 +335,6 @@ class SimulatedEngine:
         self._max_model_len = max_model_len
         self._on_finish = on_finish
         self._kv_events = kv_events
-        self._worker_id = worker_id
         self._name = name
         self._clock_ms = 0.0
         # Waiting requests in the order they reach the scheduler; preempted ones in front.
@@ -568,9 +566,9 @@ class SimulatedEngine:
 
     def _stored(self, block_hash: BlockHash, parent: BlockHash | None, tokens: Sequence[int]) -> None:
         if self._kv_events is not None:
-            self._kv_events.stored(self._worker_id, (block_hash,), parent=parent, token_ids=tokens)
+            self._kv_events.stored((block_hash,), parent=parent, token_ids=tokens)
 
     def _evicted(self, block_hash: BlockHash) -> None:
         self.stats.evicted_blocks += 1
         if self._kv_events is not None:
-            self._kv_events.removed(self._worker_id, (block_hash,))
+            self._kv_events.removed((block_hash,))

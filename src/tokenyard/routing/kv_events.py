@@ -214,12 +214,9 @@ def _encode_event(event: KvEvent, encoding: Encoding) -> Any:
 
 @dataclass
 class MirrorStats:
-    batches: int = 0
-    stored_blocks: int = 0
-    removed_blocks: int = 0
-    clears: int = 0
-    # Blocks that could not be keyed: the parent was never seen (events missed), or
-    # the engine hashed in keys a plain token prompt never has (LoRA, images, salt).
+    """Blocks that could not be keyed: the parent was never seen (events missed), or
+    the engine hashed in keys a plain token prompt never has (LoRA, images, salt)."""
+
     unplaced_blocks: int = 0
     skipped_blocks: int = 0
 
@@ -241,7 +238,6 @@ class KvMirror:
     _refs: Counter[BlockHash] = field(default_factory=Counter)
 
     def apply(self, batch: EventBatch) -> None:
-        self.stats.batches += 1
         for event in batch.events:
             if isinstance(event, BlockStored):
                 self._stored(event)
@@ -249,7 +245,6 @@ class KvMirror:
                 self._removed(event)
             else:
                 self.clear()
-                self.stats.clears += 1
 
     def clear(self) -> None:
         self.index.clear(self.worker)
@@ -287,7 +282,6 @@ class KvMirror:
             self._refs[parent] += 1
             if self._refs[parent] == 1:
                 added.append(parent)
-        self.stats.stored_blocks += len(added)
         self.index.stored(self.worker, added)
 
     def _removed(self, event: BlockRemoved) -> None:
@@ -302,5 +296,4 @@ class KvMirror:
             if self._refs[ours] <= 0:
                 del self._refs[ours]
                 gone.append(ours)
-        self.stats.removed_blocks += len(gone)
         self.index.removed(self.worker, gone)

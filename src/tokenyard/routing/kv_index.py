@@ -1,8 +1,8 @@
 """Which worker holds which cached blocks (keyed by `kv_blocks` hashes).
 
-Engines report what they store and evict (in process, or as KV events that
-`kv_events.KvMirror` translates); a router asks the index which worker already
-holds the longest prefix of a new prompt.
+Engines report what they store and evict as KV events, which `kv_events.KvMirror`
+enters here; a router asks the index which worker already holds the longest prefix
+of a new prompt.
 """
 
 from __future__ import annotations
@@ -19,15 +19,7 @@ class KvIndex:
         self._holders: dict[BlockHash, set[str]] = {}
         self._held: dict[str, set[BlockHash]] = {}
 
-    def stored(
-        self,
-        worker: str,
-        hashes: Iterable[BlockHash],
-        *,
-        parent: BlockHash | None = None,
-        token_ids: Sequence[int] = (),
-    ) -> None:
-        del parent, token_ids  # the hashes already stand for their prefixes
+    def stored(self, worker: str, hashes: Iterable[BlockHash]) -> None:
         held = self._held.setdefault(worker, set())
         for block in hashes:
             self._holders.setdefault(block, set()).add(worker)

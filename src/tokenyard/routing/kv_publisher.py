@@ -108,14 +108,7 @@ class ZmqKvPublisher:
 
     # ---- KvEventSink --------------------------------------------------------------------------
 
-    def stored(
-        self,
-        worker: str,
-        hashes: Sequence[BlockHash],
-        *,
-        parent: BlockHash | None = None,
-        token_ids: Sequence[int] = (),
-    ) -> None:
+    def stored(self, hashes: Sequence[BlockHash], *, parent: BlockHash | None, token_ids: Sequence[int]) -> None:
         if not hashes:
             return
         self._add(
@@ -127,7 +120,7 @@ class ZmqKvPublisher:
             )
         )
 
-    def removed(self, worker: str, hashes: Iterable[BlockHash]) -> None:
+    def removed(self, hashes: Iterable[BlockHash]) -> None:
         engine_hashes = [self.engine_hash(h) for h in hashes]
         if engine_hashes:
             self._add(BlockRemoved(engine_hashes))

@@ -26,10 +26,8 @@ log = logging.getLogger("tokenyard.kv_events")
 @dataclass
 class SubscriberStats:
     gaps: int = 0
-    replays: int = 0
     replayed_batches: int = 0
     restarts: int = 0
-    bad_messages: int = 0
 
 
 class KvEventSubscriber:
@@ -85,7 +83,6 @@ class KvEventSubscriber:
             try:
                 await self._receive(frames)
             except KvEventError as error:
-                self.stats.bad_messages += 1
                 log.warning("%s: KV event dropped: %s", self.mirror.worker, error)
 
     async def _receive(self, frames: list[bytes]) -> None:
@@ -109,7 +106,6 @@ class KvEventSubscriber:
         """Apply the batches `first` .. `upto - 1` (None: all there are) from the replay endpoint."""
         if self.replay_endpoint is None:
             return
-        self.stats.replays += 1
         dealer = zmq.asyncio.Context.instance().socket(zmq.DEALER)
         dealer.connect(self.replay_endpoint)
         try:

@@ -87,7 +87,7 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
             window = settings.max_model_len or 262_144
             blocks = settings.kv_blocks or max(65_536, -(-window // settings.kv_block_size))
 
-            def simulated(kv_events: KvEventSink | None = None, worker: str = "simulated-0") -> SimulatedEngine:
+            def simulated(kv_events: KvEventSink | None = None) -> SimulatedEngine:
                 return SimulatedEngine(
                     tokenizer,
                     scripted,
@@ -97,7 +97,6 @@ def load(settings: ModelSettings) -> tuple[ServedModel, Engine]:
                     max_model_len=window,
                     time_scale=settings.time_scale,
                     kv_events=kv_events,
-                    worker_id=worker,
                     name=names[0],
                 )
 
@@ -199,7 +198,7 @@ def _remote_pool(settings: ModelSettings, remotes: list[RemoteEngine]) -> Engine
     return _pool(settings, workers, router)
 
 
-def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink, str], Engine]) -> EnginePool:
+def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink], Engine]) -> EnginePool:
     """Simulated workers, each publishing vLLM-format KV events on a loopback port the
     router subscribes to: the same path a fleet of vLLM servers takes."""
     router = _router(settings)
@@ -212,5 +211,5 @@ def _simulated_pool(settings: ModelSettings, simulated: Callable[[KvEventSink, s
         events = KvEventSubscriber(
             KvMirror(name, router.index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
         )
-        workers.append(Worker(name, simulated(publisher, name), events=events, publisher=publisher))
+        workers.append(Worker(name, simulated(publisher), events=events, publisher=publisher))
     return _pool(settings, workers, router)

@@ -11,7 +11,8 @@ the buffer starting at a start marker (and then wherever it stopped consuming), 
 returns how many characters it consumed. Returning 0 means "need more input"; with
 `final=True` it must consume everything. It reports what it found through the
 `_text`, `_marker`, `_open_call`, `_raw`, `_stream_args`, `_close_call`, `_fail_call` and
-`_exit_region` helpers.
+`_exit_region` helpers. A `StepParser` implements it as a table of steps, one per
+state.
 
 End of output, one policy for every format: a call is never dispatched when the
 output ended inside its arguments (an open JSON value or string, a parameter value
@@ -31,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, NoReturn
 
@@ -367,18 +368,29 @@ class ToolParser:
             ToolCallReady(call.index, call.id, call.name, "".join(call.arguments), "".join(call.raw), call.declared)
         )
 
-    def _fail_until(self, buf: str, ends: MarkerSet, final: bool) -> int:
-        """After a call's arguments broke, the rest of it up to and including the
-        first of `ends` belongs to the failed call (its raw), never to the text."""
-        end, match = split_before(buf, ends, final)
-        if match is not None:
-            self._fail_call("invalid_arguments", buf[: match.end()])
+    def _fail_through(
+        self, buf: str, i: int, final: bool, ends: MarkerSet, closes: tuple[str, ...], then: int | None = None
+    ) -> int | None:
+        """After a call's syntax broke, the rest of it from `i` belongs to the failed
+        call (its raw), never to the text: up to and including the first of `ends`
+        if it is one of the call's closing tags `closes`, else up to it (the next
+        call's opening, read next). Then the state is `then`, or (None) the region
+        ends, as it does at the end of output. Returns the new position, or None to
+        wait for more input."""
+        match = ends.find(buf, i)
+        if match is None:
+            end = len(buf) if final else len(buf) - ends.held_suffix(buf, i)
+            self._raw(buf[i:end])
+            if final:
+                self._fail_call("invalid_arguments")
+                self._exit_region()
+            return end if end > i or final else None
+        end = match.end() if match.group() in closes else match.start()
+        self._fail_call("invalid_arguments", buf[i:end])
+        if then is None:
             self._exit_region()
-            return match.end()
-        self._raw(buf[:end])
-        if final:
-            self._fail_call("invalid_arguments")
-            self._exit_region()
+        else:
+            self._state = then
         return end
 
     def _feed_object(self, reader: JsonCallReader, text: str, broken: int | None) -> tuple[int, bool]:
@@ -488,6 +500,29 @@ class ToolParser:
 
     def _tool(self, name: str) -> ToolSpec | None:
         return None if self.tools is None else self.tools.get(name)
+
+
+class StepParser(ToolParser):
+    """An engine whose state machine is a table: `_STEPS[state](self, buf, i, final)`
+    reads `buf` from `i` and returns the new position, or None to wait for more
+    input. With nothing left to read, every step waits (unless `final`)."""
+
+    _STEPS: ClassVar[dict[int, Callable[..., int | None]]]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # The table names methods: a subclass's override of a step is its step.
+        cls._STEPS = {state: getattr(cls, step.__name__) for state, step in cls._STEPS.items()}
+
+    def _parse_region(self, buf: str, final: bool) -> int:
+        i = 0
+        n = len(buf)
+        while self._in_region and (i < n or final):
+            step = self._STEPS[self._state](self, buf, i, final)
+            if step is None:  # needs more input
+                return i
+            i = step
+        return i
 
 
 class NotACall(Exception):

@@ -29,7 +29,7 @@ from ...conversation import ToolSpec
 from ...events import ParseEvent
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
-from .base import CallIds, ToolParser, is_function_name, starts_with
+from .base import CallIds, StepParser, is_function_name, starts_with
 from .token_section import skip_whitespace
 
 # A function name is at most this long (base.FUNCTION_NAME): a longer header is text.
@@ -39,7 +39,7 @@ _HEADER_LIMIT = 260
 _HEAD, _ARGS_START, _ARGS, _AFTER_ARGS, _BROKEN = range(5)
 
 
-class _JsonArgumentsParser(ToolParser):
+class _JsonArgumentsParser(StepParser):
     """A header naming the function, then one JSON object; a subclass reads the
     header and says how a call ends."""
 
@@ -51,25 +51,6 @@ class _JsonArgumentsParser(ToolParser):
 
     def _enter_region(self, marker: str) -> None:
         self._state = _HEAD
-
-    def _parse_region(self, buf: str, final: bool) -> int:
-        i = 0
-        while self._in_region and (i < len(buf) or final):
-            state = self._state
-            if state == _HEAD:
-                step = self._head(buf, i, final)
-            elif state == _ARGS_START:
-                step = self._args_start(buf, i, final)
-            elif state == _ARGS:
-                step = self._args(buf, i, final)
-            elif state == _AFTER_ARGS:
-                step = self._after_args(buf, i, final)
-            else:
-                step = self._broken(buf, i, final)
-            if step is None:
-                return i
-            i = step
-        return i
 
     def _head(self, buf: str, i: int, final: bool) -> int | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -140,18 +121,9 @@ class _JsonArgumentsParser(ToolParser):
         return j
 
     def _broken(self, buf: str, i: int, final: bool) -> int | None:
-        found = self._broken_ends.find(buf, i)
-        if found is None:
-            end = len(buf) if final else len(buf) - self._broken_ends.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            if final:
-                self._fail_call("invalid_arguments")
-                self._exit_region()
-            return end if end > i or final else None
-        end = found.end() if found.group() == self.close_tag else found.start()
-        self._fail_call("invalid_arguments", buf[i:end])
-        self._exit_region()
-        return end
+        return self._fail_through(buf, i, final, self._broken_ends, (self.close_tag,))
+
+    _STEPS = {_HEAD: _head, _ARGS_START: _args_start, _ARGS: _args, _AFTER_ARGS: _after_args, _BROKEN: _broken}
 
 
 class FunctionaryV31ToolParser(_JsonArgumentsParser):

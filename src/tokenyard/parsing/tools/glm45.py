@@ -20,7 +20,6 @@ with no arguments (`<tool_call>name</tool_call>`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -28,7 +27,7 @@ from ...conversation import ToolSpec
 from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
-from .base import FormatConfig, JsonCallReader, ToolParser, is_function_name
+from .base import FormatConfig, JsonCallReader, StepParser, is_function_name
 from .xml_args import ArgumentsBuilder
 
 
@@ -134,7 +133,7 @@ class KeyValueConfig(FormatConfig):
     first_value_wins: bool = False
 
 
-class KeyValueToolParser(ToolParser):
+class KeyValueToolParser(StepParser):
     """The engine for `<call>NAME<key>K</key><value>V</value></call>` formats (see the
     module docstring), configured by a `KeyValueConfig`. A syntax with `section`
     tags wraps its calls in a section whose tags are markers."""
@@ -163,16 +162,7 @@ class KeyValueToolParser(ToolParser):
         self._key = ""
         self._type = ""
 
-    def _parse_region(self, buf: str, final: bool) -> int:
-        i = 0
-        while self._in_region:
-            step = self._STEPS[self._state](self, buf, i, final)
-            if step is None:  # needs more input
-                return i
-            i = step
-        return i
-
-    # ---- steps: each returns the new position, or None to wait for more input ----
+    # ---- steps (StepParser): each returns the new position, or None to wait for more input ----
 
     def _head(self, buf: str, i: int, final: bool) -> int | None:
         """`<tool_call>NAME`: nothing is consumed until the name is known."""
@@ -247,18 +237,9 @@ class KeyValueToolParser(ToolParser):
 
     def _key_text(self, buf: str, i: int, final: bool) -> int | None:
         syntax = self._syntax
-        match = syntax.key_stops.find(buf, i)
+        self._key, match, at = self._short_text(buf, i, final, syntax.key_stops, self._key)
         if match is None:
-            end = len(buf) - syntax.key_stops.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            self._key += buf[i:end]
-            if final:
-                return self._truncated(buf, end)
-            if len(self._key) > _KEY_LIMIT:
-                self._state = _SKIP
-            return end if end > i else None
-        self._raw(buf[i : match.start()])
-        self._key += buf[i : match.start()]
+            return at
         if match.group() == syntax.key_open and syntax.special_tokens:
             # The model began the key again: the abandoned one is no argument.
             self._raw(syntax.key_open)
@@ -272,6 +253,24 @@ class KeyValueToolParser(ToolParser):
             return self._open_value(match.end())
         self._state = _AFTER_KEY
         return match.end()
+
+    def _short_text(
+        self, buf: str, i: int, final: bool, stops: MarkerSet, so_far: str
+    ) -> tuple[str, re.Match[str] | None, int | None]:
+        """A key's or a type's text read on from `i` into the call's raw: (the text so
+        far, the first of `stops` that ends it, or None and where to go on). Longer
+        than `_KEY_LIMIT`, it is no key: the call is skipped."""
+        match = stops.find(buf, i)
+        end = match.start() if match is not None else len(buf) - stops.held_suffix(buf, i)
+        self._raw(buf[i:end])
+        text = so_far + buf[i:end]
+        if match is not None:
+            return text, match, None
+        if final:
+            return text, None, self._truncated(buf, end)
+        if len(text) > _KEY_LIMIT:
+            self._state = _SKIP
+        return text, None, end if end > i else None
 
     def _after_key(self, buf: str, i: int, final: bool) -> int | None:
         syntax = self._syntax
@@ -309,18 +308,9 @@ class KeyValueToolParser(ToolParser):
         syntax = self._syntax
         stops = syntax.type_stops
         assert stops is not None and syntax.type_tags is not None
-        match = stops.find(buf, i)
+        self._type, match, at = self._short_text(buf, i, final, stops, self._type)
         if match is None:
-            end = len(buf) - stops.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            self._type += buf[i:end]
-            if final:
-                return self._truncated(buf, end)
-            if len(self._type) > _KEY_LIMIT:
-                self._state = _SKIP
-            return end if end > i else None
-        self._raw(buf[i : match.start()])
-        self._type += buf[i : match.start()]
+            return at
         if match.group() != syntax.type_tags[1]:
             self._state = _SKIP
             return match.start()
@@ -411,20 +401,7 @@ class KeyValueToolParser(ToolParser):
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose syntax broke belongs to it."""
-        close_set = self._syntax.close_set
-        match = close_set.find(buf, i)
-        if match is None:
-            end = len(buf) if final else len(buf) - close_set.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            if final:
-                self._fail_call("invalid_arguments")
-                self._exit_region()
-            return end if end > i or final else None
-        # The call's own closing tag belongs to it; the next call's opening tag does not.
-        end = match.end() if match.group() == self._syntax.close else match.start()
-        self._fail_call("invalid_arguments", buf[i:end])
-        self._exit_region()
-        return end
+        return self._fail_through(buf, i, final, self._syntax.close_set, (self._syntax.close,))
 
     def _json_body(self, buf: str, i: int, final: bool) -> int | None:
         """A JSON call object as the call's body, streamed as it arrives."""
@@ -470,7 +447,7 @@ class KeyValueToolParser(ToolParser):
         self._exit_region()
         return len(buf)
 
-    _STEPS: ClassVar[dict[int, Callable[..., int | None]]] = {
+    _STEPS = {
         _HEAD: _head,
         _BODY: _body,
         _KEY: _key_text,

@@ -82,7 +82,7 @@ class InklingToolParser(ToolParser):
         if state == _AFTER_CALL:
             return self._after_call(buf, final)
         # _SKIP_TO_END: the rest of a block whose JSON broke belongs to the failed call.
-        return self._fail_until(buf, _BLOCK_ENDS_SET, final)
+        return self._fail_through(buf, 0, final, _BLOCK_ENDS_SET, _BLOCK_ENDS) or 0
 
     def _header(self, buf: str, final: bool) -> int:
         opener = self._opener

@@ -6,14 +6,13 @@ tokens and in how the call header names the function (`TokenSectionConfig`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ...events import ParseEvent, ToolCallDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
-from .base import FormatConfig, ToolParser, is_function_name
+from .base import FormatConfig, StepParser, is_function_name
 
 # States.
 _OPENING, BETWEEN, _ARGS_START, _ARGS, _AFTER_ARGS, _SKIP = range(6)
@@ -57,7 +56,7 @@ class TokenSectionConfig(FormatConfig):
     name_tags: tuple[str, str] | None = None
 
 
-class TokenSectionToolParser(ToolParser):
+class TokenSectionToolParser(StepParser):
     """Calls framed by special tokens inside a section:
 
         SECTION_BEGIN (CALL_BEGIN header HEADER_END json CALL_END)+ SECTION_END
@@ -142,18 +141,7 @@ class TokenSectionToolParser(ToolParser):
     def _enter_region(self, marker: str) -> None:
         self._state = _OPENING
 
-    def _parse_region(self, buf: str, final: bool) -> int:
-        i = 0
-        n = len(buf)
-        # With nothing left to read, every step waits for more input (unless final).
-        while self._in_region and (i < n or final):
-            step = self._STEPS[self._state](self, buf, i, final)
-            if step is None:  # needs more input
-                return i
-            i = step
-        return i
-
-    # ---- steps: each returns the new position, or None to wait for more input ----
+    # ---- steps (StepParser): each returns the new position, or None to wait for more input ----
 
     def _next_call(self, buf: str, i: int, final: bool) -> int | None:
         """At the region's opening marker or after a call: the next call, the
@@ -317,23 +305,9 @@ class TokenSectionToolParser(ToolParser):
 
     def _skip(self, buf: str, i: int, final: bool) -> int | None:
         """The rest of a call whose arguments broke belongs to it."""
-        stops = self._args_stops
-        match = stops.find(buf, i)
-        if match is None:
-            end = len(buf) if final else len(buf) - stops.held_suffix(buf, i)
-            self._raw(buf[i:end])
-            if final:
-                self._fail_call("invalid_arguments")
-                self._exit_region()
-            return end if end > i or final else None
-        self._state = BETWEEN
-        if match.group() == self.call_end:
-            self._fail_call("invalid_arguments", buf[i : match.end()])
-            return match.end()
-        self._fail_call("invalid_arguments", buf[i : match.start()])
-        return match.start()
+        return self._fail_through(buf, i, final, self._args_stops, (self.call_end,), then=BETWEEN)
 
-    _STEPS: ClassVar[dict[int, Callable[..., int | None]]] = {
+    _STEPS = {
         _OPENING: _next_call,
         BETWEEN: _next_call,
         _ARGS_START: _args_start,
