@@ -66,7 +66,15 @@ def test_gateway_overhead_quick(capsys):
 def test_hop_relays_quick(capsys):
     assert load("hop_relays").main(["--rounds", "3"]) == 0
     out = capsys.readouterr().out
-    for line in ("engine bursts the answer", "engine pauses 5 ms", "raw", "uvicorn", "starlette", "aiohttp", "bare hop"):
+    for line in (
+        "engine bursts the answer",
+        "engine pauses 5 ms",
+        "raw",
+        "uvicorn",
+        "starlette",
+        "aiohttp",
+        "bare hop",
+    ):
         assert line in out
 
 
