@@ -1,14 +1,17 @@
 """A fast stand-in inference server for gateway benchmarks: OpenAI-compatible
 `/v1/completions` (token-id prompts, token ids back, as vLLM answers tokenyard's
 remote engine) and `/v1/chat/completions` (what LiteLLM and direct clients call),
-streaming a fixed answer as fast as the event loop allows.
+streaming a fixed answer as fast as the event loop allows (with `--pause-after-first MS`,
+the rest of it after a pause: a GPU engine's next token comes milliseconds after its
+first, and the burst's CPU no longer competes with the hop for the first token).
 
-Run: python benchmarks/fast_engine.py --port 8101 --token-ids 1,2,3 --texts a,b,c
+Run: python benchmarks/fast_engine.py --port 8101 --answer-file answer.json [--pause-after-first 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 
 import uvicorn
@@ -18,7 +21,7 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 
-def build_app(token_ids: list[int], texts: list[str]) -> Starlette:
+def build_app(token_ids: list[int], texts: list[str], pause: float = 0.0) -> Starlette:
     def frame(data: dict) -> bytes:
         return b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
 
@@ -32,6 +35,8 @@ def build_app(token_ids: list[int], texts: list[str]) -> Starlette:
 
         async def stream():
             for i in range(count):
+                if i == 1 and pause:
+                    await asyncio.sleep(pause)
                 yield frame(
                     {
                         "id": "cmpl-1",
@@ -79,6 +84,8 @@ def build_app(token_ids: list[int], texts: list[str]) -> Starlette:
                 }
             )
             for i in range(count):
+                if i == 1 and pause:
+                    await asyncio.sleep(pause)
                 yield frame({**base, "choices": [{"index": 0, "delta": {"content": texts[i]}, "finish_reason": None}]})
             yield frame({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
             yield frame(
@@ -122,10 +129,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--answer-file", required=True, help="JSON: {token_ids: [...], texts: [...]}")
+    parser.add_argument("--pause-after-first", type=float, default=0.0, help="ms between the first token and the rest")
     args = parser.parse_args()
     answer = json.loads(open(args.answer_file, encoding="utf-8").read())
     uvicorn.run(
-        build_app(answer["token_ids"], answer["texts"]),
+        build_app(answer["token_ids"], answer["texts"], args.pause_after_first / 1000),
         host="127.0.0.1",
         port=args.port,
         log_level="error",

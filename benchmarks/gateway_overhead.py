@@ -25,7 +25,7 @@ LiteLLM is looked for in $TOKENYARD_LITELLM_VENV, else $TOKENYARD_CACHE/litellm-
 (~/.cache/tokenyard/litellm-venv). Install it once (its own venv: its pins clash
 with ours): python3 -m venv ~/.cache/tokenyard/litellm-venv &&
   ~/.cache/tokenyard/litellm-venv/bin/pip install 'litellm[proxy]'
-Run: python benchmarks/gateway_overhead.py [--quick] [--baseline REF|none]
+Run: python benchmarks/gateway_overhead.py [--quick] [--baseline REF|none] [--engine-pause MS]
 """
 
 from __future__ import annotations
@@ -207,6 +207,14 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help=f"the commit served beside this tree (default {BASELINE}; quick runs: none); 'none' to skip",
     )
+    parser.add_argument(
+        "--engine-pause",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="the stand-in pauses this long after each answer's first token (a GPU engine's pace; "
+        "without it the rest of the answer's burst competes with the hop for the CPU)",
+    )
     args = parser.parse_args(argv)
     from tokenyard.prompting.tokenizer import Tokenizer
 
@@ -242,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
                         str(engine_port),
                         "--answer-file",
                         str(answer_file),
+                        "--pause-after-first",
+                        str(args.engine_pause),
                     ],
                     f"{engine}/v1/models",
                 )
@@ -347,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
                     failed[name] += errors
     direct_ttft = statistics.median(t for t, _ in samples["direct"])
     direct_last = statistics.median(e for _, e in samples["direct"])
-    print(f"fast stand-in engine, {len(ids)}-token answer, {rounds} interleaved rounds; medians")
+    pause = f", the rest {args.engine_pause:g} ms after the first token" if args.engine_pause else ""
+    print(f"fast stand-in engine, {len(ids)}-token answer{pause}, {rounds} interleaved rounds; medians")
     print(f"  {'path':<11}{'TTFT':>11}{'added':>11}{'last token':>13}{'added':>11}")
     added: dict[str, tuple[float, float]] = {}
     for name, rows in samples.items():

@@ -63,6 +63,21 @@ def test_gateway_overhead_quick(capsys):
     assert "tokenyard" in out and "direct" in out and "bare hop" in out
 
 
+def test_hop_relays_quick(capsys):
+    assert load("hop_relays").main(["--rounds", "3"]) == 0
+    out = capsys.readouterr().out
+    for line in (
+        "engine bursts the answer",
+        "engine pauses 5 ms",
+        "raw",
+        "uvicorn",
+        "starlette",
+        "aiohttp",
+        "bare hop",
+    ):
+        assert line in out
+
+
 def test_loop_latency_quick(capsys):
     assert load("loop_latency").main(["--quick"]) == 0
     out = capsys.readouterr().out

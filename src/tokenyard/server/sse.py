@@ -51,6 +51,7 @@ class Keepalive:
         self._queue: asyncio.Queue[tuple[object, Any]] = asyncio.Queue(maxsize=64)
         self._last = self._loop.time()
         self._ended = False
+        self._held: tuple[object, Any] | None = None  # an end, error or silence `ready` took
         self._task = asyncio.ensure_future(self._pump())
         self._timer = self._loop.call_at(self._last + interval, self._check_silence)
 
@@ -76,7 +77,10 @@ class Keepalive:
     async def __anext__(self) -> Any:
         if self._ended:
             raise StopAsyncIteration
-        kind, value = await self._queue.get()
+        if self._held is not None:
+            (kind, value), self._held = self._held, None
+        else:
+            kind, value = await self._queue.get()
         if kind is None:
             return value
         if kind is IDLE:
@@ -85,6 +89,19 @@ class Keepalive:
         if value is not None:
             raise value
         raise StopAsyncIteration
+
+    def ready(self) -> list[Any]:
+        """The source's items already queued, without waiting: what it produced while
+        the last one was being handled (a token's events come several at once). An
+        end, an error or a silence stays for `__anext__`."""
+        items: list[Any] = []
+        while self._held is None and not self._ended and not self._queue.empty():
+            kind, value = self._queue.get_nowait()
+            if kind is None:
+                items.append(value)
+            else:
+                self._held = (kind, value)
+        return items
 
     async def aclose(self) -> None:
         self._ended = True
@@ -166,14 +183,23 @@ def started(state: ServerState, generation: Generation) -> Keepalive:
 
 
 async def encoded_frames(
-    state: ServerState, generation: Generation, encoder: StreamEncoder, slot: Slot, events: Keepalive | None = None
+    state: ServerState,
+    generation: Generation,
+    encoder: StreamEncoder,
+    slot: Slot,
+    events: Keepalive | None = None,
+    *,
+    joined: bool = False,
 ) -> AsyncGenerator[list[Frame] | None]:
     """A streaming generation (holding `slot`, released at the end) as the encoder's
     frames, one batch per event (a transport writes a batch at once), None where a
-    keep-alive is due (a silence, or output held back). A failure mid-stream ends it
-    with the API's own error frames, never a truncated stream. Closing this iterator
-    aborts the engine request. Any transport (SSE, a WebSocket) sends what it yields;
-    `events`: the generation already `started` (else it starts here)."""
+    keep-alive is due (a silence, or output held back). `joined`: one batch for an
+    event and every event already waiting behind it, so the frames of one engine read
+    (the first token's `message_start`, block start and delta) go out in one write and
+    wake the client once. A failure mid-stream ends it with the API's own error
+    frames, never a truncated stream. Closing this iterator aborts the engine request.
+    Any transport (SSE, a WebSocket) sends what it yields; `events`: the generation
+    already `started` (else it starts here)."""
     interval = state.config.keepalive_seconds
     if events is None:
         events = started(state, generation)
@@ -187,8 +213,10 @@ async def encoded_frames(
                 yield None
                 sent = clock()
                 continue
-            frames = encoder.error(stream_failure(event)) if isinstance(event, StreamError) else None
-            out = list(frames if frames is not None else encoder.feed(event))
+            out: list[Frame] = []
+            for item in [event, *events.ready()] if joined else [event]:
+                frames = encoder.error(stream_failure(item)) if isinstance(item, StreamError) else None
+                out.extend(frames if frames is not None else encoder.feed(item))
             now = clock()
             if out:
                 yield out
@@ -220,7 +248,7 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
     events = started(state, generation)
 
     async def frames() -> AsyncGenerator[bytes]:
-        source = encoded_frames(state, generation, encoder, slot, events)
+        source = encoded_frames(state, generation, encoder, slot, events, joined=True)
         try:
             async for batch in source:
                 if batch is None:

@@ -1,0 +1,83 @@
+"""How a stream's frames reach the wire: what the pipeline has ready goes out in one
+write, so the first token's frames wake the client once (benchmarks/gateway_overhead.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from tokenyard.server.sse import Keepalive
+
+from .serving import WrappedEngine, running_server
+
+
+async def _items(values, error: Exception | None = None):
+    for value in values:
+        yield value
+    if error is not None:
+        raise error
+
+
+@pytest.mark.parametrize("error", [None, RuntimeError("the engine broke")], ids=["end", "error"])
+def test_ready_takes_what_is_queued_and_leaves_the_end_for_the_iterator(error):
+    async def run():
+        events = Keepalive(_items([1, 2, 3], error), interval=60)
+        try:
+            first = await anext(events)
+            await asyncio.sleep(0.01)  # the pump queues the rest, and the end
+            rest = events.ready()
+            assert events.ready() == []
+            if error is None:
+                with pytest.raises(StopAsyncIteration):
+                    await anext(events)
+            else:
+                with pytest.raises(RuntimeError, match="the engine broke"):
+                    await anext(events)
+            return [first, *rest]
+        finally:
+            await events.aclose()
+
+    assert asyncio.run(run()) == [1, 2, 3]
+
+
+class _Burst(WrappedEngine):
+    """The whole answer at once, as an engine far ahead of its client sends it."""
+
+    async def generate(self, request):
+        chunks = [chunk async for chunk in self.inner.generate(request)]
+        for chunk in chunks:
+            yield chunk
+
+
+def test_the_first_tokens_frames_go_out_in_one_write(tmp_path):
+    writes: list[bytes] = []
+
+    def recording(app):
+        async def shim(scope, receive, send):
+            async def record(message):
+                if message["type"] == "http.response.body" and message.get("body"):
+                    writes.append(message["body"])
+                await send(message)
+
+            await app(scope, receive, record)
+
+        return shim
+
+    body = {"model": "test/model", "max_tokens": 20, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    script = [[{"text": "Hello there, streaming."}]]
+    with running_server("llama-3.1", script=script, tmp_path=tmp_path, wrap_app=recording) as (url, state):
+        state.pipeline.engine = _Burst(state.pipeline.engine)
+        with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=30) as response:
+            text = "".join(response.iter_text())
+    first = next(w for w in writes if b"content_block_delta" in w)
+    names = [line[7:] for line in first.decode().splitlines() if line.startswith("event: ")]
+    assert names[:3] == ["message_start", "content_block_start", "content_block_delta"]
+    assert writes[0] is first  # nothing went out on its own before it
+    assert len(writes) < text.count("event: ")  # not one write per event
+    # The frames are the same ones, in the same order, as the client reads them.
+    assert text == b"".join(writes).decode() and text.rstrip().endswith('{"type":"message_stop"}')
+    data = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    assert "".join(d["delta"]["text"] for d in data if d["type"] == "content_block_delta") == "Hello there, streaming."
