@@ -115,8 +115,36 @@ def test_a_sequence_gap_is_filled_from_the_replay_endpoint_and_a_restart_clears_
             await subscriber._receive(frames[3])  # 1 and 2 were lost
             assert subscriber.stats.gaps == 1 and subscriber.stats.replayed_batches == 2
             assert all(index.overlaps(block_hashes(p, 4)) == {"w0": 1} for p in prompts)
-            await subscriber._receive(frames[2])  # a duplicate (from the replay) is ignored
             await subscriber._receive(frames[0])  # seq 0 again: the engine restarted, its cache is empty
+            assert subscriber.stats.restarts == 1 and index.block_count("w0") == 1
+        finally:
+            await publisher.close()
+
+    asyncio.run(scenario())
+
+
+def test_batches_published_while_a_joining_subscriber_replays_are_not_a_restart():
+    async def scenario():
+        publisher = ZmqKvPublisher("tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0")
+        await publisher.start()
+        prompts = [list(range(start, start + 4)) for start in (10, 20, 30)]
+        frames = []
+        for prompt in prompts:
+            publisher.stored(block_hashes(prompt, 4), parent=None, token_ids=prompt)
+            publisher.flush()
+            seq, payload = publisher._buffer[-1]
+            frames.append([b"", seq.to_bytes(8, "big"), payload])
+        index = KvIndex()
+        subscriber = KvEventSubscriber(
+            KvMirror("w0", index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
+        )
+        try:
+            await subscriber._replay(0, None)  # joining: everything so far, from the replay
+            # The SUB socket had joined meanwhile: it delivers the same batches again.
+            for frame in frames:
+                await subscriber._receive(frame)
+            assert subscriber.stats.restarts == 0 and index.block_count("w0") == 3
+            await subscriber._receive(frames[0])  # the live numbering went back: a restart
             assert subscriber.stats.restarts == 1 and index.block_count("w0") == 1
         finally:
             await publisher.close()

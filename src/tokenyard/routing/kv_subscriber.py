@@ -4,8 +4,9 @@ Sequence numbers count the publisher's batches from 0. A gap (a batch lost to th
 PUB socket's high-water mark, or to joining late) is filled from the worker's replay
 endpoint when it has one (vLLM's `replay_endpoint`: a ROUTER answering a start
 sequence number with the buffered batches from there, then seq -1); without one the
-mirror goes on, possibly missing blocks (they are unplaced, never wrong). A
-sequence that starts again at 0 means the engine restarted: its cache is empty.
+mirror goes on, possibly missing blocks (they are unplaced, never wrong). A live
+sequence that goes back means the engine restarted: its cache is empty. A joining
+subscriber's SUB socket may deliver again what the replay already applied: skipped.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class KvEventSubscriber:
         self.stats = SubscriberStats()
         self._topic = topic.encode()
         self._replay_timeout = replay_timeout
-        self._last: int | None = None
+        self._last: int | None = None  # the last batch applied, live or replayed
+        self._live_last: int | None = None  # the last batch the SUB socket delivered
         self._socket: zmq.asyncio.Socket | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -89,12 +91,14 @@ class KvEventSubscriber:
         if len(frames) != 3:
             raise KvEventError(f"a KV event message has 3 frames (topic, seq, payload), got {len(frames)}")
         seq = decode_seq(frames[1])
-        if self._last is not None and seq <= self._last:
-            if seq != 0:
-                return  # already applied (from a replay)
+        live_before, self._live_last = self._live_last, seq
+        if live_before is not None and seq <= live_before:
+            # The live numbering went back: the engine restarted, its cache is empty.
             self.stats.restarts += 1
             self.mirror.clear()
             self._last = None
+        elif self._last is not None and seq <= self._last:
+            return  # the live stream catching up with what the replay applied
         expected = 0 if self._last is None else self._last + 1
         if seq > expected:
             self.stats.gaps += 1
