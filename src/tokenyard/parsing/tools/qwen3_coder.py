@@ -212,7 +212,7 @@ class Qwen3CoderToolParser(ToolParser):
                 return end if end else self._parse_region(buf, final)
             if match is not None and match.group() == "<parameter=":
                 follows = self._next_parameter(buf, end, final)
-                drift = _drifted_close(buf, end)
+                drift = _drifted_close(buf, end) if "</parameter" in buf else None
                 if follows is not True:
                     # Undecided (None: wait, holding a misspelt close before the tag),
                     # or a tag the value itself holds (False).
@@ -227,7 +227,7 @@ class Qwen3CoderToolParser(ToolParser):
                 self._arguments.end()
                 self._state = _BODY
                 return end if end else self._parse_region(buf, final)
-            if match is None and not final:
+            if match is None and not final and "</parameter" in buf:
                 # A misspelt close may end the value once the next tag shows: hold it.
                 drift = _drifted_close(buf, end)
                 end = end if drift is None else drift
