@@ -1,4 +1,4 @@
-from tokenyard.events import ToolCallDelta, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, ToolCallDelta, ToolCallReady, ToolCallStart
 
 from .support import WEATHER, parse, splitter_factory, summary
 from .wire_examples import TOOL_EXAMPLES
@@ -74,3 +74,14 @@ def test_an_empty_tool_block_is_framing_and_its_end_token_never_text():
         events = parse(inkling, text)
         assert summary(events) == ([] if text.endswith(END) else [("text", "After.")])
         assert "".join(e.text for e in events if hasattr(e, "text")) == text
+
+
+def test_other_roles_and_media_tokens_in_the_answer_are_syntax_never_text():
+    # TMLv0's control tokens no assistant block uses (SGLang's
+    # test_clean_normal_text_strips_the_full_control_alphabet): markers, the text kept.
+    text = f"{TEXT}Sunny.{END}<|message_user|>x<|content_audio_input|><|audio_end|> y<|endoftext|>"
+    events = parse(inkling, text)
+    assert summary(events) == [("text", "Sunny."), ("text", "x"), ("text", "y")]
+    markers = "".join(e.text for e in events if isinstance(e, Marker))
+    for token in ("<|message_user|>", "<|content_audio_input|>", "<|audio_end|>", "<|endoftext|>"):
+        assert token in markers

@@ -13,7 +13,9 @@ def test_reference_literal():
     assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
     ready = [e for e in events if isinstance(e, ToolCallReady)][0]
     assert ready.arguments == '{"city":"Tokyo","days":3}'
-    assert ready.raw == LITERAL
+    # `[TOOL_CALLS]` is a control token, reported as a Marker; the call's raw is the rest.
+    assert isinstance(events[0], Marker) and events[0].text == "[TOOL_CALLS]"
+    assert ready.raw == LITERAL.removeprefix("[TOOL_CALLS]")
 
 
 def test_reference_literal_array_shape():
@@ -46,7 +48,7 @@ def test_model_call_id_is_kept():
     text = '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Tokyo"}'
     events = parse(mistral, text)
     assert [e.id for e in events if isinstance(e, (ToolCallStart, ToolCallReady))] == ["a1B2c3D4e", "a1B2c3D4e"]
-    assert [e for e in events if isinstance(e, ToolCallReady)][0].raw == text
+    assert [e for e in events if isinstance(e, ToolCallReady)][0].raw == text.removeprefix("[TOOL_CALLS]")
 
 
 def test_args_token_dropped_by_the_decoder():
@@ -55,14 +57,17 @@ def test_args_token_dropped_by_the_decoder():
     ]
 
 
-def test_not_a_call_is_text():
+def test_not_a_call_is_text_after_the_control_token():
+    # `[TOOL_CALLS]` stays syntax (a Marker, never content) when no call follows it.
     for text in [
         "[TOOL_CALLS] I can not call tools.",
         "[TOOL_CALLS]get weather",
         "[TOOL_CALLS]get_weather[INST]x",
         "[TOOL_CALLS][]",
     ]:
-        assert summary(parse(mistral, text)) == [("text", text)]
+        events = parse(mistral, text)
+        assert summary(events) == [("text", text.removeprefix("[TOOL_CALLS]").lstrip())]
+        assert "".join(e.text for e in events if isinstance(e, Marker)).strip() == "[TOOL_CALLS]"
 
 
 def test_invalid_arguments_run_to_the_next_call():
@@ -72,8 +77,8 @@ def test_invalid_arguments_run_to_the_next_call():
         ("incomplete", "get_weather", "invalid_arguments"),
         ("call", "get_weather", {"city": "Oslo"}),
     ]
-    failed = events[2]
-    assert failed.raw == '[TOOL_CALLS]get_weather[ARGS]{"city": Tokyo} oops'
+    failed = events[3]
+    assert failed.raw == 'get_weather[ARGS]{"city": Tokyo} oops'
     assert failed.arguments == '{"city": '
 
 

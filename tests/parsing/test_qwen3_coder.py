@@ -81,6 +81,25 @@ def test_missing_parameter_close_before_another_declared_parameter():
     assert summary(parse(coder, quoted)) == [("call", "get_weather", {"city": "Tokyo\n<parameter=zone>\nx"})]
 
 
+def test_a_misspelt_parameter_close_before_another_declared_parameter_is_the_close():
+    # SGLang's test_*_strips_drifted_end_marker: `</parameter1>`, `</parameter_function>`
+    # or `</parameter` with its `>` left out, right before the next declared
+    # parameter's tag, is the value's close, not its text.
+    for close in ("</parameter1>", "</parameter_function>", "</parameter"):
+        text = (
+            f"<tool_call>\n<function=get_weather>\n<parameter=city>\nShanghai\n{close}\n"
+            "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+        )
+        assert summary(parse(coder, text)) == [("call", "get_weather", {"city": "Shanghai", "days": 3})]
+    # Before anything else (text, a parameter already given) it is the value's text.
+    for tail, value in (
+        ("</parameter1> more\n</parameter>\n", "Shanghai\n</parameter1> more"),
+        ("</parameter_x>\n<parameter=city>\nx\n</parameter>\n", "Shanghai\n</parameter_x>\n<parameter=city>\nx"),
+    ):
+        text = f"<tool_call>\n<function=get_weather>\n<parameter=city>\nShanghai\n{tail}</function>\n</tool_call>"
+        assert summary(parse(coder, text)) == [("call", "get_weather", {"city": value})]
+
+
 def test_a_bare_function_tag_calls_only_a_declared_tool():
     from tokenyard.conversation import ToolSpec
 

@@ -51,6 +51,51 @@ CATEGORIES = (
 )
 
 
+# The rule behind each documented disagreement (`disagreement.rule`): what tokenyard
+# decides, and where an issue requires it (None: tokenyard's own decision, which a
+# change could reverse on the merits). A required rule, or a peer case that another
+# peer case on the same input contradicts, is a disagreement no parser can remove.
+RULES: dict[str, tuple[str, str | None]] = {
+    "cut_call": ("a call the output cut is never dispatched", "issue 23 item 4, issue 13 cause 8"),
+    "invalid_arguments": (
+        "a call whose arguments are not JSON (or not the format's syntax) is never delivered; its text is content",
+        "issue 13 cause 3",
+    ),
+    "recover_complete": (
+        "a complete call whose closing marker the end of output cut is recovered",
+        "issue 13 cause 8",
+    ),
+    "special_token": (
+        "a special token is a marker, never content or reasoning text",
+        "issue 23 item 4, issue 13 cause 6",
+    ),
+    "call_never_vanishes": (
+        "a malformed, cut or undeliverable call never vanishes: its text is content",
+        "issue 13 cause 3, the brief's safety rules",
+    ),
+    "text_around_calls": ("text before, between and after calls is content", "issue 13 cause 2, Dynamo PARSER.13"),
+    "contradiction": ("another peer case on the same input expects the opposite", "no output satisfies both"),
+    "text_kept": ("other text the model wrote is kept (conservation)", None),
+    "framing": ("a role header between special tokens is framing (a marker), not the answer", None),
+    "undeclared_tool": ("a call to an undeclared tool is delivered, flagged undeclared", None),
+    "call_without_arguments": ("a call object with a name and no arguments is a call with {}", None),
+    "tool_name": ("no call is delivered under a name no API lets a tool have", None),
+    "schema_typing": ("values are typed only by the declared schema, and kept as written", None),
+    "stream_never_retracts": ("a stream never takes back what it sent (whole and streamed feeds agree)", None),
+    "reasoning_runs": ("separate reasoning runs are joined as written", None),
+    "pairing": (
+        "the family's tool and reasoning parsers run together (the peer ran one alone, or another feature)",
+        None,
+    ),
+    "call_in_reasoning": ("a call inside reasoning followed by more reasoning stays reasoning", None),
+    "unmarked_syntax": (
+        "call syntax without its marker, or out of place, is read only where it is strong evidence",
+        None,
+    ),
+    "value_end": ("where a parameter value ends, read in order", None),
+}
+
+
 @dataclass(frozen=True)
 class Case:
     family: str

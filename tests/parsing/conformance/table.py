@@ -1,25 +1,55 @@
-"""Print the README's per-family table, category counts and peer sources from the
-case data, and with `--disagreements` the list of documented disagreements:
-`python -m tests.parsing.conformance.table` (from the repo root, src on the path)."""
+"""Print the README's per-family table, category counts, peer sources and the
+disagreements counted by rule from the case data, and with `--disagreements` the
+list of documented disagreements: `python -m tests.parsing.conformance.table`
+(from the repo root, src on the path)."""
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
 
-from .cases import CATEGORIES, load_cases
+from .cases import CATEGORIES, RULES, Case, load_cases
 
 
 def disagreements() -> None:
-    """One bullet per reason, listing the cases that share it."""
-    by_reason: dict[str, list[str]] = {}
-    for c in load_cases():
-        if c.disagreement is not None:
-            source = c.source
-            where = f"`{c.name}` ({source['repo']} `{source['file']}` — {source['test']})"
-            by_reason.setdefault(c.disagreement["reason"], []).append(where)
-    for reason, where in by_reason.items():
-        print(f"- {'; '.join(where)}: {reason}")
+    """Per rule, one bullet per reason, listing the cases that share it."""
+    cases = load_cases()
+    for rule, (decision, _) in RULES.items():
+        by_reason: dict[str, list[str]] = {}
+        for c in cases:
+            if c.disagreement is not None and c.disagreement["rule"] == rule:
+                source = c.source
+                where = f"`{c.name}` ({source['repo']} `{source['file']}` — {source['test']})"
+                by_reason.setdefault(c.disagreement["reason"], []).append(where)
+        if by_reason:
+            print(f"\n### `{rule}`: {decision}\n")
+            for reason, where in by_reason.items():
+                print(f"- {'; '.join(where)}: {reason}")
+
+
+def ceiling_line(peer: list[Case]) -> str:
+    """How many disagreements no parser can remove (an issue requires the rule, or
+    another peer case on the same input contradicts the peer), and agreement over
+    the cases where agreement is possible."""
+    agreeing = sum(1 for c in peer if c.disagreement is None)
+    fixed = sum(1 for c in peer if c.disagreement is not None and RULES[c.disagreement["rule"]][1] is not None)
+    possible = len(peer) - fixed
+    return (
+        f"Required or contradicted: {fixed} of {len(peer) - agreeing}; at most {possible} "
+        f"({100 * possible / len(peer):.1f}%) peer cases can agree; agreement where it is possible: "
+        f"{agreeing} / {possible} ({100 * agreeing / possible:.1f}%)."
+    )
+
+
+def rules(peer: list[Case]) -> None:
+    counts = Counter(c.disagreement["rule"] for c in peer if c.disagreement is not None)
+    print("| rule | tokenyard's decision | required by | cases |")
+    print("|---|---|---|---|")
+    for rule, (decision, required) in RULES.items():
+        if counts[rule]:
+            print(f"| `{rule}` | {decision} | {required or '—'} | {counts[rule]} |")
+    print()
+    print(ceiling_line(peer))
 
 
 def main() -> None:
@@ -45,6 +75,8 @@ def main() -> None:
     print(", ".join(f"{k} {categories[k]}" for k in sorted(CATEGORIES) if categories[k]))
     sources = Counter(c.source["repo"] for c in peer)
     print("Peer cases by source: " + ", ".join(f"{repo} {n}" for repo, n in sources.most_common()) + ".")
+    print()
+    rules(peer)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ import pytest
 
 from tokenyard.events import check_events, merge_adjacent
 
-from .cases import Case, agrees, chunkings, engine_output, load_cases, outcome, run
+from .cases import RULES, Case, agrees, chunkings, engine_output, load_cases, outcome, run
+from .table import ceiling_line
 
 CASES = load_cases()
 
@@ -33,12 +34,14 @@ def test_every_disagreement_is_documented() -> None:
         if case.disagreement is not None:
             assert case.disagreement.get("reason"), f"{case.name}: a disagreement needs its reason"
             assert "peer" in case.disagreement, f"{case.name}: record the peer's expectation"
+            assert case.disagreement.get("rule") in RULES, f"{case.name}: name the rule behind it (cases.RULES)"
 
 
 # Issues 13 and 23 ask for >= 95%; with every case of every peer parser test file
-# read (3,217) tokenyard agrees on 93.1% (2,995), each other case a documented
-# decision (README). This floor keeps agreement from sliding back.
-AGREEMENT_FLOOR = 0.9305
+# read (3,217) tokenyard agrees on 93.3% (3,000), each other case a documented
+# decision (README); 96 of those are rules an issue requires or peer cases another
+# contradicts. This floor keeps agreement from sliding back.
+AGREEMENT_FLOOR = 0.9325
 
 
 def test_agreement_with_peers_does_not_fall_below_its_floor() -> None:
@@ -61,3 +64,4 @@ def test_the_readme_table_counts_the_cases() -> None:
     )
     readme = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
     assert total in readme, f"update the README table: {total}"
+    assert ceiling_line(peer) in readme, f"update the README's count by rule: {ceiling_line(peer)}"

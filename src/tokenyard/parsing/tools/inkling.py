@@ -53,6 +53,18 @@ class InklingToolParser(ToolParser):
     start_markers = (MESSAGE_MODEL, CONTENT_TEXT, TOOL_JSON, TOOL_TEXT, TOOL_ERROR, *_BLOCK_ENDS)
     # A tool block opened while a thinking block is still unclosed ends the thinking.
     reasoning_exit_markers = (TOOL_JSON,)
+    # The rest of TMLv0's control tokens (other roles, media spans): no assistant
+    # block uses them, so met in the answer they are syntax out of place, never text.
+    stray_markers = (
+        "<|endoftext|>",
+        "<|message_user|>",
+        "<|message_system|>",
+        "<|message_tool|>",
+        "<|content_image|>",
+        "<|content_audio_input|>",
+        "<|audio_end|>",
+        "<|content_xml|>",
+    )
 
     def _enter_region(self, marker: str) -> None:
         self._state = _HEADER

@@ -5,8 +5,9 @@
 
 The first (tokenizers before v11) is a JSON call array; the region ends after its
 `]`, and a later `[TOOL_CALLS]` starts another. In the second (v11+) every call
-carries its own `[TOOL_CALLS]` (part of that call's raw), and the call is ready the
-moment its arguments' JSON value completes. Some tokenizers put a model call id
+carries its own `[TOOL_CALLS]`, and the call is ready the moment its arguments' JSON
+value completes. `[TOOL_CALLS]` is a control token, so it is a Marker whatever
+follows it. Some tokenizers put a model call id
 between name and arguments (`name[CALL_ID]a1B2c3D4e[ARGS]{...}`), kept as the
 call's id; decoders that drop special tokens leave `name{...}`, also accepted, and
 turn `[TOOL_CALLS][{...}]` into a bare `[{...}]` (Mistral-7B v0.3 behind such a
@@ -89,6 +90,12 @@ class MistralToolParser(OpeningCallListParser):
             self._marker(_TOOL_CALLS_END)
             self._exit_region()
             return len(_TOOL_CALLS_END)
+        if state == MARKER:
+            # `[TOOL_CALLS]` is a control token: syntax whether or not a call follows
+            # it, so a call that breaks after it returns its own text, not the token.
+            self._marker(_TOOL_CALLS)
+            self._state = _SHAPE
+            return len(_TOOL_CALLS)
         if state == OUTPUT_START:
             return self._output_start(buf, final)
         if state < FIRST_SUBCLASS_STATE:
@@ -167,7 +174,7 @@ class MistralToolParser(OpeningCallListParser):
         if not is_function_name(self._name):
             self._end_list()
             return
-        # `[TOOL_CALLS]name[ARGS]` belongs to this call's raw.
+        # `name[ARGS]` belongs to this call's raw.
         raw, self._pending = self._pending, ""
         self._open_call(self._name, raw, self._model_id or None)
         self._state = _ARGS_START

@@ -40,6 +40,10 @@ _LENIENT_FUNCTION_PREFIX = re.compile(
     r"\s*(?:<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:(?:=|\s+)?[\w.\-:/]{0,256})?)?)?)?)?)?)?)?)?)?\Z"
 )
 _LENIENT_PARAMETER = re.compile(r"<parameter=(?:parameter=)?([\w\-][\w.\-]{0,255})(?:>|\n)")
+# A value's closing tag the model misspelt (`</parameter1>`, `</parameter_function>`,
+# `</parameter` without its `>`): where the next parameter's tag follows it, it is the
+# close, not the value's text (SGLang's drifted-end-marker tests).
+_DRIFTED_CLOSE = re.compile(r"</parameter[\w\-]{0,32}>?\s{0,8}")
 
 
 def _section_markers(section_close: str) -> tuple[MarkerSet, MarkerSet]:
@@ -208,19 +212,25 @@ class Qwen3CoderToolParser(ToolParser):
                 return end if end else self._parse_region(buf, final)
             if match is not None and match.group() == "<parameter=":
                 follows = self._next_parameter(buf, end, final)
+                drift = _drifted_close(buf, end) if "</parameter" in buf else None
                 if follows is not True:
-                    # Undecided (None: wait), or a tag the value itself holds (False).
-                    stop = end if follows is None else match.end()
+                    # Undecided (None: wait, holding a misspelt close before the tag),
+                    # or a tag the value itself holds (False).
+                    stop = match.end() if follows is False else end if drift is None else drift
                     self._raw(buf[:stop])
                     self._arguments.text(buf[:stop])
                     return stop
-                # The model left this value's `</parameter>` out: the next declared
-                # parameter's tag ends it.
+                # The model left this value's `</parameter>` out, or misspelt it: the
+                # next declared parameter's tag ends it.
                 self._raw(buf[:end])
-                self._arguments.text(buf[:end])
+                self._arguments.text(buf[: end if drift is None else drift])
                 self._arguments.end()
                 self._state = _BODY
                 return end if end else self._parse_region(buf, final)
+            if match is None and not final and "</parameter" in buf:
+                # A misspelt close may end the value once the next tag shows: hold it.
+                drift = _drifted_close(buf, end)
+                end = end if drift is None else drift
             self._raw(buf[:end])
             self._arguments.text(buf[:end])
             if match is None:
@@ -310,3 +320,12 @@ class Qwen3CoderToolParser(ToolParser):
         # character as text so the scan moves past it.
         self._text(buf[0])
         return 1
+
+
+def _drifted_close(buf: str, end: int) -> int | None:
+    """Where a misspelt closing tag that runs up to `end` begins (None: there is none)."""
+    at = buf.rfind("</parameter", 0, end)
+    if at < 0:
+        return None
+    found = _DRIFTED_CLOSE.match(buf, at, end)
+    return at if found is not None and found.end() == end else None
