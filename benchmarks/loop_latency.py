@@ -22,7 +22,10 @@ blocked (waiting for the GIL or a lock a worker thread holds, or idle: the probe
 not yet sent), beside this client's own thread (on a CPU, waiting for a core), the
 loop's own worst lag meanwhile, and every garbage collection of 1 ms or more in
 either process meanwhile (gc.callbacks: a full collection holds the GIL while it
-walks every tracked container). "gc max" is the server's longest collection.
+walks every tracked container). "gc max" is the server's longest collection;
+"blocked" the longest probe time the server's blocking can account for (the probe's
+time less the loop's time on a CPU and both threads' waits for a core: on a loaded
+machine, where the worst probes are waits for a core, the figure that compares trees).
 
 `--watchdog FILE` finds what a stall waits on: the server's loop re-arms a
 `faulthandler` timer every 10 ms, so when it misses 100 ms every thread's Python
@@ -309,6 +312,12 @@ class Probe:
         self.at, self.ms = at, ms
         (self.cpu_ms, self.runqueue_ms), (self.client_cpu_ms, self.client_runqueue_ms) = server, client
 
+    def blocked_ms(self) -> float:
+        """Its time with neither the server's loop nor this client on a CPU or waiting
+        for a core: what the server's own blocking (the GIL, a collection) cost it. A
+        lower bound: the two threads' waits may overlap."""
+        return max(0.0, self.ms - self.cpu_ms - self.runqueue_ms - self.client_runqueue_ms)
+
     def breakdown(self, lags: list[tuple[float, float]], gc_pauses: list[GcPause]) -> str:
         """Where its time went: the server loop's thread (schedstat), the loop's own
         worst lag meanwhile, this client's thread, and garbage collections meanwhile."""
@@ -396,8 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         modes = [("offload", REPO / "src", True), ("on-loop", REPO / "src", False)]
     print(
-        f"{'mode':<12} {'probes':>7} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'loop max':>9} {'gc max':>7} {'load s':>8} "
-        f"{'loadavg':>8}  statuses"
+        f"{'mode':<12} {'probes':>7} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'blocked':>8} {'loop max':>9} "
+        f"{'gc max':>7} {'load s':>8} {'loadavg':>8}  statuses"
     )
     results: dict[str, list[float]] = {}
     worst: list[tuple[str, str]] = []
@@ -427,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         client_gc.pauses.clear()
         print(
             f"{name:<12} {len(latencies):>7} {statistics.median(latencies):>9.1f} {percentile(latencies, 0.99):>9.1f} "
-            f"{max(latencies):>9.1f} {loop_max:>9.1f} {gc_max:>7.1f} {ended - started:>8.1f} {os.getloadavg()[0]:>8.1f}  "
+            f"{max(latencies):>9.1f} {max(p.blocked_ms() for p in probes):>8.1f} {loop_max:>9.1f} {gc_max:>7.1f} {ended - started:>8.1f} {os.getloadavg()[0]:>8.1f}  "
             f"{sorted(set(statuses))}"
         )
     for name, line in worst:

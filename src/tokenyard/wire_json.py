@@ -17,7 +17,7 @@ applied in one walk over the decoded value (`_checked`) that looks inside only t
 strings that are not ASCII (a lone surrogate is not), a slice at a time: searching
 the body's text for escapes took three passes over it, ~40 ms of GIL for 20 MB.
 A large body's pieces are checked as they are decoded, and their containers are
-taken out of the cyclic garbage collector's sight (`_UNTRACK`): JSON holds no
+taken out of the cyclic garbage collector's sight (`_untrack`): JSON holds no
 reference cycles, so the collector could never free any of it, only walk it, and
 each full collection walks every container the process tracks with the GIL held
 (60,000 tools: 240K containers, ~40 ms of CPU a walk, three walks while they were
