@@ -1,5 +1,6 @@
 """The one rule for JSON a client wrote (wire_json.py)."""
 
+import gc
 import json
 
 import pytest
@@ -73,3 +74,46 @@ def test_a_body_decoded_in_pieces_is_what_json_loads_gives(monkeypatch, text):
             assert wire_json.loads(data) == expected
     with pytest.raises(JsonTooDeep):
         wire_json.loads('{"tools": [' + "[" * 100_000 + "]}")
+
+
+def test_a_large_bodys_containers_are_out_of_the_collectors_sight(monkeypatch):
+    # JSON holds no cycles: the collector could only walk a large body, never free it.
+    text = json.dumps({"tools": [{"function": {"name": "t", "parameters": {"properties": {}}}}] * 3, "n": [[1], 2]})
+    small = wire_json.loads(text)
+    assert gc.is_tracked(small) and gc.is_tracked(small["tools"][0])  # a small body: as json.loads made it
+    monkeypatch.setattr(wire_json, "PIECEWISE_BYTES", 0)
+    large = wire_json.loads(text)
+    assert large == small
+    containers = [large, large["tools"], large["n"], large["n"][0]]
+    for tool in large["tools"]:
+        containers += [tool, tool["function"], tool["function"]["parameters"]]
+    assert not any(gc.is_tracked(c) for c in containers)
+    # Changed later, a dict that takes a container is watched again.
+    large["tools"][0]["cycle"] = [large["tools"][0]]
+    assert gc.is_tracked(large["tools"][0])
+
+
+def test_a_large_body_that_is_not_an_object_is_checked_and_untracked_whole(monkeypatch):
+    monkeypatch.setattr(wire_json, "PIECEWISE_BYTES", 0)
+    value = wire_json.loads('[{"k": "a\\ud800"}, [1]]')
+    assert value == [{"k": "a\ufffd"}, [1]]
+    assert not any(gc.is_tracked(c) for c in (value, value[0], value[1]))
+    with pytest.raises(JsonTooDeep):
+        wire_json.loads("[" * 65 + "]" * 65)
+
+
+@pytest.mark.parametrize("depth", [63, 64, 65])
+@pytest.mark.parametrize("shape", ['{{"a": [{inner}]}}', '{{"a": {inner}}}', '{{"a": [1, {{"b": {inner}}}]}}'])
+def test_a_body_decoded_in_pieces_is_refused_at_the_same_depth(monkeypatch, depth, shape):
+    outer = shape.count("[") + shape.count("{{")  # levels around the inner lists
+    inner = "[" * (depth - outer) + "]" * (depth - outer)
+    text = shape.format(inner=inner)
+    outcomes = []
+    for size in (1 << 30, 0):  # decoded whole, then in pieces
+        monkeypatch.setattr(wire_json, "PIECEWISE_BYTES", size)
+        try:
+            outcomes.append(wire_json.loads(text))
+        except JsonTooDeep:
+            outcomes.append(JsonTooDeep)
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0] is JsonTooDeep) == (depth > 64)

@@ -240,7 +240,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
     from .server.graceful import serve
     from .server.limits import HttpLimits, bound_heap_retention, raise_open_file_limit, server_options
     from .server.loading import load
-    from .server.offload import Offload, hand_the_gil_back_sooner
+    from .server.offload import Offload, freeze_start_up_objects, hand_the_gil_back_sooner
     from .server.pipeline import Pipeline
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -292,6 +292,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         loop = "asyncio"
     bound_heap_retention()
     hand_the_gil_back_sooner()
+    freeze_start_up_objects()
     before, after = raise_open_file_limit()
     logging.getLogger("tokenyard").info("open-file limit %d -> %d", before, after)
     if after < 4096:

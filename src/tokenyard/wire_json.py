@@ -16,12 +16,22 @@ pieces and the longest hold is the largest single element. Both rules are then
 applied in one walk over the decoded value (`_checked`) that looks inside only the
 strings that are not ASCII (a lone surrogate is not), a slice at a time: searching
 the body's text for escapes took three passes over it, ~40 ms of GIL for 20 MB.
+A large body's pieces are checked as they are decoded, and their containers are
+taken out of the cyclic garbage collector's sight (`_untrack`): JSON holds no
+reference cycles, so the collector could never free any of it, only walk it, and
+each full collection walks every container the process tracks with the GIL held
+(60,000 tools: 240K containers, ~40 ms of CPU a walk, three walks while they were
+decoded; loop_latency.py's gc timing). Reference counting still frees them. A
+container code later fills with objects that form a cycle through it would stay
+uncollected (a dict is tracked again when a container is put in it; a list not).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .faults import JsonTooDeep
@@ -42,7 +52,9 @@ def loads(data: str | bytes | bytearray, *, where: str | None = None, max_depth:
     """`json.loads(data)` by the rule above. Raises ValueError for text that is not
     JSON and `JsonTooDeep` (naming `where`) for JSON nested too deep."""
     try:
-        value = _loads_in_pieces(data) if len(data) >= PIECEWISE_BYTES else json.loads(data)
+        if len(data) >= PIECEWISE_BYTES:
+            return _loads_in_pieces(data, max_depth, where)
+        value = json.loads(data)
     except RecursionError:
         raise JsonTooDeep(max_depth, where) from None
     return _checked(value, max_depth, where)
@@ -52,22 +64,24 @@ _DECODER = json.JSONDecoder()
 _WHITESPACE = always_match(r"[ \t\n\r]*")
 
 
-def _loads_in_pieces(data: str | bytes | bytearray) -> Any:
-    """`json.loads(data)` for a top-level object, its members and the elements of its
-    arrays decoded one by one. Anything unexpected is left to `json.loads`, whose
-    error (or value) is then the answer."""
+def _loads_in_pieces(data: str | bytes | bytearray, limit: int, where: str | None) -> Any:
+    """`loads(data)` for a top-level object, its members and the elements of its
+    arrays decoded (and checked) one by one. Anything unexpected is left to
+    `json.loads`, whose error (or value) is then the answer."""
     text = data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
     try:
-        return _object_in_pieces(text)
+        return _object_in_pieces(text, limit, where)
     except (ValueError, IndexError):
-        return json.loads(text)
+        return _checked(json.loads(text), limit, where, untrack=True)
 
 
-def _object_in_pieces(text: str) -> dict[str, Any]:
+def _object_in_pieces(text: str, limit: int, where: str | None) -> dict[str, Any]:
     skip = _WHITESPACE
     at = skip(text, 0).end()
     if text[at] != "{":
         raise ValueError("not an object")
+    if limit < 1:
+        raise JsonTooDeep(limit, where)
     out: dict[str, Any] = {}
     at = skip(text, at + 1).end()
     if text[at] == "}":
@@ -76,31 +90,43 @@ def _object_in_pieces(text: str) -> dict[str, Any]:
         if text[at] != '"':
             raise ValueError("no key")
         key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]  # public, untyped
+        key = _without_lone_surrogates(key)
         at = skip(text, at).end()
         if text[at] != ":":
             raise ValueError("no colon")
         at = skip(text, at + 1).end()
         if text[at] == "[":
-            out[key], at = _array_in_pieces(text, at)
+            out[key], at = _array_in_pieces(text, at, limit - 1, where)
         else:
-            out[key], at = _DECODER.raw_decode(text, at)
+            value, at = _DECODER.raw_decode(text, at)
+            out[key] = _checked(value, limit - 1, where, untrack=True)
         at = skip(text, at).end()
         if text[at] not in ",}":
             raise ValueError("no comma")
         at = skip(text, at + 1).end() if text[at] == "," else at + 1
     if skip(text, at).end() != len(text):
         raise ValueError("trailing data")
+    _untrack(out)
     return out
 
 
-def _array_in_pieces(text: str, at: int) -> tuple[list[Any], int]:
+def _array_in_pieces(text: str, at: int, limit: int, where: str | None) -> tuple[list[Any], int]:
+    """The array at `text[at]`, `limit` levels deep at most, its elements decoded one by one."""
+    if limit < 1:
+        raise JsonTooDeep(limit, where)
     skip = _WHITESPACE
     items: list[Any] = []
+    _untrack(items)
     at = skip(text, at + 1).end()
     if text[at] == "]":
         return items, at + 1
     while True:
         item, at = _DECODER.raw_decode(text, at)
+        kind = type(item)  # the decoder makes exact types; no call per number (5M ids to detokenize)
+        if kind is dict or kind is list:
+            _checked(item, limit - 1, where, untrack=True)
+        elif kind is str and not item.isascii():
+            item = _without_lone_surrogates(item)
         items.append(item)
         at = skip(text, at).end()
         if text[at] == "]":
@@ -110,10 +136,11 @@ def _array_in_pieces(text: str, at: int) -> tuple[list[Any], int]:
         at = skip(text, at + 1).end()
 
 
-def _checked(value: Any, limit: int, where: str | None) -> Any:
+def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False) -> Any:
     """`value` nested at most `limit` levels (iteratively: no recursion) with every
     lone surrogate in its strings and keys as U+FFFD (a valid pair was already joined
-    by the decoder). Containers are fixed in place: the decoder made them."""
+    by the decoder), and with `untrack`, its containers out of the garbage
+    collector's sight. Containers are fixed in place: the decoder made them."""
     if isinstance(value, str):
         return _without_lone_surrogates(value)
     stack = [(value, 1)]
@@ -139,7 +166,26 @@ def _checked(value: Any, limit: int, where: str | None) -> Any:
                         node[i] = _without_lone_surrogates(item)
                 elif isinstance(item, (dict, list)):
                     stack.append((item, depth + 1))
+        else:
+            continue  # a scalar at the top (only containers are pushed): nothing to untrack
+        if untrack:  # after the node's own changes: putting a container in a dict tracks it again
+            _untrack(node)
     return value
+
+
+def _load_untrack() -> Callable[[object], None]:
+    try:
+        # Only for dicts and lists (it reads the collector's header, which other types
+        # lack); a PyDLL: called with the GIL held.
+        untrack = ctypes.pythonapi.PyObject_GC_UnTrack
+    except AttributeError:  # not CPython: its collector is its own business
+        return lambda value: None
+    untrack.argtypes = [ctypes.py_object]
+    untrack.restype = None
+    return untrack
+
+
+_untrack = _load_untrack()
 
 
 def _without_lone_surrogates(text: str) -> str:

@@ -1,6 +1,7 @@
 """Work done a piece at a time so that the event loop gets the GIL in between
 (server/offload.py, and the tool count's refusal in server/intake.py)."""
 
+import gc
 import json
 
 import pytest
@@ -53,3 +54,18 @@ def test_a_body_refused_for_its_tool_count_has_its_tools_freed_where_it_was_refu
     kept = {"tools": [{"type": "function", "name": "t"}] * 10_000}
     check_tool_count(kept)
     assert len(kept["tools"]) == 10_000
+
+
+def test_start_up_objects_are_frozen_out_of_full_collections():
+    made_at_start_up = [{"vocab": list(range(3))} for _ in range(100)]
+    before = gc.get_freeze_count()
+    try:
+        offload.freeze_start_up_objects()
+        assert gc.get_freeze_count() >= before + len(made_at_start_up)
+        tracked = {id(o) for o in gc.get_objects()}  # the generations a collection walks
+        assert not any(id(o) in tracked for o in made_at_start_up)
+        assert id(made_at_start_up) not in tracked
+        made_later = [[]]
+        assert id(made_later) in {id(o) for o in gc.get_objects()}
+    finally:
+        gc.unfreeze()  # the test process goes on collecting
