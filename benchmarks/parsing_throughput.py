@@ -326,6 +326,12 @@ def collect_vllm(started: tuple[subprocess.Popen[str], Any] | None, inputs: dict
     return out
 
 
+def streams_nothing(peer: dict) -> bool:
+    """vLLM's parser returned no delta at all, for text or calls (its phi4_mini_json
+    has no streaming implementation): its rate is that of doing nothing."""
+    return not any(seen["content"] or seen["reasoning"] or seen["calls"] for seen in peer["seen"].values())
+
+
 def save_plot(rows: list[tuple[str, dict, dict | None]], quick: bool) -> Path:
     import matplotlib
 
@@ -339,7 +345,7 @@ def save_plot(rows: list[tuple[str, dict, dict | None]], quick: bool) -> Path:
         names = [fmt for fmt, _, _ in rows]
         x = range(len(names))
         ours = [r[kind] for _, r, _ in rows]
-        peer = [p[kind] if p and "error" not in p else 0 for _, _, p in rows]
+        peer = [p[kind] if p and "error" not in p and not streams_nothing(p) else 0 for _, _, p in rows]
         ax.bar([i - 0.2 for i in x], ours, width=0.4, label="tokenyard", color="#4c78a8")
         ax.bar([i + 0.2 for i in x], peer, width=0.4, label="vLLM", color="#e45756")
         ax.axhline(1_000_000 if kind == "text" else 500_000, color="#555", lw=0.8, ls="--")
@@ -402,11 +408,14 @@ def main(argv: list[str] | None = None) -> int:
             line += f"  vLLM failed: {peer['error'][:60]}"
         else:
             bound = ">" if peer["capped"] else ""
-            line += (
-                f"{peer['text']:>11,.0f}{peer['tool']:>11,.0f}{bound + format(peer['ratio'], '.1f'):>12}"
-                f"{mine['text'] / peer['text']:>7.0f}x{mine['tool'] / peer['tool']:>7.0f}x"
-                f"{str(peer['seen']['tool_small']['calls']) + '/' + str(mine['calls']):>7}"
-            )
+            line += f"{peer['text']:>11,.0f}{peer['tool']:>11,.0f}{bound + format(peer['ratio'], '.1f'):>12}"
+            if streams_nothing(peer):
+                line += f"{'-':>8}{'-':>8}{'-/' + str(mine['calls']):>7}   (vLLM streams nothing: no comparison)"
+            else:
+                line += (
+                    f"{mine['text'] / peer['text']:>7.0f}x{mine['tool'] / peer['tool']:>7.0f}x"
+                    f"{str(peer['seen']['tool_small']['calls']) + '/' + str(mine['calls']):>7}"
+                )
         print(line)
         rows.append((fmt, mine, peer))
     print("-" * len(header))

@@ -81,12 +81,10 @@ class OutputSplitter:
                 )
         # A final ```json fenced call to a declared tool becomes a call (fenced_calls.py).
         self._fenced = FencedCallRecovery(tools, call_ids) if recover_fenced_calls and tools else None
-        # A reasoning parser (feeding its tool parser) with nothing around it: fed directly.
-        self._direct = (
-            self._reasoning.feed
-            if self._reasoning is not None and self._harmony is None and self._fenced is None
-            else None
-        )
+        # The first parser (a reasoning parser feeding its tool parser, or a tool parser
+        # alone) with nothing around it: fed directly.
+        first = self._reasoning if self._reasoning is not None else self._tools
+        self._direct = first.feed if first is not None and self._fenced is None else None
         # The hold-back bound (see the module docstring): the input since everything
         # fed was last accounted for, and how many of its characters are not yet.
         self._max_held = self._tools.max_held if self._tools is not None else MAX_HELD_CHARS
@@ -108,7 +106,21 @@ class OutputSplitter:
         else:
             events = self._parse(text)
         event = events[0] if len(events) == 1 else None
-        if type(event) is ToolCallDelta:
+        if type(event) is TextDelta or type(event) is ReasoningDelta:
+            if event.text is text and not self._held:
+                # The hot path in prose: the text as it came, nothing held before it,
+                # inside a run with content, not ending in whitespace (`_trim`'s
+                # first case, without the call).
+                if (
+                    type(event) is self._run_kind
+                    and self._run_has_content
+                    and not self._pending_space
+                    and text
+                    and not text[-1].isspace()
+                ):
+                    return events
+                return self._trim(events)
+        elif type(event) is ToolCallDelta:
             # The hot path inside a long call: the text is the call's (its raw,
             # accounted when it ends); one argument delta, nothing to trim.
             self._unsettled.append(text)
@@ -116,10 +128,8 @@ class OutputSplitter:
             if not self._pending_space:
                 self._run_kind = None
                 return events
-        elif not (
-            (type(event) is TextDelta or type(event) is ReasoningDelta) and event.text is text and not self._held
-        ):  # anything but the text as it came, with nothing held before it
-            events = self._account(text, events)
+            return self._trim(events)
+        events = self._account(text, events)
         return self._trim(events)
 
     def _account(self, text: str, events: list[ParseEvent]) -> list[ParseEvent]:

@@ -98,7 +98,7 @@ class CallIds:
 
 
 @dataclass(slots=True)
-class _OpenCall:
+class OpenCall:
     index: int
     id: str
     name: str
@@ -171,7 +171,7 @@ class ToolParser:
         self._buf = ""
         self._in_region = False
         self._next_index = 0
-        self._call: _OpenCall | None = None
+        self._call: OpenCall | None = None
 
     @classmethod
     def exit_markers(cls) -> tuple[str, ...]:
@@ -180,7 +180,7 @@ class ToolParser:
     # ---- the sans-IO interface -------------------------------------------------
 
     def feed(self, text: str) -> list[ParseEvent]:
-        if not self._in_region and not self._buf and not self._starts.could_start(text):
+        if not self._in_region and not self._buf and self._starts.trigger(text) is None:
             if self._quotes is not None:
                 self._quotes.note(text)
             return [TextDelta(text)] if text else []
@@ -339,7 +339,7 @@ class ToolParser:
         if self._call is not None:  # a format subclass bug must not lose the call
             self._fail_call("truncated")
         declared = self.tools is None or name in self.tools
-        call = _OpenCall(self._next_index, self._ids.new(model_id), name, declared)
+        call = OpenCall(self._next_index, self._ids.new(model_id), name, declared)
         self._next_index += 1
         if raw:
             call.raw.append(raw)

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...conversation import ToolSpec
+from ...events import ParseEvent, TextDelta
 from ..coercion import tool_properties
 from ..markers import MarkerSet
 from ..patterns import always_match, always_search
-from .base import FormatConfig, JsonCallReader, StepParser, is_function_name
-from .xml_args import ArgumentsBuilder
+from .base import FormatConfig, JsonCallReader, StepParser, ToolParser, is_function_name
+from .xml_args import ArgumentsBuilder, take_value_text
 
 
 class KeyValueSyntax:
@@ -78,6 +79,10 @@ class KeyValueSyntax:
             [self.value_close, self.key_open, self.close, self.open] if special_tokens else [self.value_close]
         )
         self.close_set = MarkerSet(self.call_ends)
+        # Value text with none of these characters neither begins a tag that may end
+        # the value nor needs escaping in JSON: it streams as it is.
+        firsts = "".join(sorted({m[0] for m in self.value_stops.markers}))
+        self.plain_value = re.compile("[" + re.escape(firsts) + r'"\\\x00-\x1f]').search
         self.type_stops = MarkerSet([type_tags[1], self.value_open, self.close]) if type_tags else None
 
 
@@ -155,6 +160,19 @@ class KeyValueToolParser(StepParser):
                     by_marker[tag] = (syntax, True)
             cls._by_marker = by_marker
             cls.start_markers = tuple(by_marker)
+
+    def feed(self, text: str) -> list[ParseEvent]:
+        if not self._in_region:
+            if not self._buf and self._quotes is None and self._starts.trigger(text) is None:
+                return [TextDelta(text)] if text else []  # prose: the base class's idle path, inlined
+        elif self._state == _VALUE and not self._buf and text:
+            call, sink = self._call, self._value_sink
+            if call is not None and isinstance(sink, ArgumentsBuilder):
+                syntax = self._syntax
+                events = take_value_text(self, call, sink, text, syntax.plain_value, syntax.value_stops.trigger)
+                if events is not None:
+                    return events
+        return ToolParser.feed(self, text)
 
     def _enter_region(self, marker: str) -> None:
         self._syntax, self._section_tag = self._by_marker[marker]

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...events import ParseEvent, ToolCallDelta
+from ...events import ParseEvent, TextDelta
 from ..json_stream import JsonStreamError, JsonValueScanner
 from ..markers import MarkerSet
 from .base import FormatConfig, JsonCallReader, ToolParser, is_function_name
 from .token_section import skip_whitespace
-from .xml_args import JSON_STRING_ESCAPES, ArgumentsBuilder
+from .xml_args import ArgumentsBuilder, take_value_text
 
 # The attribute text of a tag: the name (quoted or bare) first, then the rest.
 _NAME_ATTRIBUTE = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))(.*)\Z""", re.DOTALL)
@@ -137,26 +137,17 @@ class InvokeToolParser(ToolParser):
         cls._value_fast_path = cls._steps[VALUE] is InvokeToolParser._steps[VALUE]
 
     def feed(self, text: str) -> list[ParseEvent]:
-        call = self._call
-        if self._state == VALUE and call is not None and not self._buf and text and self._value_fast_path:
-            # The hot path of a long value (a file's content): text that can not
-            # begin the value's closing tag is the value's text, no state machine.
-            arguments = self._arguments
-            assert arguments is not None
-            if arguments.plain_run and self.syntax.plain_value(text) is None:
-                call.raw.append(text)
-                call.arguments.append(text)
-                return [ToolCallDelta(call.index, text)]
-            if self.syntax.value_markers.trigger(text) is None:
-                call.raw.append(text)
-                if arguments.plain_run:  # a quote, backslash or line break: escaped
-                    fragment = text.translate(JSON_STRING_ESCAPES)
-                    call.arguments.append(fragment)
-                    return [ToolCallDelta(call.index, fragment)]
-                arguments.text(text)
-                events, self._events = self._events, []
-                return events
-        return super().feed(text)
+        if not self._in_region:
+            if not self._buf and self._quotes is None and self._starts.trigger(text) is None:
+                return [TextDelta(text)] if text else []  # prose: the base class's idle path, inlined
+        elif self._state == VALUE and not self._buf and text and self._value_fast_path:
+            call, arguments = self._call, self._arguments
+            if call is not None and arguments is not None:
+                syntax = self.syntax
+                events = take_value_text(self, call, arguments, text, syntax.plain_value, syntax.value_markers.trigger)
+                if events is not None:
+                    return events
+        return ToolParser.feed(self, text)
 
     def _stray_end(self, buf: str, at: int, marker: str, final: bool) -> int | None:
         # A tag that begins with the format's special token but is no tag of it (a

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ...conversation import ToolSpec
+from ...events import ParseEvent, ToolCallDelta
 from ..coercion import (
     ambiguous_shape,
     coerce_value,
@@ -25,7 +27,7 @@ from ..coercion import (
     parameter_types,
     wants_string,
 )
-from .base import ToolParser
+from .base import OpenCall, ToolParser
 
 _NOT_JSON = object()
 
@@ -45,6 +47,36 @@ def _json_value(text: str) -> object:
 # output, one C-level `str.translate` instead of a json.dumps call per fragment.
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]').search
 JSON_STRING_ESCAPES = {c: json.dumps(chr(c))[1:-1] for c in range(0x20)} | {ord('"'): '\\"', ord("\\"): "\\\\"}
+
+
+def take_value_text(
+    owner: ToolParser,
+    call: OpenCall,
+    arguments: ArgumentsBuilder,
+    text: str,
+    plain: Callable[[str], object],
+    stops: Callable[[str], object],
+) -> list[ParseEvent] | None:
+    """The hot path of a long parameter value (a file's content) in the XML-style
+    engines: `text` fed with nothing held, in which nothing can begin a tag that ends
+    the value (`stops` finds none), is the value's text, no state machine. `plain`
+    finds a character that may begin such a tag or needs escaping in JSON: with none,
+    inside a streamed string, the text is its own arguments fragment. None: not such
+    text, nothing consumed (the caller's state machine reads it)."""
+    if arguments.plain_run and plain(text) is None:
+        call.raw.append(text)
+        call.arguments.append(text)
+        return [ToolCallDelta(call.index, text)]
+    if stops(text) is not None:
+        return None
+    call.raw.append(text)
+    if arguments.plain_run:  # a quote, backslash or line break: escaped
+        fragment = text.translate(JSON_STRING_ESCAPES)
+        call.arguments.append(fragment)
+        return [ToolCallDelta(call.index, fragment)]
+    arguments.text(text)
+    events, owner._events = owner._events, []
+    return events
 
 
 class ArgumentsBuilder:
@@ -151,7 +183,8 @@ class ArgumentsBuilder:
                 self._streamed.append(chunk)
             # Most chunks need no escaping; json.dumps is the slow path for those that do.
             self._owner._stream_args(chunk.translate(JSON_STRING_ESCAPES) if _NEEDS_ESCAPE(chunk) else chunk)
-        self.plain_run = not self._tail and not self._strip_newline
+        # (A value that may decide a shape keeps its text: `text` must see every chunk.)
+        self.plain_run = not self._tail and not self._strip_newline and not self._shaped
 
     def end(self) -> None:
         """The parameter's closing tag was read."""
