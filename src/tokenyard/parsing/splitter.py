@@ -106,27 +106,26 @@ class OutputSplitter:
         else:
             events = self._parse(text)
         event = events[0] if len(events) == 1 else None
-        if type(event) is TextDelta or type(event) is ReasoningDelta:
-            if event.text is text and not self._held:
-                # The hot path in prose: the text as it came, nothing held before it,
-                # inside a run with content, not ending in whitespace (`_trim`'s
-                # first case, without the call).
-                if (
-                    type(event) is self._run_kind
-                    and self._run_has_content
-                    and not self._pending_space
-                    and text
-                    and not text[-1].isspace()
-                ):
-                    return events
-                return self._trim(events)
-        elif type(event) is ToolCallDelta:
+        if type(event) is ToolCallDelta:
             # The hot path inside a long call: the text is the call's (its raw,
             # accounted when it ends); one argument delta, nothing to trim.
             self._unsettled.append(text)
             self._held += len(text)
             if not self._pending_space:
                 self._run_kind = None
+                return events
+            return self._trim(events)
+        if (type(event) is TextDelta or type(event) is ReasoningDelta) and event.text is text and not self._held:
+            # The hot path in prose: the text as it came, nothing held before it; inside
+            # a run with content, not ending in whitespace, nothing to trim (`_trim`'s
+            # first case, without the call).
+            if (
+                type(event) is self._run_kind
+                and self._run_has_content
+                and not self._pending_space
+                and text
+                and not text[-1].isspace()
+            ):
                 return events
             return self._trim(events)
         events = self._account(text, events)
