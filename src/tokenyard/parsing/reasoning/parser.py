@@ -140,7 +140,13 @@ class ReasoningParser:
             if downstream is not None and downstream.start_markers
             else None
         )
-        # Hot-path shortcuts (bound methods, no per-token attribute chains).
+        # Hot-path shortcuts (bound methods, no per-token attribute chains). The tool
+        # parser's string hot path only where its engine has one: else no call per token.
+        self._take_string = (
+            downstream.take_string_text
+            if downstream is not None and type(downstream).take_string_text is not ToolParser.take_string_text
+            else None
+        )
         self._text_trigger = self._text_markers.trigger
         self._reasoning_trigger = self._reasoning_markers.trigger
         self._idle_trigger = self._idle_text_markers.trigger if self._idle_text_markers is not None else None
@@ -179,9 +185,11 @@ class ReasoningParser:
                 if self._text_trigger(text) is None:
                     return [TextDelta(text)]
             elif downstream._in_region:
-                taken = downstream.take_string_text(text)
-                if taken is not None:
-                    return taken  # string text of a call's argument: no marker in it is syntax
+                take = self._take_string
+                if take is not None:
+                    taken = take(text)
+                    if taken is not None:
+                        return taken  # string text of a call's argument: no marker in it is syntax
                 if self._text_trigger(text) is None:
                     # Inside a tool call (a long argument): no reasoning marker can start here.
                     return downstream.feed(text)
