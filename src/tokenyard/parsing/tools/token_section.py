@@ -81,8 +81,8 @@ class TokenSectionToolParser(StepParser):
     header_limit: ClassVar[int] = 512
     _header_stops: ClassVar[MarkerSet]
     _args_stops: ClassVar[MarkerSet]
-    # Argument text with none of these characters can neither begin a token nor
-    # end or escape a JSON string.
+    # Argument text with none of these characters can not begin a token (the JSON
+    # string's own quotes and escapes are `JsonValueScanner.take_plain`'s to read).
     _plain_args: ClassVar[re.Pattern[str]]
     _state = _OPENING
 
@@ -95,7 +95,7 @@ class TokenSectionToolParser(StepParser):
             )
             cls._args_stops = MarkerSet((cls.call_end, cls.call_begin, *cls.section_ends))
             firsts = "".join(sorted({m[0] for m in cls._args_stops.markers}))
-            cls._plain_args = re.compile("[" + re.escape(firsts) + r'"\\\x00-\x1f]')
+            cls._plain_args = re.compile("[" + re.escape(firsts) + "]")
 
     def feed(self, text: str) -> list[ParseEvent]:
         events = self.take_string_text(text)
