@@ -108,6 +108,16 @@ def test_peers_agree_where_they_share_a_name():
         assert {n: m for n, m in meanings.items() if len(m) > 1} == {}
 
 
+def test_our_own_names_resolve_to_their_format():
+    # Every turn resolves its parsers' names, so ours take a shortcut: an alias still
+    # becomes its format's own name, and the same name spelled otherwise still resolves.
+    for name in reasoning_parser_names():
+        assert canonical_reasoning_name(name) == name == canonical_reasoning_name(f" {name.upper()} ")
+    for name in tool_parser_names():
+        own = "harmony" if name in HARMONY_TOOL_NAMES else tool_parser_class(name).name
+        assert check_tool_parser_name(name) == own == check_tool_parser_name(name.upper())
+
+
 def test_kebab_dotted_and_cased_spellings():
     assert check_tool_parser_name("Qwen3-Coder") == "qwen3_coder"
     assert check_tool_parser_name("deepseek-v3.1") == "deepseek_v3_1"

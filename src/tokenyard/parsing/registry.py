@@ -105,6 +105,9 @@ def tool_parser_names() -> list[str]:
 
 def check_tool_parser_name(name: str) -> str:
     """The canonical lowercase name, or `UnknownParserError` listing the known ones."""
+    parsers = _all_tool_parsers()
+    if name in parsers and name not in HARMONY_TOOL_NAMES:
+        return parsers[name].name.lower()  # already ours (every turn's parsers ask)
     from ..families.peer_names import PEER_TOOL_MAPPING
 
     key = resolve_name("tool-call", name, tool_parser_names(), PEER_TOOL_MAPPING, "--tool-parser-plugin")

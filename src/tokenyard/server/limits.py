@@ -28,6 +28,7 @@ import logging
 import resource
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -122,6 +123,7 @@ def _load_libc() -> Any:
 _libc = _load_libc()
 
 
+@lru_cache(maxsize=256)  # every request's Host is checked; clients send a handful
 def is_loopback_host(host: str) -> bool:
     """`host` is a Host header value (name or address, optional port)."""
     name = host.strip().lower()

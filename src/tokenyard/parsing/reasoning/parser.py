@@ -30,6 +30,8 @@ _PLUGIN_FORMATS: dict[str, ReasoningFormat] = {}
 def canonical_reasoning_name(name: str) -> str:
     """Our name for a reasoning parser name users type (ours, a kebab or squashed
     spelling, or vLLM's/SGLang's/Dynamo's); `UnknownParserError` otherwise."""
+    if name in REASONING_BY_NAME or name in _PLUGIN_FORMATS or name in HARMONY_REASONING_NAMES:
+        return name  # already ours (every turn's parsers ask): nothing to resolve
     from ...families.peer_names import PEER_REASONING_MAPPING
     from ..registry import resolve_name
 
