@@ -95,21 +95,29 @@ def test_a_subscriber_joining_a_serving_engine_catches_up_from_the_replay_endpoi
     asyncio.run(scenario())
 
 
+def published(publisher: ZmqKvPublisher, prompts: list[list[int]]) -> list[list[bytes]]:
+    """One batch of one block per prompt, published; each as the SUB socket delivers it."""
+    frames = []
+    for prompt in prompts:
+        publisher.stored(block_hashes(prompt, 4), parent=None, token_ids=prompt)
+        publisher.flush()
+        seq, payload = publisher._buffer[-1]
+        frames.append([b"", seq.to_bytes(8, "big"), payload])
+    return frames
+
+
+def replaying_subscriber(publisher: ZmqKvPublisher, index: KvIndex) -> KvEventSubscriber:
+    return KvEventSubscriber(KvMirror("w0", index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint)
+
+
 def test_a_sequence_gap_is_filled_from_the_replay_endpoint_and_a_restart_clears_the_worker():
     async def scenario():
         publisher = ZmqKvPublisher("tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0")
         await publisher.start()
         prompts = [list(range(start, start + 4)) for start in (10, 20, 30, 40)]
-        frames = []
-        for prompt in prompts:  # four batches, one block each
-            publisher.stored(block_hashes(prompt, 4), parent=None, token_ids=prompt)
-            publisher.flush()
-            seq, payload = publisher._buffer[-1]
-            frames.append([b"", seq.to_bytes(8, "big"), payload])
+        frames = published(publisher, prompts)
         index = KvIndex()
-        subscriber = KvEventSubscriber(
-            KvMirror("w0", index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
-        )
+        subscriber = replaying_subscriber(publisher, index)
         try:
             await subscriber._receive(frames[0])
             await subscriber._receive(frames[3])  # 1 and 2 were lost
@@ -127,17 +135,9 @@ def test_batches_published_while_a_joining_subscriber_replays_are_not_a_restart(
     async def scenario():
         publisher = ZmqKvPublisher("tcp://127.0.0.1:0", replay_endpoint="tcp://127.0.0.1:0")
         await publisher.start()
-        prompts = [list(range(start, start + 4)) for start in (10, 20, 30)]
-        frames = []
-        for prompt in prompts:
-            publisher.stored(block_hashes(prompt, 4), parent=None, token_ids=prompt)
-            publisher.flush()
-            seq, payload = publisher._buffer[-1]
-            frames.append([b"", seq.to_bytes(8, "big"), payload])
+        frames = published(publisher, [list(range(start, start + 4)) for start in (10, 20, 30)])
         index = KvIndex()
-        subscriber = KvEventSubscriber(
-            KvMirror("w0", index), publisher.endpoint, replay_endpoint=publisher.replay_endpoint
-        )
+        subscriber = replaying_subscriber(publisher, index)
         try:
             await subscriber._replay(0, None)  # joining: everything so far, from the replay
             # The SUB socket had joined meanwhile: it delivers the same batches again.
