@@ -336,8 +336,13 @@ def main(argv: list[str] | None = None) -> int:
                 for url, shape in paths.values():  # warm up connections and caches
                     for _ in range(3):
                         timed_stream(client, url, bodies[shape], headers)
-                for _ in range(rounds):
-                    for name, (url, shape) in paths.items():
+                # Each round starts at the next path: whatever one path leaves running
+                # after its answer (the engine's or a server's tail work) then slows every
+                # path equally often, not always the one measured after it.
+                order = list(paths.items())
+                for round_ in range(rounds):
+                    shift = round_ % len(order)
+                    for name, (url, shape) in order[shift:] + order[:shift]:
                         samples[name].append(timed_stream(client, url, bodies[shape], headers))
             throughput: dict[str, list[float]] = {name: [] for name in servers}
             failed = dict.fromkeys(servers, 0)
