@@ -47,11 +47,12 @@ _GIGACHAT_END = "<|message_sep|>"
 _JSON_LISTS = (
     # Nemotron (Llama-3.x-Nemotron "deci"):
     #   <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tokyo"}}, ...]</TOOLCALL>
+    # The tags are plain text to the Llama 3 tokenizer, no special tokens.
     Format(
         "nemotron_deci",
         (),
         JsonCallListParser,
-        JsonCallListConfig(start_markers=("<TOOLCALL>",), close_tag="</TOOLCALL>"),
+        JsonCallListConfig(start_markers=("<TOOLCALL>",), close_tag="</TOOLCALL>", text_start_markers=("<TOOLCALL>",)),
     ),
     # IBM granite-20b-functioncalling: each call its own object after a marker, no
     # closing tag, calls back to back:  <function_call> {"name": ..., "arguments": {...}}
@@ -105,7 +106,11 @@ _JSON_LISTS = (
         "generic_json",
         (),
         OpeningCallListParser,
-        JsonCallListConfig(start_markers=("<TOOLCALL>", "<|python_tag|>"), close_tags=(("<TOOLCALL>", "</TOOLCALL>"),)),
+        JsonCallListConfig(
+            start_markers=("<TOOLCALL>", "<|python_tag|>"),
+            close_tags=(("<TOOLCALL>", "</TOOLCALL>"),),
+            text_start_markers=("<TOOLCALL>",),
+        ),
     ),
     # Salesforce xLAM: a JSON list of calls, as the whole answer or after a marker,
     #   [{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]
