@@ -84,7 +84,7 @@ RULES: dict[str, tuple[str, str | None]] = {
     "undeclared_tool": ("a call to an undeclared tool is delivered, flagged undeclared", None),
     "call_without_arguments": ("a call object with a name and no arguments is a call with {}", None),
     "tool_name": (
-        "no call is delivered under an empty name, or, where the format does not delimit the name, one no API lets a tool have",
+        "no call is delivered under an empty name, nor, unless the format quotes the name, one no API lets a tool have",
         None,
     ),
     "schema_typing": ("values are typed only by the declared schema, and kept as written", None),
