@@ -119,7 +119,8 @@ _JSON_LISTS = (
     #   ```json\n[{"name": ...}]\n```
     # A bare `[` starts a call list only where a declared tool's name follows (prose
     # keeps its brackets); the markers' own closing tags are syntax. In reasoning,
-    # brackets and code fences are prose.
+    # brackets and code fences are prose. A bare `[` and the fence are text the model
+    # wrote, so a list none of whose calls is delivered shows them.
     Format(
         "xlam",
         (),
@@ -128,6 +129,7 @@ _JSON_LISTS = (
             start_markers=("[", "[TOOL_CALLS]", "<tool_call>", "```json"),
             close_tags=(("<tool_call>", "</tool_call>"), ("```json", "```")),
             reasoning_exit_markers=("[TOOL_CALLS]", "<tool_call>"),
+            text_start_markers=("[", "```json"),
         ),
     ),
     # Sber GigaChat 3 / 3.1: one JSON call that runs to the end of the output, in the
@@ -154,12 +156,15 @@ _JSON_LISTS = (
     #   functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}, ...]
     # FireFunction's template replays `arguments` through `tojson`, so its history
     # holds them as a JSON string; a string that serializes an object is read as it.
-    # Thinking about Python's functools must not end the reasoning.
+    # Thinking about Python's functools must not end the reasoning. `functools` is a
+    # word, no special token: it goes with the first call (shown if none is delivered).
     Format(
         "phi4",
         ("phi4_mini_json", "firefunction_v2"),
         JsonCallListParser,
-        JsonCallListConfig(start_markers=("functools",), reasoning_exit_markers=("functools[",)),
+        JsonCallListConfig(
+            start_markers=("functools",), reasoning_exit_markers=("functools[",), text_start_markers=("functools",)
+        ),
     ),
 )
 
