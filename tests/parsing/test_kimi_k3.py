@@ -80,6 +80,18 @@ def test_call_without_a_tool_name_is_syntax_with_no_destination():
     assert summary(events) == [("text", "Hi")]
 
 
+def test_a_name_no_api_allows_is_still_the_call_the_model_made():
+    # The head is delimited by special tokens and the name quoted: the call is
+    # delivered (to an undeclared tool), never dropped with its arguments.
+    for name, written in [("a&b", "a&amp;b"), ('a&b"c', "a&amp;b&quot;c"), ("calc<beta", "calc<beta")]:
+        text = "Hi " + tools(call(("q", "string", "x"), tool=written))
+        assert summary(parse(k3_tools_only, text)) == [("text", "Hi"), ("call", name, {"q": "x"})]
+    # A name of only whitespace or with a control character names nothing.
+    for written in [" ", "a\x01b"]:
+        text = "Hi " + tools(call(("q", "string", "x"), tool=written))
+        assert summary(parse(k3_tools_only, text)) == [("text", "Hi")]
+
+
 def test_a_stray_or_cut_off_special_token_outside_a_channel_is_a_marker():
     for text, content in [
         ("all done<|open|>", "all done"),

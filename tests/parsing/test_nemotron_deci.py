@@ -1,6 +1,6 @@
 import json
 
-from tokenyard.events import Marker, ToolCallReady
+from tokenyard.events import Marker, ToolCallIncomplete, ToolCallReady
 
 from .support import WEATHER, parse, splitter_factory, summary
 
@@ -18,8 +18,9 @@ def test_reference_literal():
     assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
     ready = [e for e in events if isinstance(e, ToolCallReady)][0]
     assert ready.arguments == '{"city":"Tokyo","days":3}'
-    assert ready.raw == '{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}'
-    assert [e.text for e in events if isinstance(e, Marker)] == ["<TOOLCALL>[", "]</TOOLCALL>"]
+    # `<TOOLCALL>` is plain text to the tokenizer: it goes with the list's first call.
+    assert ready.raw == '<TOOLCALL>[{"name":"get_weather","arguments":{"city":"Tokyo","days":3}}'
+    assert [e.text for e in events if isinstance(e, Marker)] == ["]</TOOLCALL>"]
 
 
 def test_several_calls_with_prose_around():
@@ -38,7 +39,7 @@ def test_several_calls_with_prose_around():
         ("call", "get_weather", {"city": "Paris", "days": 2}),
         ("text", "Done."),
     ]
-    assert [e.text for e in events if isinstance(e, Marker)] == ["\n<TOOLCALL>[", ", ", "]</TOOLCALL>\n"]
+    assert [e.text for e in events if isinstance(e, Marker)] == ["\n", ", ", "]</TOOLCALL>\n"]
 
 
 def test_missing_bracket_before_closing_tag():
@@ -58,7 +59,21 @@ def test_invalid_arguments_skip_to_the_closing_tag():
     text = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": Tokyo}}]</TOOLCALL>after'
     events = parse(deci, text)
     assert summary(events) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
-    assert events[-2].raw == '{"name": "get_weather", "arguments": {"city": Tokyo}}]</TOOLCALL>'
+    # The call is never delivered: the Chat message shows all of its text.
+    assert events[-2].raw == '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": Tokyo}}]</TOOLCALL>'
+
+
+def test_a_broken_call_after_a_delivered_one_keeps_the_separator_as_syntax():
+    ok = '{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+    text = f'<TOOLCALL>[{ok}, {{"name": "get_weather", "arguments": {{"city": Rome}}}}]</TOOLCALL>'
+    events = parse(deci, text)
+    assert summary(events) == [
+        ("call", "get_weather", {"city": "Oslo"}),
+        ("incomplete", "get_weather", "invalid_arguments"),
+    ]
+    assert [e.raw for e in events if isinstance(e, ToolCallIncomplete)] == [
+        '{"name": "get_weather", "arguments": {"city": Rome}}]</TOOLCALL>'
+    ]
 
 
 def test_interleaved_with_reasoning_in_order():

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from tokenyard.events import Marker, ToolCallDelta, ToolCallReady, ToolCallStart
+from tokenyard.events import Marker, ToolCallDelta, ToolCallIncomplete, ToolCallReady, ToolCallStart
 
 from .support import WEATHER, parse, splitter_factory, summary
 
@@ -16,8 +16,9 @@ def test_reference_literal():
     assert summary(events) == [("call", "get_weather", {"city": "Tokyo", "days": 3})]
     ready = [e for e in events if isinstance(e, ToolCallReady)][0]
     assert ready.arguments == '{"city": "Tokyo", "days": 3}'
-    assert ready.raw == 'get_weather(city="Tokyo", days=3)'
-    assert [e.text for e in events if isinstance(e, Marker)] == ["[", "]"]
+    # The bare `[` is text the model wrote: it goes with the list's first call.
+    assert ready.raw == '[get_weather(city="Tokyo", days=3)'
+    assert [e.text for e in events if isinstance(e, Marker)] == ["]"]
 
 
 def test_wrapped_in_python_start_and_end():
@@ -29,7 +30,7 @@ def test_wrapped_in_python_start_and_end():
 
 def test_announced_at_the_paren_and_ready_at_the_closing_paren():
     splitter = pythonic()
-    assert [type(e) for e in splitter.feed('[get_weather(city="To')] == [Marker, ToolCallStart]
+    assert [type(e) for e in splitter.feed('[get_weather(city="To')] == [ToolCallStart]
     assert [type(e) for e in splitter.feed('kyo")')] == [ToolCallDelta, ToolCallReady]
 
 
@@ -80,8 +81,11 @@ def test_text_that_merely_starts_with_a_bracket(text):
     "source", ["'Tokyo'", "city=Tokyo", "city=open('x')", "**opts", "city=b'z'", "city=float('nan')"]
 )
 def test_invalid_arguments(source):
+    # No call of the list was delivered: its brackets are text with the call's.
     text = f"[get_weather({source})] after"
-    assert summary(parse(pythonic, text)) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "after")]
+    events = parse(pythonic, text)
+    assert summary(events) == [("incomplete", "get_weather", "invalid_arguments"), ("text", "] after")]
+    assert [e.raw for e in events if isinstance(e, ToolCallIncomplete)] == [f"[get_weather({source})"]
 
 
 def test_mismatched_bracket_breaks_the_list():
@@ -150,7 +154,7 @@ def test_keyword_named_parameters_constant_fstrings_and_unpacked_mappings():
     assert summary(parse(make, text)) == [("call", "get_weather", {"city": "Oslo", "days": 2, "unit": "metric"})]
     # Not literals: an f-string with a placeholder, a mapping that is not a dict.
     for text in ("[get_weather(city=f'{x}')]", "[get_weather(**[1, 2])]"):
-        assert [kind for kind, *_ in summary(parse(make, text))] == ["incomplete"]
+        assert [kind for kind, *_ in summary(parse(make, text))] == ["incomplete", "text"]
 
 
 def test_an_invalid_escape_is_kept_as_written_without_a_warning():
@@ -173,4 +177,4 @@ def test_zero_padded_integers_are_their_decimal_value():
         ("call", "get_weather", {"city": "07", "days": 7, "offset": -5, "ratio": 7.5})
     ]
     # Two numbers with a space between them are no number.
-    assert [kind for kind, *_ in summary(parse(make, "[get_weather(days=0 7)]"))] == ["incomplete"]
+    assert [kind for kind, *_ in summary(parse(make, "[get_weather(days=0 7)]"))] == ["incomplete", "text"]

@@ -38,10 +38,10 @@ def test_every_disagreement_is_documented() -> None:
 
 
 # Issues 13 and 23 ask for >= 95%; with every case of every peer parser test file
-# read (3,217) tokenyard agrees on 93.3% (3,000), each other case a documented
-# decision (README); 96 of those are rules an issue requires or peer cases another
+# read (3,217) tokenyard agrees on 93.5% (3,007), each other case a documented
+# decision (README); 100 of those are rules an issue requires or peer cases another
 # contradicts. This floor keeps agreement from sliding back.
-AGREEMENT_FLOOR = 0.9325
+AGREEMENT_FLOOR = 0.9347
 
 
 def test_agreement_with_peers_does_not_fall_below_its_floor() -> None:

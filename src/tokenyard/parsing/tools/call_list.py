@@ -4,7 +4,8 @@ JSON lists, pythonic.py's `[f(a=1), g()]`).
 After a start marker the region reads a list of calls through a small state
 machine (`_step`). What is read before a call is announced stays pending: a start
 that turns out not to be a list comes out as text, whole; once a call is real,
-what led up to it (start marker, `[`, `,`) is syntax. A reasoning marker that
+what led up to it (start marker, `[`, `,`) is syntax (a start marker the
+tokenizer writes as plain text goes with the list's first call instead). A reasoning marker that
 interrupts the list between calls ends it.
 """
 
@@ -22,6 +23,7 @@ LONGEST_NAME = 256
 class CallListParser(ToolParser):
     _pending = ""  # read, not yet known to be syntax (Marker) or text
     _state = 0
+    _delivered = False  # a call of the current list was delivered
 
     def _step(self, buf: str, final: bool) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -79,10 +81,24 @@ class CallListParser(ToolParser):
         self._exit_region()
 
     def _open_call(self, name: str, raw: str = "", model_id: str | None = None) -> None:
-        # The call is real, so what led up to it is syntax.
-        self._marker(self._pending)
-        self._pending = ""
+        # The call is real, so what led up to it is syntax; or, where the list began
+        # with text the model wrote (`_lead_is_text`), that text goes with the call:
+        # syntax if the call is delivered, shown with the call's text if it never is.
+        pending, self._pending = self._pending, ""
+        if self._lead_is_text():
+            raw = pending + raw
+        else:
+            self._marker(pending)
         super()._open_call(name, raw, model_id)
+
+    def _lead_is_text(self) -> bool:
+        """Whether the list began with text the model wrote (not a special token) and
+        none of its calls was delivered yet."""
+        return False
+
+    def _close_call(self, raw: str = "") -> None:
+        super()._close_call(raw)
+        self._delivered = True
 
     def release_held(self) -> list[ParseEvent]:
         if self._in_region and not self.in_call_region:

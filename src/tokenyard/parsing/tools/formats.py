@@ -47,11 +47,12 @@ _GIGACHAT_END = "<|message_sep|>"
 _JSON_LISTS = (
     # Nemotron (Llama-3.x-Nemotron "deci"):
     #   <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tokyo"}}, ...]</TOOLCALL>
+    # The tags are plain text to the Llama 3 tokenizer, no special tokens.
     Format(
         "nemotron_deci",
         (),
         JsonCallListParser,
-        JsonCallListConfig(start_markers=("<TOOLCALL>",), close_tag="</TOOLCALL>"),
+        JsonCallListConfig(start_markers=("<TOOLCALL>",), close_tag="</TOOLCALL>", text_start_markers=("<TOOLCALL>",)),
     ),
     # IBM granite-20b-functioncalling: each call its own object after a marker, no
     # closing tag, calls back to back:  <function_call> {"name": ..., "arguments": {...}}
@@ -105,7 +106,11 @@ _JSON_LISTS = (
         "generic_json",
         (),
         OpeningCallListParser,
-        JsonCallListConfig(start_markers=("<TOOLCALL>", "<|python_tag|>"), close_tags=(("<TOOLCALL>", "</TOOLCALL>"),)),
+        JsonCallListConfig(
+            start_markers=("<TOOLCALL>", "<|python_tag|>"),
+            close_tags=(("<TOOLCALL>", "</TOOLCALL>"),),
+            text_start_markers=("<TOOLCALL>",),
+        ),
     ),
     # Salesforce xLAM: a JSON list of calls, as the whole answer or after a marker,
     #   [{"name": "get_weather", "arguments": {"city": "Tokyo", "days": 3}}]
@@ -114,7 +119,8 @@ _JSON_LISTS = (
     #   ```json\n[{"name": ...}]\n```
     # A bare `[` starts a call list only where a declared tool's name follows (prose
     # keeps its brackets); the markers' own closing tags are syntax. In reasoning,
-    # brackets and code fences are prose.
+    # brackets and code fences are prose. A bare `[` and the fence are text the model
+    # wrote, so a list none of whose calls is delivered shows them.
     Format(
         "xlam",
         (),
@@ -123,6 +129,7 @@ _JSON_LISTS = (
             start_markers=("[", "[TOOL_CALLS]", "<tool_call>", "```json"),
             close_tags=(("<tool_call>", "</tool_call>"), ("```json", "```")),
             reasoning_exit_markers=("[TOOL_CALLS]", "<tool_call>"),
+            text_start_markers=("[", "```json"),
         ),
     ),
     # Sber GigaChat 3 / 3.1: one JSON call that runs to the end of the output, in the
@@ -149,12 +156,15 @@ _JSON_LISTS = (
     #   functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}, ...]
     # FireFunction's template replays `arguments` through `tojson`, so its history
     # holds them as a JSON string; a string that serializes an object is read as it.
-    # Thinking about Python's functools must not end the reasoning.
+    # Thinking about Python's functools must not end the reasoning. `functools` is a
+    # word, no special token: it goes with the first call (shown if none is delivered).
     Format(
         "phi4",
         ("phi4_mini_json", "firefunction_v2"),
         JsonCallListParser,
-        JsonCallListConfig(start_markers=("functools",), reasoning_exit_markers=("functools[",)),
+        JsonCallListConfig(
+            start_markers=("functools",), reasoning_exit_markers=("functools[",), text_start_markers=("functools",)
+        ),
     ),
 )
 

@@ -39,6 +39,11 @@ class JsonCallListConfig(FormatConfig):
 
     # Markers that begin a call list.
     start_markers: tuple[str, ...] = ()
+    # Those of them the tokenizer writes as plain text (not special tokens): until a
+    # call of the list is delivered, the marker and what follows it up to a call go
+    # with that call, so a call that never completes shows them with its text (a
+    # special token is never text: it stays a marker).
+    text_start_markers: tuple[str, ...] = ()
     # A tag that closes the section; it may also stand in for a missing `]`.
     close_tag: str = ""
     # (start marker, its closing tag) where the tag depends on the marker found
@@ -62,6 +67,7 @@ class JsonCallListParser(CallListParser):
     newline_separates: ClassVar[bool]
     close_tag: str
     close_tags: ClassVar[tuple[tuple[str, str], ...]]
+    text_start_markers: ClassVar[tuple[str, ...]]
     # Reads one call object (a format whose objects name their keys otherwise
     # brings its own).
     reader: ClassVar[type[JsonCallReader]] = JsonCallReader
@@ -108,6 +114,7 @@ class JsonCallListParser(CallListParser):
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._reader: JsonCallReader | None = None
         self._any_call = False
+        self._delivered = False
         self._single = False  # one call object where the format expects a list
         if self.close_tags:
             self.close_tag = next((tag for start, tag in self.close_tags if start == marker), "")
@@ -116,6 +123,9 @@ class JsonCallListParser(CallListParser):
     def _after_start_marker(self) -> int:
         # A bare `[` start marker is the list's own bracket: items follow (xlam).
         return LIST_OPEN if self.bracketed and self._start_marker != "[" else ITEM
+
+    def _lead_is_text(self) -> bool:
+        return not self._delivered and self._start_marker in self.text_start_markers
 
     def _accepts_call_name(self, name: str) -> bool:
         # A bare `[` is weak evidence (prose keeps its brackets): it starts a call
@@ -273,6 +283,9 @@ class OpeningCallListParser(JsonCallListParser):
     def _enter_region(self, marker: str) -> None:
         super()._enter_region(marker)
         self._bare = False  # after a start marker: the model said it is calling
+
+    def _lead_is_text(self) -> bool:
+        return not self._delivered and self._start_marker in self.text_start_markers
 
     def _accepts_call_name(self, name: str) -> bool:
         return not self._bare or self.tools is None or name in self.tools

@@ -27,7 +27,7 @@ import re
 
 from ..markers import MarkerSet
 from ..patterns import always_match
-from .base import ToolParser, is_function_name
+from .base import ToolParser
 from .token_section import skip_whitespace
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
@@ -43,6 +43,12 @@ _SKIP_END = MarkerSet([_CALL_CLOSE, TOOLS_CLOSE])
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
 _HEAD_LIMIT = 1024
 _NAME_RUN = always_match(r"\w*")
+# A call's `tool` attribute, unescaped. The head is delimited by special tokens and the
+# name quoted and escaped, so whatever the attribute holds is the name the model
+# called: a call whose name no API lets a tool have (`a&b`) is still delivered, as a
+# call to an undeclared tool, for the client to report to the model. Only an empty
+# name, or one holding control characters, names nothing.
+_TOOL_NAME = re.compile(r"\s*[^\x00-\x20][^\x00-\x1f]*").fullmatch
 
 _OPENING, _SECTION, _CALL, _VALUE, _SKIP = range(5)
 
@@ -130,7 +136,7 @@ class KimiK3ToolParser(ToolParser):
             attributes, end = head
             name = attributes.get("tool", "")
             self._marker(buf[i:j])
-            if not is_function_name(name):  # no function to call: syntax with no destination
+            if _TOOL_NAME(name) is None:  # no function to call: syntax with no destination
                 self._skip_raw = [buf[j:end]]
                 self._state = _SKIP
                 return end

@@ -82,6 +82,7 @@ class PythonicToolParser(CallListParser):
         self._wrapped = marker == self.wrapper_open
         self._pending = ""  # read, not yet known to be syntax (Marker) or text
         self._any_call = False
+        self._delivered = False
         self._reader: JsonCallReader | None = None
         self._bare_object = False  # one JSON call object in the wrapper, no list
 
@@ -150,9 +151,15 @@ class PythonicToolParser(CallListParser):
         self._end_list()
         return i
 
+    def _lead_is_text(self) -> bool:
+        # A bare `[` is text the model wrote; the python wrapper is a special token.
+        return not self._wrapped and not self._delivered
+
     def _list_closed(self, end: int) -> int:
         self._pending += "]"
-        if self._wrapped:
+        if self._lead_is_text():  # no call of the list was delivered: its `]` is text too
+            self._end_list()
+        elif self._wrapped:
             self._marker(self._pending)
             self._pending = ""
             self._state = _END_TAG
@@ -165,8 +172,7 @@ class PythonicToolParser(CallListParser):
         if not decides:
             return end
         if buf[end] == "(" and is_function_name(self._name) and self._accepts_call_name(self._name):
-            self._marker(self._pending[: -len(self._name)])
-            self._pending = ""
+            self._pending = self._pending[: -len(self._name)]
             self._open_call(self._name, self._name + "(")
             self._stack = [")"]
             self._quote = ""
