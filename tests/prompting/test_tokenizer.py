@@ -366,6 +366,27 @@ def test_short_segment_cache_is_bounded_and_keeps_what_is_used():
     assert cache.chars == sum(map(len, cache._ids))
 
 
+def test_short_segment_cache_holds_its_bound_when_encodings_interleave():
+    """Renders run on the loop and on offload threads at once, so another render may
+    encode and store the same segment while one is encoding it (here: from inside
+    the encoding, where a thread switch could put it). The count stays the contents'
+    size (a count above it would evict everything and then fail on an empty cache)."""
+    from tokenyard.prompting.tokenizer import _ShortSegments
+
+    backend = load_tokenizer("qwen3").backend
+    cache = _ShortSegments(limit=60)
+
+    class Interleaved:
+        def encode(self, text, add_special_tokens):
+            assert cache.ids(backend, text) == backend.encode(text, add_special_tokens=False).ids
+            return backend.encode(text, add_special_tokens=add_special_tokens)
+
+    for n in range(20):
+        text = f"segment {n}"
+        assert cache.ids(Interleaved(), text) == backend.encode(text, add_special_tokens=False).ids
+        assert cache.chars == sum(map(len, cache._ids)) <= 60
+
+
 # ---- long texts encoded in pieces -------------------------------------------------------
 
 

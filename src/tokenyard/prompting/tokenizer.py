@@ -14,6 +14,7 @@ import codecs
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -315,28 +316,37 @@ class _SegmentCache:
 
 class _ShortSegments:
     """Short segments' ids by their text, at most `limit` characters of them; the
-    least recently used go first. Callers copy the ids out (never hand out the list)."""
+    least recently used go first. Callers copy the ids out (never hand out the list).
+    Renders run on the event loop and on offload threads at once: the bookkeeping is
+    under a lock (uncontended, ~0.1 µs), the encoding outside it."""
 
     def __init__(self, limit: int):
         self._limit = limit
         self._ids: dict[str, list[int]] = {}  # in order of last use
+        self._lock = threading.Lock()
         self.chars = 0
 
     def ids(self, backend: HFTokenizer, text: str) -> list[int]:
-        ids = self._ids.pop(text, None)
-        if ids is None:
-            ids = backend.encode(text, add_special_tokens=False).ids
-            self.chars += len(text)
-            while self.chars > self._limit:
-                oldest = next(iter(self._ids))
-                self.chars -= len(oldest)
-                del self._ids[oldest]
-        self._ids[text] = ids
+        with self._lock:
+            ids = self._ids.pop(text, None)
+            if ids is not None:
+                self._ids[text] = ids
+                return ids
+        ids = backend.encode(text, add_special_tokens=False).ids
+        with self._lock:
+            if text not in self._ids:
+                self._ids[text] = ids
+                self.chars += len(text)
+                while self.chars > self._limit:  # never the text just added: it is shorter than the limit
+                    oldest = next(iter(self._ids))
+                    self.chars -= len(oldest)
+                    del self._ids[oldest]
         return ids
 
     def clear(self) -> None:
-        self._ids.clear()
-        self.chars = 0
+        with self._lock:
+            self._ids.clear()
+            self.chars = 0
 
 
 # Longer texts are encoded with `encode_batch_fast`, which releases the GIL while it
