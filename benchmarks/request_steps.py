@@ -123,12 +123,12 @@ def run_worker(src: Path, rounds: int) -> dict[str, dict[str, float]]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", help="a commit whose src/ is timed beside this tree's")
     parser.add_argument("--rounds", type=int, default=200, help="cold calls per step (warm: five times as many)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.rounds)))
         return 0
