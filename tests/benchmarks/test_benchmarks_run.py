@@ -63,6 +63,13 @@ def test_gateway_overhead_quick(capsys):
     assert "tokenyard" in out and "direct" in out and "bare hop" in out
 
 
+def test_request_steps_quick(capsys):
+    assert load("request_steps").main(["--rounds", "3"]) == 0
+    out = capsys.readouterr().out
+    for step in ("JSON + body → Conversation", "chat template", "tokenization", "start_generation"):
+        assert f"  {step} " in out
+
+
 def test_hop_relays_quick(capsys):
     assert load("hop_relays").main(["--rounds", "3"]) == 0
     out = capsys.readouterr().out

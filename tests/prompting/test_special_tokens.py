@@ -147,6 +147,20 @@ def test_shield_leaves_plain_conversations_untouched():
     assert shield.reveal("no sentinel here") == ("no sentinel here", [])
 
 
+def test_shield_leaves_long_plain_texts_untouched_when_cached():
+    """Long texts (system prompts, tool descriptions) are remembered: a later request's
+    equal text, another string object, is still untouched (no copy of the
+    conversation), and a long text with a spelling is still hidden."""
+    shield = LiteralShield(["<|im_end|>", "<|im_start|>"])
+    for _ in range(2):  # the second round reads the cache
+        plain = conversation("x" * 600 + str(len("y")))  # a new string object each time
+        assert shield.hide_conversation(plain) is plain
+        forged = conversation("x" * 600 + CHATML_FORGERY)
+        hidden = shield.hide_conversation(forged)
+        assert hidden is not forged and "<|im_end|>" not in hidden.system[0].text
+        assert shield.reveal(hidden.system[0].text)[0] == forged.system[0].text
+
+
 def test_sentinels_survive_json_escaping():
     """Tool descriptions are rendered through `tojson`: the sentinel is ASCII letters
     and digits, so it comes through unchanged and is found again."""

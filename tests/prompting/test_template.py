@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 import pytest
@@ -310,3 +311,63 @@ def test_mutating_lists_is_refused_like_hf():
 def test_compiled_templates_are_shared_per_source():
     source = "{{ messages | length }}"
     assert ChatTemplate(source)._template is ChatTemplate(source)._template
+
+
+# Attribute reads a template (or a hostile one from the hub) may try, on the types a
+# chat template is given: plain dicts, strings, lists, and a dict subclass.
+SANDBOX_PROBES = [
+    "{{ m.role }}",
+    "{{ m.missing is defined }}",
+    "{{ m.items }}",
+    "{{ m.get('role') }}",
+    "{{ m._hidden }}",
+    "{{ m.__class__ }}",
+    "{{ m.__init__ }}",
+    "{{ m.update({'role': 'x'}) }}",
+    "{{ m.pop('role') }}",
+    "{{ m.setdefault }}",
+    "{{ m['role'] }}",
+    "{{ s.startswith('he') }}",
+    "{{ s.upper() }}",
+    "{{ s._x }}",
+    "{{ s.__class__ }}",
+    "{{ s.__class__.__mro__ }}",
+    "{{ s.format }}",
+    "{{ s.format(1) }}",
+    "{{ s['upper'] }}",
+    "{{ s.missing }}",
+    "{{ l.append(1) }}",
+    "{{ l.pop }}",
+    "{{ l.index(1) }}",
+    "{{ x.role }}",
+    "{{ x.json_text }}",
+    "{{ x.__dict__ }}",
+    "{{ x.clear() }}",
+]
+
+
+@pytest.mark.parametrize("source", SANDBOX_PROBES)
+def test_sandbox_decides_as_jinjas_immutable_sandbox(source):
+    """The template environment takes faster paths for dicts and strings; every
+    decision (value, undefined, or refusal) equals jinja's own immutable sandbox."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from tokenyard.prompting.template import _ENVIRONMENT, ExactJson
+
+    def outcome(environment):
+        context = {
+            "m": {"role": "user", "_hidden": "h", "items": "shadowed"},
+            "s": "hello {0}",
+            "l": [1, 2],
+            "x": ExactJson({"role": "tool"}, '{"role": "tool"}'),
+        }
+        try:
+            text = environment.from_string(source).render(context)
+        except Exception as error:  # a refusal must be the same refusal
+            return "error", type(error).__name__, str(error)
+        return "ok", re.sub("0x[0-9a-f]+", "0x…", text)  # a bound method's repr names its object
+
+    stock = ImmutableSandboxedEnvironment()
+    assert type(_ENVIRONMENT) is not ImmutableSandboxedEnvironment
+    for _ in range(2):  # the second round reads what the first remembered
+        assert outcome(_ENVIRONMENT) == outcome(stock)

@@ -322,6 +322,71 @@ def test_cached_segment_encoding_equals_whole_encoding(source):
     check()
 
 
+def test_short_segments_of_literal_and_structural_text_are_kept_apart():
+    """`<think>` is an added token that does not split segments, so "x<think>y" is one
+    short segment either way: as template structure it holds the token, as a literal
+    span (request text) it is plain text. Whichever is encoded first, the other must
+    not be served from its cache entry."""
+    from tokenyard.prompting.tokenizer import Tokenizer
+
+    source = load_tokenizer("qwen3")
+    think = source.token_to_id("<think>")
+    text = "x<think>y"
+    for order in (("literal", "structure"), ("structure", "literal")):
+        tokenizer = Tokenizer(source.backend, chat_template=source.chat_template)  # empty caches
+        for kind in order:
+            for _ in range(2):  # the second call reads the cache
+                ids = tokenizer.encode_with_literals(text, [(1, 8)]) if kind == "literal" else tokenizer.encode(text)
+                assert (think in ids) == (kind == "structure")
+                assert tokenizer.decode(ids) == text
+
+
+def test_cached_segments_are_copied_out():
+    tokenizer = load_tokenizer("qwen3")
+    text = "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
+    whole = tokenizer.backend.encode(text, add_special_tokens=False).ids
+    first = tokenizer.encode(text)
+    first.clear()
+    assert tokenizer.encode(text) == whole
+
+
+def test_short_segment_cache_is_bounded_and_keeps_what_is_used():
+    from tokenyard.prompting.tokenizer import _ShortSegments
+
+    backend = load_tokenizer("qwen3").backend
+    cache = _ShortSegments(limit=200)
+    hot = "assistant\n"
+    for n in range(300):
+        text = f"one-off message {n}"
+        assert cache.ids(backend, text) == backend.encode(text, add_special_tokens=False).ids
+        assert cache.ids(backend, hot) == backend.encode(hot, add_special_tokens=False).ids
+        assert cache.chars <= 200
+    assert hot in cache._ids and f"one-off message {299}" in cache._ids
+    assert "one-off message 0" not in cache._ids
+    assert cache.chars == sum(map(len, cache._ids))
+
+
+def test_short_segment_cache_holds_its_bound_when_encodings_interleave():
+    """Renders run on the loop and on offload threads at once, so another render may
+    encode and store the same segment while one is encoding it (here: from inside
+    the encoding, where a thread switch could put it). The count stays the contents'
+    size (a count above it would evict everything and then fail on an empty cache)."""
+    from tokenyard.prompting.tokenizer import _ShortSegments
+
+    backend = load_tokenizer("qwen3").backend
+    cache = _ShortSegments(limit=60)
+
+    class Interleaved:
+        def encode(self, text, add_special_tokens):
+            assert cache.ids(backend, text) == backend.encode(text, add_special_tokens=False).ids
+            return backend.encode(text, add_special_tokens=add_special_tokens)
+
+    for n in range(20):
+        text = f"segment {n}"
+        assert cache.ids(Interleaved(), text) == backend.encode(text, add_special_tokens=False).ids
+        assert cache.chars == sum(map(len, cache._ids)) <= 60
+
+
 # ---- long texts encoded in pieces -------------------------------------------------------
 
 

@@ -83,8 +83,11 @@ class LiteralShield:
         if hidden is None:
             if len(self._hidden) >= self._MAX_CACHED:
                 self._hidden.clear()
-            hidden = self._hidden[text] = self._hide(text)
-        return hidden
+            found = self._hide(text)
+            # "" for a text without spellings: the caller then gets its own `text` back,
+            # the same object, and knows that nothing was hidden (no copy of its part).
+            hidden = self._hidden[text] = "" if found is text else found
+        return hidden or text
 
     def _hide(self, text: str) -> str:
         assert self._find is not None and self._sub is not None

@@ -96,9 +96,39 @@ class _GenerationTag(jinja2.ext.Extension):
         return jinja2.nodes.Scope(body, lineno=lineno)
 
 
-_ENVIRONMENT = ImmutableSandboxedEnvironment(
-    trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols]
-)
+# Every attribute a plain dict has: its class is built in and its instances have no
+# `__dict__`, so no other name can be an attribute of one.
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """jinja's immutable sandbox, making the same decisions faster for what a chat
+    template reads most: a message or tool (a plain dict) by attribute, and string
+    methods. The sandbox is the safety boundary for templates from the hub; nothing
+    here widens it (tests/prompting/test_template.py compares both)."""
+
+    _str_safe: dict[str, bool] = {}  # bounded: only names `getattr` found on `str`
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            # What the stock path does after `getattr(obj, attribute)` raises, without the raise.
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError):
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if type(obj) is not str:
+            return bool(super().is_safe_attribute(obj, attr, value))
+        # For a str the stock decision depends on the name alone (no internal or mutating attributes).
+        safe = self._str_safe.get(attr)
+        if safe is None:
+            safe = self._str_safe[attr] = bool(super().is_safe_attribute(obj, attr, value))
+        return safe
+
+
+_ENVIRONMENT = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols])
 _ENVIRONMENT.filters["tojson"] = _tojson
 _ENVIRONMENT.filters["from_json"] = _from_json
 _ENVIRONMENT.globals["raise_exception"] = _raise_exception

@@ -14,6 +14,7 @@ import codecs
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -168,27 +169,36 @@ class Tokenizer:
 
 
 class _SegmentCache:
-    """Encodes prompts segment by segment, remembering long segments.
+    """Encodes prompts segment by segment, remembering the segments.
 
     Special tokens split text into segments that the tokenizer encodes on their own
-    (they never merge across one), and an agent's prompts repeat the same long
-    segments on every turn and in every session: Claude Code's system prompt and
-    tools are ~40K tokens that take HF `tokenizers` ~0.2 s to encode. Encoding
-    each segment once makes a request's tokenization cost its new text only.
-    Used only when segment-wise encoding provably equals whole-text encoding for
-    this tokenizer (checked on probe texts at load: SentencePiece "first" prefix
-    spaces, for one, break the equivalence); otherwise every call encodes whole.
+    (they never merge across one), and an agent's prompts repeat the same segments
+    on every turn and in every session: Claude Code's system prompt and tools are
+    ~40K tokens that take HF `tokenizers` ~0.2 s to encode, and the template's short
+    pieces between special tokens ("\n", "assistant\n", a role and an earlier
+    turn's message) cost a call into the backend each (~2-20 µs, most of it the
+    call's own overhead). Encoding each segment once makes a request's
+    tokenization cost its new text only. Long and short segments are kept apart,
+    each bounded, so that a flood of one-off short texts never evicts a system
+    prompt. Used only when segment-wise encoding provably equals whole-text
+    encoding for this tokenizer (checked on probe texts at load: SentencePiece
+    "first" prefix spaces, for one, break the equivalence); otherwise every call
+    encodes whole.
     """
 
-    _MIN_CACHED = 512  # characters; shorter segments are cheap to encode
+    _MIN_CACHED = 512  # characters; the long-segment cache's shortest
     # Longer segments are one-off (a huge pasted file): caching them only pins memory.
     _MAX_CACHED = 1024 * 1024
     _MAX_CHARS = 64 * 1024 * 1024
+    # Short segments, least recently used evicted first: at most ~256K ids (~10 MB).
+    _SHORT_CHARS = 256 * 1024
 
     def __init__(self, backend: HFTokenizer):
         self._backend = backend
         self._cache: dict[str, list[int]] = {}
         self._chars = 0
+        self._short = _ShortSegments(self._SHORT_CHARS)
+        self._plain_short = _ShortSegments(self._SHORT_CHARS)
         # Every added token, for prompts with literal spellings (the plain backend is built on first use).
         self._added = {t.content: i for i, t in backend.get_added_tokens_decoder().items()}
         self._find_added = re.compile(literal_alternation(self._added)).finditer if self._added else None
@@ -264,15 +274,21 @@ class _SegmentCache:
     def _plain_segment(self, text: str, out: list[int]) -> None:
         if self._plain is None:
             self._plain = _without_added_tokens(self._backend)
-        self._cached(self._plain, self._plain_cache, text, out)
+        if len(text) < self._MIN_CACHED:
+            out.extend(self._plain_short.ids(self._plain, text))
+        else:
+            self._cached(self._plain, self._plain_cache, text, out)
 
     def _segment(self, text: str, out: list[int]) -> None:
-        self._cached(self._backend, self._cache, text, out)
+        if len(text) < self._MIN_CACHED:
+            out.extend(self._short.ids(self._backend, text))
+        else:
+            self._cached(self._backend, self._cache, text, out)
 
     def _cached(self, backend: HFTokenizer, cache: dict[str, list[int]], text: str, out: list[int]) -> None:
         """`text`'s ids appended to `out` (a long text's straight from its pieces: never
         copied again as a whole, a GIL-held copy of millions of ids)."""
-        if not self._MIN_CACHED <= len(text) <= self._MAX_CACHED:
+        if len(text) > self._MAX_CACHED:
             _encode_plain(backend, text, pieces=self._cuttable, out=out)
             return
         ids = cache.get(text)
@@ -292,15 +308,45 @@ class _SegmentCache:
             f"x{specials[0]} {specials[-1]}\n\n y",
             f"  {specials[0]}lead",
         ]
-        for probe in probes:
-            whole = self._backend.encode(probe, add_special_tokens=False).ids
-            saved, self._MIN_CACHED = self._MIN_CACHED, 1 << 30
-            try:
-                if self.encode(probe) != whole:
-                    return False
-            finally:
-                self._MIN_CACHED = saved
-        return True
+        try:
+            return all(self.encode(p) == self._backend.encode(p, add_special_tokens=False).ids for p in probes)
+        finally:
+            self._short.clear()  # the probes' segments were encoded for the check only
+
+
+class _ShortSegments:
+    """Short segments' ids by their text, at most `limit` characters of them; the
+    least recently used go first. Callers copy the ids out (never hand out the list).
+    Renders run on the event loop and on offload threads at once: the bookkeeping is
+    under a lock (uncontended, ~0.1 µs), the encoding outside it."""
+
+    def __init__(self, limit: int):
+        self._limit = limit
+        self._ids: dict[str, list[int]] = {}  # in order of last use
+        self._lock = threading.Lock()
+        self.chars = 0
+
+    def ids(self, backend: HFTokenizer, text: str) -> list[int]:
+        with self._lock:
+            ids = self._ids.pop(text, None)
+            if ids is not None:
+                self._ids[text] = ids
+                return ids
+        ids = backend.encode(text, add_special_tokens=False).ids
+        with self._lock:
+            if text not in self._ids:
+                self._ids[text] = ids
+                self.chars += len(text)
+                while self.chars > self._limit:  # never the text just added: it is shorter than the limit
+                    oldest = next(iter(self._ids))
+                    self.chars -= len(oldest)
+                    del self._ids[oldest]
+        return ids
+
+    def clear(self) -> None:
+        with self._lock:
+            self._ids.clear()
+            self.chars = 0
 
 
 # Longer texts are encoded with `encode_batch_fast`, which releases the GIL while it

@@ -153,6 +153,8 @@ def _tool_result(block: ToolResultBlock, where: str, sources: _Sources) -> ToolR
 def _system(system: str | list[dict[str, Any]] | None) -> list[Text]:
     if system is None:
         return []
+    if isinstance(system, str):  # what `_blocks` would make of it, without its block model
+        return [Text(text=system)]
     return [Text(text=b.text) for b in _blocks(system, "system") if isinstance(b, TextBlock)]
 
 
@@ -168,6 +170,10 @@ def to_conversation(
     sources = _Sources()
     for n, param in enumerate(request.messages):
         where = f"messages.{n}"
+        role = "system" if param.role == "system" else param.role
+        if isinstance(param.content, str):  # one text block, whatever the role: made without its block model
+            messages.append(Message(role=role, parts=[Text(text=param.content)]))
+            continue
         parts: list[Any] = []
         for block in _blocks(param.content, where):
             if isinstance(block, TextBlock):
@@ -192,22 +198,24 @@ def to_conversation(
                 parts.append(Reasoning(opaque=block.data))
             elif isinstance(block, ToolUseBlock):
                 parts.append(ToolCall(id=block.id, name=block.name, arguments=_arguments(block, replay)))
-        role = "system" if param.role == "system" else param.role
         messages.append(Message(role=role, parts=parts))
     for n, t in enumerate(request.tools or []):
         if t.input_schema is not None:
             check_tool_schema(t.input_schema, f"tools.{n}.input_schema")
     tools = [_tool_spec(t) for t in request.tools or [] if t.input_schema is not None or t.type in (None, "custom")]
-    choice = ToolChoice()
-    if request.tool_choice is not None:
+    # Each model made once (a default built and replaced costs as much as the other).
+    if request.tool_choice is None:
+        choice = ToolChoice()
+    else:
         mode = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}[request.tool_choice.type]
         if mode == "named" and not request.tool_choice.name:
             raise invalid_request("tool_choice.name: required when type is 'tool'", "tool_choice")
         choice = ToolChoice(mode=mode, name=request.tool_choice.name)
-    thinking = ThinkingControl()
-    if request.thinking is not None:
+    if request.thinking is None:
+        thinking = ThinkingControl()
+    else:
         thinking = ThinkingControl(mode=request.thinking.type, budget_tokens=request.thinking.budget_tokens)
-    sampling = SamplingParams()
+    sampling = None
     form = None
     user = None
     edits = _context_edits(request.context_management)  # counted as they will be rendered
@@ -229,6 +237,8 @@ def to_conversation(
             if from_user_id is None:
                 user = request.metadata.user_id
     system = _system(request.system)
+    if sampling is None:  # count_tokens: nothing to sample
+        sampling = SamplingParams()
     return Conversation(
         model=request.model,
         system=system,
