@@ -49,3 +49,18 @@ def test_prose_with_a_markers_first_letter_is_not_a_place_to_look() -> None:
     assert markers.trigger(" the cat sat on the mat.") is None
     assert markers.trigger(" going to") is not None  # `to` may grow into `to=self…`
     assert markers.trigger("x<|e") is not None and markers.trigger("x<|z") is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=ALPHABET + "<", max_size=40))
+def test_text_without_the_lead_character_starts_no_marker(text: str) -> None:
+    # The hot paths skip the trigger where the markers' one first character is absent.
+    same_lead = MarkerSet(("<tool_call>", "<tool_calls>", "<|eom|>"))
+    assert same_lead.lead == "<"
+    if "<" not in text:
+        assert same_lead.trigger(text) is None
+    # Markers with different first characters have no lead: "" is in every text,
+    # so the trigger always decides.
+    mixed = MarkerSet(MARKERS)
+    assert mixed.lead == ""
+    assert mixed.lead in text

@@ -15,6 +15,8 @@ import re
 from .patterns import always_match
 
 _STRING_RUN = always_match(r'[^"\\\x00-\x1f]*')
+# Whether a whole chunk is plain string text. The hot paths test printable text
+# without a quote or a backslash first (three C calls, cheaper than the regex).
 _PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]*').fullmatch
 # String text with complete escapes, and maybe a backslash whose escape comes next.
 _STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*(\\)?').fullmatch
@@ -70,7 +72,7 @@ class JsonValueScanner:
         stream a string argument token by token."""
         state = self._state
         if state == _STRING:
-            if _PLAIN_STRING(text) is not None:
+            if ('"' not in text and "\\" not in text and text.isprintable()) or _PLAIN_STRING(text) is not None:
                 self._consumed += len(text)
                 return True
             match = _STRING_BODY(text)
@@ -93,7 +95,7 @@ class JsonValueScanner:
         state = self._state
         if state == _STRING:
             # The common streaming case: a token of plain string text, emitted as is.
-            if _PLAIN_STRING(text) is not None:
+            if ('"' not in text and "\\" not in text and text.isprintable()) or _PLAIN_STRING(text) is not None:
                 self._consumed += len(text)
                 return text, -1
         elif state == _DONE:

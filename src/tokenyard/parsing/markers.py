@@ -42,7 +42,7 @@ def _compiled(markers: tuple[str, ...]) -> tuple[Search, frozenset[str], Search]
 
 
 class MarkerSet:
-    __slots__ = ("markers", "_search", "_prefixes", "_trigger", "_hold", "trigger")
+    __slots__ = ("markers", "_search", "_prefixes", "_trigger", "_hold", "trigger", "lead")
 
     def __init__(self, markers: Iterable[str]):
         unique = sorted(set(m for m in markers if m), key=len, reverse=True)
@@ -53,6 +53,11 @@ class MarkerSet:
         # `could_start` without the method call, for the hottest paths: None when no
         # marker's first character occurs in the text.
         self.trigger = self._trigger
+        # The character every marker begins with ("" when they differ): text without
+        # it can start none, one `in` test cheaper than `trigger` (`lead not in text
+        # or trigger(text) is None`; "" is in every text, so `trigger` decides).
+        firsts = {m[0] for m in unique}
+        self.lead = firsts.pop() if len(firsts) == 1 else ""
         self._hold = max(len(m) for m in unique) - 1
 
     def find(self, text: str, pos: int = 0) -> re.Match[str] | None:

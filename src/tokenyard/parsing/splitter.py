@@ -96,6 +96,9 @@ class OutputSplitter:
         self._run_kind: type | None = None
         self._run_has_content = False
         self._pending_space = ""
+        # The run's kind while it has content and no whitespace pending: a delta of
+        # that kind, as fed, that does not end in whitespace passes untouched.
+        self._hot_kind: type | None = None
 
     def feed(self, text: str) -> list[ParseEvent]:
         direct = self._direct
@@ -105,29 +108,28 @@ class OutputSplitter:
             events = self._fenced.feed(self._parse(text))
         else:
             events = self._parse(text)
-        event = events[0] if len(events) == 1 else None
-        if type(event) is ToolCallDelta:
-            # The hot path inside a long call: the text is the call's (its raw,
-            # accounted when it ends); one argument delta, nothing to trim.
-            self._unsettled.append(text)
-            self._held += len(text)
-            if not self._pending_space:
-                self._run_kind = None
-                return events
-            return self._trim(events)
-        if (type(event) is TextDelta or type(event) is ReasoningDelta) and event.text is text and not self._held:
-            # The hot path in prose: the text as it came, nothing held before it; inside
-            # a run with content, not ending in whitespace, nothing to trim (`_trim`'s
-            # first case, without the call).
-            if (
-                type(event) is self._run_kind
-                and self._run_has_content
-                and not self._pending_space
-                and text
-                and not text[-1].isspace()
-            ):
-                return events
-            return self._trim(events)
+        if len(events) == 1:
+            event = events[0]
+            kind = type(event)
+            if kind is ToolCallDelta:
+                # The hot path inside a long call: the text is the call's (its raw,
+                # accounted when it ends); one argument delta, nothing to trim.
+                self._unsettled.append(text)
+                self._held += len(text)
+                if not self._pending_space:
+                    self._run_kind = self._hot_kind = None
+                    return events
+                return self._trim(events)
+            if kind is self._hot_kind and event.text is text and not self._held:  # type: ignore[union-attr]  # a text kind
+                # The hot path in prose: the text as it came, nothing held before it,
+                # inside a run with content and no pending whitespace (`_hot_kind`);
+                # not ending in whitespace, nothing to trim (`_trim`'s first case,
+                # without the call).
+                if text and not text[-1].isspace():
+                    return events
+                return self._trim(events)
+            if (kind is TextDelta or kind is ReasoningDelta) and event.text is text and not self._held:  # type: ignore[union-attr]
+                return self._trim(events)
         events = self._account(text, events)
         return self._trim(events)
 
@@ -196,7 +198,7 @@ class OutputSplitter:
         if self._pending_space:
             out.append(Marker(self._pending_space))
             self._pending_space = ""
-        self._run_kind = None
+        self._run_kind = self._hot_kind = None
         return out
 
     def _trim(self, events: list[ParseEvent]) -> list[ParseEvent]:
@@ -205,15 +207,14 @@ class OutputSplitter:
             # content, not ending in whitespace: nothing to trim or to hold.
             event = events[0]
             # The run's kind is TextDelta or ReasoningDelta: the second test only narrows.
-            same_run = type(event) is self._run_kind and self._run_has_content and not self._pending_space
-            if same_run and (type(event) is TextDelta or type(event) is ReasoningDelta):
+            if type(event) is self._hot_kind and (type(event) is TextDelta or type(event) is ReasoningDelta):
                 text = event.text
                 if text and not text[-1].isspace():
                     return events
             elif type(event) is not TextDelta and type(event) is not ReasoningDelta and not self._pending_space:
                 # One call event (an argument delta inside a long call): it ends any
                 # text run and passes as it is.
-                self._run_kind = None
+                self._run_kind = self._hot_kind = None
                 return events
         out: list[ParseEvent] = []
         for event in events:
@@ -249,6 +250,7 @@ class OutputSplitter:
                 self._pending_space = tail
             else:
                 self._pending_space += text
+        self._hot_kind = self._run_kind if self._run_has_content and not self._pending_space else None
         return out
 
 

@@ -146,12 +146,17 @@ class ReasoningParser:
         # parser's string hot path only where its engine has one: else no call per token.
         self._take_string = (
             downstream.take_string_text
-            if downstream is not None and type(downstream).take_string_text is not ToolParser.take_string_text
+            if downstream is not None
+            and type(downstream).take_string_text is not ToolParser.take_string_text
+            and downstream.take_string_text_first(self._text_markers.markers)
             else None
         )
         self._text_trigger = self._text_markers.trigger
+        self._text_lead = self._text_markers.lead
         self._reasoning_trigger = self._reasoning_markers.trigger
+        self._reasoning_lead = self._reasoning_markers.lead
         self._idle_trigger = self._idle_text_markers.trigger if self._idle_text_markers is not None else None
+        self._idle_lead = self._idle_text_markers.lead if self._idle_text_markers is not None else ""
         self._quotes = downstream._quotes if downstream is not None else None
         self._quote_pending = self._quotes.pending if self._quotes is not None else None
         self._buf = ""
@@ -177,14 +182,14 @@ class ReasoningParser:
                 self._hold(events, text, final=False)
                 return events
         elif self.in_reasoning:
-            if self._reasoning_trigger(text) is None:
+            if self._reasoning_lead not in text or self._reasoning_trigger(text) is None:
                 if self._line_start_only:
                     self._note_reasoning(text)
                 return [ReasoningDelta(text)]
         else:
             downstream = self._downstream
             if downstream is None:
-                if self._text_trigger(text) is None:
+                if self._text_lead not in text or self._text_trigger(text) is None:
                     return [TextDelta(text)]
             elif downstream._in_region:
                 take = self._take_string
@@ -192,19 +197,19 @@ class ReasoningParser:
                     taken = take(text)
                     if taken is not None:
                         return taken  # string text of a call's argument: no marker in it is syntax
-                if self._text_trigger(text) is None:
+                if self._text_lead not in text or self._text_trigger(text) is None:
                     # Inside a tool call (a long argument): no reasoning marker can start here.
                     return downstream.feed(text)
             else:
                 idle = self._idle_trigger
-                if idle is not None and not downstream._buf and idle(text) is None:
+                if idle is not None and not downstream._buf and (self._idle_lead not in text or idle(text) is None):
                     pending = self._quote_pending
                     if pending is not None:
                         pending.append(text)  # QuoteContext.note, inlined
                         if len(pending) >= FLUSH_AT:
                             self._quotes.settle()  # type: ignore[union-attr]  # set together with _quote_pending
                     return [TextDelta(text)]
-                if self._text_trigger(text) is None:
+                if self._text_lead not in text or self._text_trigger(text) is None:
                     return downstream.feed(text)
         markers = self._reasoning_markers if self.in_reasoning else self._text_markers
         if not self._buf and not markers.could_start(text):

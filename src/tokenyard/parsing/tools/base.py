@@ -180,7 +180,8 @@ class ToolParser:
     # ---- the sans-IO interface -------------------------------------------------
 
     def feed(self, text: str) -> list[ParseEvent]:
-        if not self._in_region and not self._buf and self._starts.trigger(text) is None:
+        starts = self._starts
+        if not self._in_region and not self._buf and (starts.lead not in text or starts.trigger(text) is None):
             if self._quotes is not None:
                 self._quotes.note(text)
             return [TextDelta(text)] if text else []
@@ -217,6 +218,13 @@ class ToolParser:
         marker in it is syntax), consume it and return its events; otherwise None
         and nothing is consumed. Formats with such a path override this."""
         return None
+
+    def take_string_text_first(self, markers: tuple[str, ...]) -> bool:
+        """Whether a parser that looks for `markers` in the text (the reasoning
+        parser) may offer it to `take_string_text` first: true where the string is
+        JSON (no marker inside it is syntax); an engine whose string text may hold a
+        marker as syntax says where it takes none."""
+        return True
 
     def release_held(self) -> list[ParseEvent]:
         """Another parser found a marker right after the text fed so far: a held

@@ -163,13 +163,14 @@ class KeyValueToolParser(StepParser):
 
     def feed(self, text: str) -> list[ParseEvent]:
         if not self._in_region:
-            if not self._buf and self._quotes is None and self._starts.trigger(text) is None:
+            starts = self._starts
+            if not self._buf and self._quotes is None and (starts.lead not in text or starts.trigger(text) is None):
                 return [TextDelta(text)] if text else []  # prose: the base class's idle path, inlined
         elif self._state == _VALUE and not self._buf and text:
             call, sink = self._call, self._value_sink
             if call is not None and isinstance(sink, ArgumentsBuilder):
                 syntax = self._syntax
-                events = take_value_text(self, call, sink, text, syntax.plain_value, syntax.value_stops.trigger)
+                events = take_value_text(self, call, sink, text, syntax.plain_value, syntax.value_stops)
                 if events is not None:
                     return events
         return ToolParser.feed(self, text)

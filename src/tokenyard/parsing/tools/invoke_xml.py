@@ -131,23 +131,44 @@ class InvokeToolParser(ToolParser):
     # The value fast path in `feed` stands for the engine's own `_value` step; a
     # subclass that reads values its own way (MiniCPM 5's CDATA) goes without it.
     _value_fast_path: ClassVar[bool] = True
+    # The first character of the parameter's closing tag: value text without it
+    # can not end the value.
+    _tag_start: ClassVar[str]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         cls._value_fast_path = cls._steps[VALUE] is InvokeToolParser._steps[VALUE]
+        if hasattr(cls, "syntax"):
+            cls._tag_start = cls.syntax.parameter_close[0]
 
     def feed(self, text: str) -> list[ParseEvent]:
         if not self._in_region:
-            if not self._buf and self._quotes is None and self._starts.trigger(text) is None:
+            starts = self._starts
+            if not self._buf and self._quotes is None and (starts.lead not in text or starts.trigger(text) is None):
                 return [TextDelta(text)] if text else []  # prose: the base class's idle path, inlined
         elif self._state == VALUE and not self._buf and text and self._value_fast_path:
             call, arguments = self._call, self._arguments
             if call is not None and arguments is not None:
                 syntax = self.syntax
-                events = take_value_text(self, call, arguments, text, syntax.plain_value, syntax.value_markers.trigger)
+                events = take_value_text(self, call, arguments, text, syntax.plain_value, syntax.value_markers)
                 if events is not None:
                     return events
         return ToolParser.feed(self, text)
+
+    def take_string_text(self, text: str) -> list[ParseEvent] | None:
+        # Value text in which the closing tag can not begin: the value fast path of
+        # `feed`, offered first by the reasoning parser (`take_string_text_first`).
+        if self._state == VALUE and not self._buf and text and self._value_fast_path and self._tag_start not in text:
+            call, arguments = self._call, self._arguments
+            if call is not None and arguments is not None:
+                syntax = self.syntax
+                return take_value_text(self, call, arguments, text, syntax.plain_value, syntax.value_markers)
+        return None
+
+    def take_string_text_first(self, markers: tuple[str, ...]) -> bool:
+        # A value may hold a marker as its text, but text it takes has no
+        # `_tag_start`: where every marker begins with it, none can begin there.
+        return self._value_fast_path and all(marker.startswith(self._tag_start) for marker in markers)
 
     def _stray_end(self, buf: str, at: int, marker: str, final: bool) -> int | None:
         # A tag that begins with the format's special token but is no tag of it (a

@@ -91,7 +91,11 @@ class JsonCallListParser(CallListParser):
             events = self.take_string_text(text)
             if events is not None:
                 return events
-        elif not self._buf and self._quotes is None and not self._starts.could_start(text):
+        elif (
+            not self._buf
+            and self._quotes is None
+            and (self._starts.lead not in text or not self._starts.could_start(text))
+        ):
             return [TextDelta(text)] if text else []
         return super().feed(text)
 

@@ -27,6 +27,7 @@ from ..coercion import (
     parameter_types,
     wants_string,
 )
+from ..markers import MarkerSet
 from .base import OpenCall, ToolParser
 
 _NOT_JSON = object()
@@ -55,19 +56,26 @@ def take_value_text(
     arguments: ArgumentsBuilder,
     text: str,
     plain: Callable[[str], object],
-    stops: Callable[[str], object],
+    stops: MarkerSet,
 ) -> list[ParseEvent] | None:
     """The hot path of a long parameter value (a file's content) in the XML-style
     engines: `text` fed with nothing held, in which nothing can begin a tag that ends
-    the value (`stops` finds none), is the value's text, no state machine. `plain`
-    finds a character that may begin such a tag or needs escaping in JSON: with none,
-    inside a streamed string, the text is its own arguments fragment. None: not such
-    text, nothing consumed (the caller's state machine reads it)."""
-    if arguments.plain_run and plain(text) is None:
+    the value (none of `stops`), is the value's text, no state machine. `plain`
+    finds a character that may begin such a tag (the first character of one of
+    `stops`) or needs escaping in JSON: with none, inside a streamed string, the text
+    is its own arguments fragment. None: not such text, nothing consumed (the
+    caller's state machine reads it)."""
+    lead = stops.lead
+    # Printable text without the stops' one first character, a quote or a backslash
+    # has none of `plain`'s characters: three `in` tests and `isprintable` are
+    # cheaper than the regex, which decides the rest.
+    if arguments.plain_run and (
+        (lead not in text and '"' not in text and "\\" not in text and text.isprintable()) or plain(text) is None
+    ):
         call.raw.append(text)
         call.arguments.append(text)
         return [ToolCallDelta(call.index, text)]
-    if stops(text) is not None:
+    if lead in text and stops.trigger(text) is not None:
         return None
     call.raw.append(text)
     if arguments.plain_run:  # a quote, backslash or line break: escaped
