@@ -64,3 +64,5 @@ def test_text_without_the_lead_character_starts_no_marker(text: str) -> None:
     mixed = MarkerSet(MARKERS)
     assert mixed.lead == ""
     assert mixed.lead in text
+    # A letter is in most prose: testing for it first would only add a test.
+    assert MarkerSet(("to=self", "tool")).lead == ""

@@ -55,9 +55,11 @@ class MarkerSet:
         self.trigger = self._trigger
         # The character every marker begins with ("" when they differ): text without
         # it can start none, one `in` test cheaper than `trigger` (`lead not in text
-        # or trigger(text) is None`; "" is in every text, so `trigger` decides).
+        # or trigger(text) is None`; "" is in every text, so `trigger` decides). A
+        # letter or digit (Muse Glimmer's `to=self`) is in most prose: no lead there.
         firsts = {m[0] for m in unique}
-        self.lead = firsts.pop() if len(firsts) == 1 else ""
+        lead = firsts.pop() if len(firsts) == 1 else ""
+        self.lead = "" if lead.isalnum() else lead
         self._hold = max(len(m) for m in unique) - 1
 
     def find(self, text: str, pos: int = 0) -> re.Match[str] | None:

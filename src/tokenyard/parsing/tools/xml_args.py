@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from json.encoder import encode_basestring
 from typing import Any
 
 from ...conversation import ToolSpec
@@ -44,10 +45,8 @@ def _json_value(text: str) -> object:
         return _NOT_JSON
 
 
-# What json.dumps(ensure_ascii=False) escapes inside a string, and how: the same
-# output, one C-level `str.translate` instead of a json.dumps call per fragment.
+# What json.dumps(ensure_ascii=False) escapes inside a string.
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]').search
-JSON_STRING_ESCAPES = {c: json.dumps(chr(c))[1:-1] for c in range(0x20)} | {ord('"'): '\\"', ord("\\"): "\\\\"}
 
 
 def take_value_text(
@@ -79,7 +78,7 @@ def take_value_text(
         return None
     call.raw.append(text)
     if arguments.plain_run:  # a quote, backslash or line break: escaped
-        fragment = text.translate(JSON_STRING_ESCAPES)
+        fragment = encode_basestring(text)[1:-1]  # json.dumps's own string escaping, in C
         call.arguments.append(fragment)
         return [ToolCallDelta(call.index, fragment)]
     arguments.text(text)
@@ -190,7 +189,7 @@ class ArgumentsBuilder:
             if self._shaped:
                 self._streamed.append(chunk)
             # Most chunks need no escaping; json.dumps is the slow path for those that do.
-            self._owner._stream_args(chunk.translate(JSON_STRING_ESCAPES) if _NEEDS_ESCAPE(chunk) else chunk)
+            self._owner._stream_args(encode_basestring(chunk)[1:-1] if _NEEDS_ESCAPE(chunk) else chunk)
         # (A value that may decide a shape keeps its text: `text` must see every chunk.)
         self.plain_run = not self._tail and not self._strip_newline and not self._shaped
 
