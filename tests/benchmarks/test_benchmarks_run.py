@@ -70,6 +70,12 @@ def test_request_steps_quick(capsys):
         assert f"  {step} " in out
 
 
+def test_ttft_ab_quick(capsys):
+    assert load("ttft_ab").main(["--rounds", "3", "src"]) == 0
+    out = capsys.readouterr().out
+    assert "shuffled rounds" in out and "direct" in out and "src" in out
+
+
 def test_hop_relays_quick(capsys):
     assert load("hop_relays").main(["--rounds", "3"]) == 0
     out = capsys.readouterr().out
