@@ -211,6 +211,10 @@ class SamplingParams(BaseModel):
     top_k: int | None = None
     stop: list[str] = Field(default_factory=list)
     seed: int | None = None
+    # OpenAI's penalties (Chat): None leaves the model's declared default (frequency)
+    # or the engine's (presence).
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
 
 
 class OutputFormat(BaseModel):

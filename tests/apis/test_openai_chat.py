@@ -86,6 +86,8 @@ def test_controls_map_to_the_conversation():
         chat_template_kwargs={"enable_thinking": False, "x": 1},
         top_k=-1,
         metadata={"session_id": "s1"},
+        frequency_penalty=0.5,
+        presence_penalty=-0.25,
     )
     assert (conversation.tool_choice.mode, conversation.tool_choice.name) == ("named", "Bash")
     assert conversation.parallel_tool_calls is False
@@ -93,6 +95,7 @@ def test_controls_map_to_the_conversation():
     assert conversation.thinking.mode == "disabled" and conversation.thinking.effort == "low"
     assert conversation.template_kwargs == {"enable_thinking": False, "x": 1}
     assert conversation.sampling.top_k is None and conversation.session_key == "s1"
+    assert (conversation.sampling.frequency_penalty, conversation.sampling.presence_penalty) == (0.5, -0.25)
     assert _conversation([{"role": "user", "content": "x"}], tool_choice="none").tool_choice.mode == "none"
 
 
@@ -104,6 +107,8 @@ def test_controls_map_to_the_conversation():
         ({"tool_choice": "required"}, "tool_choice"),
         ({"response_format": {"type": "xml"}}, "response_format.type"),
         ({"stop": 5}, "stop"),
+        ({"frequency_penalty": 2.5}, "frequency_penalty"),
+        ({"presence_penalty": -3}, "presence_penalty"),
         ({"tool_choice": {"type": "function"}}, "tool_choice"),
         (
             {"messages": [{"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},

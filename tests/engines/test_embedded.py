@@ -169,6 +169,19 @@ def test_a_frequency_penalty_counts_the_answer_and_keeps_greedy_deterministic():
     assert runs[0].count(3) < 6
 
 
+def test_a_presence_penalty_counts_a_token_once():
+    torch = pytest.importorskip("torch")
+    logits = torch.full((10,), -10.0)
+    logits[3], logits[7] = 2.0, 1.5
+    # Once a token is in the answer it loses 1.0 whatever its count: 3 (now 1.0) falls
+    # behind 7, and once both are present 3 leads again for good.
+    presence = embedded._Sampler(EngineRequest("p", [3], max_tokens=1, presence_penalty=1.0))
+    assert [presence.pick(logits) for _ in range(6)] == [3, 7, 3, 3, 3, 3]
+    # A frequency penalty of the same size counts every occurrence: the two alternate.
+    frequency = embedded._Sampler(EngineRequest("f", [3], max_tokens=1, frequency_penalty=1.0))
+    assert [frequency.pick(logits) for _ in range(6)] == [3, 7, 3, 7, 3, 7]
+
+
 def test_seeded_sampling_runs_on_the_model(engine: EmbeddedEngine, tokenizer: Tokenizer):
     prompt = render(tokenizer, [{"role": "user", "content": "Name a color."}])
     sampled = request(tokenizer, prompt, max_tokens=8, stop=False, temperature=1.0, top_p=0.9, top_k=50, seed=7)

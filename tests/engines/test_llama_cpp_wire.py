@@ -144,12 +144,14 @@ def test_a_server_still_loading_is_waited_for():
 
 
 def test_sampling_fields_reach_both_wire_bodies():
-    """A served model's frequency penalty (SmolLM2's record) goes to vLLM and llama.cpp
-    under the name both take; unset fields are left to the engine."""
+    """A frequency penalty (the request's, or a served model's: SmolLM2's record) and a
+    presence penalty go to vLLM and llama.cpp under the names both take; unset fields
+    are left to the engine."""
     engine = RemoteEngine("http://127.0.0.1:1/v1")
-    penalised = EngineRequest("r", [1, 2], max_tokens=8, temperature=0.0, frequency_penalty=0.5)
+    penalised = EngineRequest("r", [1, 2], max_tokens=8, temperature=0.0, frequency_penalty=0.5, presence_penalty=-0.25)
     for body in (engine.completion_body(penalised), engine.llama_cpp_body(penalised)):
-        assert body["frequency_penalty"] == 0.5 and body["temperature"] == 0.0 and "top_p" not in body
+        assert body["frequency_penalty"] == 0.5 and body["presence_penalty"] == -0.25
+        assert body["temperature"] == 0.0 and "top_p" not in body
     plain = EngineRequest("r", [1, 2], max_tokens=8)
     for body in (engine.completion_body(plain), engine.llama_cpp_body(plain)):
-        assert "frequency_penalty" not in body and "temperature" not in body
+        assert "frequency_penalty" not in body and "presence_penalty" not in body and "temperature" not in body

@@ -95,7 +95,7 @@ def check_contract(body: dict) -> None:
 
 def test_the_request_is_a_token_id_prompt_with_declared_fields_only():
     body = sglang_engine().sglang_body(
-        engine_request(temperature=0.0, top_p=0.9, top_k=20, seed=7, frequency_penalty=0.5)
+        engine_request(temperature=0.0, top_p=0.9, top_k=20, seed=7, frequency_penalty=0.5, presence_penalty=0.25)
     )
     check_contract(body)
     assert body["input_ids"] == PROMPT and "text" not in body  # no chat template on SGLang's side
@@ -110,6 +110,7 @@ def test_the_request_is_a_token_id_prompt_with_declared_fields_only():
         7,
     )
     assert sampling["frequency_penalty"] == 0.5  # a model's declared penalty (SmolLM2's) reaches SGLang too
+    assert sampling["presence_penalty"] == 0.25
 
 
 @pytest.mark.parametrize("choice", ["required", "named"])

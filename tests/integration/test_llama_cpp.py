@@ -337,6 +337,8 @@ def test_openai_chat_completions(frontend):
     usages = []
     for streaming in (False, True):
         common = dict(model=state.pipeline.model.name, max_tokens=MAX_TOKENS, temperature=0, messages=messages)
+        # Chat's penalties go on to llama-server's /completion, which takes both.
+        common.update(frequency_penalty=0.2, presence_penalty=0.1)
         if streaming:
             chunks = list(client.chat.completions.create(**common, stream=True, stream_options={"include_usage": True}))
             text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)

@@ -231,6 +231,8 @@ def test_openai_chat_completions(frontend):
             model=SERVED_NAME,
             max_tokens=24,
             temperature=0,
+            frequency_penalty=0.2,  # Chat's penalties go on to vLLM's /v1/completions, which takes both
+            presence_penalty=0.1,
             messages=messages,
             stream=True,
             stream_options={"include_usage": True},

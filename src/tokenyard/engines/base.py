@@ -149,6 +149,8 @@ class EngineRequest:
     # OpenAI's frequency penalty: a token's logit minus this times its count in the
     # answer so far (None: the engine's default, none).
     frequency_penalty: float | None = None
+    # OpenAI's presence penalty: a token's logit minus this once it is in the answer.
+    presence_penalty: float | None = None
     # Token ids that end generation (the family's end-of-turn tokens, eos).
     stop_token_ids: list[int] = field(default_factory=list)
     # The rendered prompt as text, and the conversation it came from: engines that

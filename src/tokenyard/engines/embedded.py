@@ -491,6 +491,7 @@ class _Sampler:
         self.top_p = request.top_p if request.top_p is not None and 0 < request.top_p < 1 else None
         self.guide: _AnswerGuide | None = None
         self.frequency_penalty = request.frequency_penalty or 0.0
+        self.presence_penalty = request.presence_penalty or 0.0
         self.counts: dict[int, int] = {}
         self.generator = torch.Generator()
         if request.seed is not None:
@@ -501,11 +502,13 @@ class _Sampler:
     def pick(self, logits: torch.Tensor) -> int:
         import torch
 
-        if self.frequency_penalty and self.counts:
+        if (self.frequency_penalty or self.presence_penalty) and self.counts:
+            # OpenAI's definition: minus the frequency penalty per occurrence in the
+            # answer so far, and the presence penalty once.
             ids = torch.tensor(list(self.counts))
             seen = torch.tensor(list(self.counts.values()), dtype=logits.dtype)
             logits = logits.clone()
-            logits[ids] -= self.frequency_penalty * seen
+            logits[ids] -= self.frequency_penalty * seen + self.presence_penalty
         if self.guide is not None:
             logits = self.guide.mask(logits)
         token = self._choose(logits)

@@ -98,15 +98,16 @@ KEEP_SPECIAL_TOKENS = {"skip_special_tokens": False, "spaces_between_special_tok
 
 # Each wire's name for the request's sampling settings (EngineRequest field -> body field).
 SAMPLING_FIELDS: dict[ServerKind, dict[str, str]] = {
-    "openai": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty")},
+    "openai": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty", "presence_penalty")},
     "sglang": {
         "temperature": "temperature",
         "top_p": "top_p",
         "top_k": "top_k",
         "seed": "sampling_seed",
         "frequency_penalty": "frequency_penalty",
+        "presence_penalty": "presence_penalty",
     },
-    "llama.cpp": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty")},
+    "llama.cpp": {n: n for n in ("temperature", "top_p", "top_k", "seed", "frequency_penalty", "presence_penalty")},
 }
 # SGLang's context error (tokenizer_manager.py, `_validate_one_request`).
 SGLANG_TOO_LONG = re.compile(r"The input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)")

@@ -122,8 +122,8 @@ class ServedModel:
     renderer: PromptRenderer
     aliases: tuple[str, ...] = ()
     created: int = 0
-    # Applied to every request (a built-in model's record declares it; the APIs do not
-    # take one per request yet).
+    # Applied to every request that sets none of its own (a built-in model's record
+    # declares it; Chat requests may set their own).
     frequency_penalty: float | None = None
 
     @property
@@ -668,7 +668,13 @@ class _Turn:
             top_p=sampling.top_p,
             top_k=sampling.top_k,
             seed=sampling.seed,
-            frequency_penalty=self.pipeline.model.frequency_penalty,
+            # The request's own penalty, else the model's declared one (SmolLM2 repeats itself without).
+            frequency_penalty=(
+                sampling.frequency_penalty
+                if sampling.frequency_penalty is not None
+                else self.pipeline.model.frequency_penalty
+            ),
+            presence_penalty=sampling.presence_penalty,
             stop_token_ids=self.pipeline.stop_ids,
             prompt_text=generation.prompt.text,
             conversation=generation.conversation,

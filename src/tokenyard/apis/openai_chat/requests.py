@@ -111,6 +111,8 @@ def to_conversation(request: ChatCompletionRequest, *, session_key: str | None =
             top_k=request.top_k if request.top_k and request.top_k > 0 else None,
             stop=stop,
             seed=request.seed,
+            frequency_penalty=request.frequency_penalty,
+            presence_penalty=request.presence_penalty,
         ),
         thinking=thinking,
         output_format=_output_format(request),

@@ -116,6 +116,8 @@ class ChatCompletionRequest(_Wire):
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
     top_k: int | None = None  # vLLM extension; -1 or 0 means off
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     logprobs: bool | None = None
     reasoning_effort: str | None = None
     chat_template_kwargs: dict[str, Any] | None = None
