@@ -343,12 +343,24 @@ SANDBOX_PROBES = [
     "{{ x.json_text }}",
     "{{ x.__dict__ }}",
     "{{ x.clear() }}",
+    "{{ m.pop('role') }}",
+    "{{ m.setdefault('k', 1) }}",
+    "{{ m.keys() | list }}",
+    "{{ l.__len__() }}",
+    "{{ l.sort() }}",
+    "{{ t.index(2) }}",
+    "{{ t.count(1) }}",
+    "{{ t.__class__ }}",
+    "{{ t._x }}",
+    "{% for i in l %}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{% endfor %}",
+    "{% for i in l %}{{ loop.__class__ }}{{ loop._iterator }}{% endfor %}",
+    "{% set ns = namespace(a=1) %}{% set ns.a = 2 %}{{ ns.a }}{{ ns.__init__ }}{{ ns._Namespace__attrs }}",
 ]
 
 
 @pytest.mark.parametrize("source", SANDBOX_PROBES)
 def test_sandbox_decides_as_jinjas_immutable_sandbox(source):
-    """The template environment takes faster paths for dicts and strings; every
+    """The template environment takes faster paths for dicts, lists, tuples and strings; every
     decision (value, undefined, or refusal) equals jinja's own immutable sandbox."""
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -359,6 +371,7 @@ def test_sandbox_decides_as_jinjas_immutable_sandbox(source):
             "m": {"role": "user", "_hidden": "h", "items": "shadowed"},
             "s": "hello {0}",
             "l": [1, 2],
+            "t": (1, 2),
             "x": ExactJson({"role": "tool"}, '{"role": "tool"}'),
         }
         try:

@@ -27,40 +27,39 @@ Search = Callable[..., re.Match[str] | None]
 
 
 @lru_cache(maxsize=1024)
-def _compiled(markers: tuple[str, ...]) -> tuple[Search, frozenset[str], Search]:
-    """(find a marker, every proper prefix, find where one starts) for `markers`,
-    longest first; built once per marker set, as every request's parsers need them."""
+def _built(given: tuple[str, ...]) -> tuple[tuple[str, ...], Search, frozenset[str], Search, str, int]:
+    """Everything a `MarkerSet` of `given` holds: (its markers longest first, find a
+    marker, every proper prefix, find where one starts, the lead, the hold). Built
+    once per marker set, as every request's parsers make the same sets."""
     # Longest first, so the alternation prefers `<tool_calls>` over `<tool_call>`
     # when both start at the same position.
+    markers = tuple(sorted(set(m for m in given if m), key=len, reverse=True))
+    if not markers:
+        raise ValueError("a MarkerSet needs at least one marker")
     search = re.compile("|".join(re.escape(m) for m in markers)).search
     prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
     # Matches where a marker starts, or where text ends in the beginning of one:
     # the only places a parser must look at. A marker's first character alone
     # (the `t` of Muse Glimmer's `to=self`, common in prose) is not enough.
     trigger = re.compile("|".join(_prefix_pattern(m) for m in markers)).search
-    return search, prefixes, trigger
+    # The character every marker begins with ("" when they differ): text without
+    # it can start none, one `in` test cheaper than `trigger` (`lead not in text
+    # or trigger(text) is None`; "" is in every text, so `trigger` decides). A
+    # letter or digit (Muse Glimmer's `to=self`) is in most prose: no lead there.
+    firsts = {m[0] for m in markers}
+    lead = firsts.pop() if len(firsts) == 1 else ""
+    return markers, search, prefixes, trigger, "" if lead.isalnum() else lead, max(len(m) for m in markers) - 1
 
 
 class MarkerSet:
     __slots__ = ("markers", "_search", "_prefixes", "_trigger", "_hold", "trigger", "lead")
 
     def __init__(self, markers: Iterable[str]):
-        unique = sorted(set(m for m in markers if m), key=len, reverse=True)
-        if not unique:
-            raise ValueError("a MarkerSet needs at least one marker")
-        self.markers: tuple[str, ...] = tuple(unique)
-        self._search, self._prefixes, self._trigger = _compiled(self.markers)
+        self.markers: tuple[str, ...]
+        self.markers, self._search, self._prefixes, self._trigger, self.lead, self._hold = _built(tuple(markers))
         # `could_start` without the method call, for the hottest paths: None when no
         # marker's first character occurs in the text.
         self.trigger = self._trigger
-        # The character every marker begins with ("" when they differ): text without
-        # it can start none, one `in` test cheaper than `trigger` (`lead not in text
-        # or trigger(text) is None`; "" is in every text, so `trigger` decides). A
-        # letter or digit (Muse Glimmer's `to=self`) is in most prose: no lead there.
-        firsts = {m[0] for m in unique}
-        lead = firsts.pop() if len(firsts) == 1 else ""
-        self.lead = "" if lead.isalnum() else lead
-        self._hold = max(len(m) for m in unique) - 1
 
     def find(self, text: str, pos: int = 0) -> re.Match[str] | None:
         """The earliest complete marker at or after `pos`."""

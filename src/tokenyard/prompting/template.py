@@ -23,6 +23,8 @@ from typing import Any, Literal
 import jinja2
 import jinja2.ext
 import jinja2.nodes
+import jinja2.runtime
+import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..faults import TemplateError
@@ -107,7 +109,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     methods. The sandbox is the safety boundary for templates from the hub; nothing
     here widens it (tests/prompting/test_template.py compares both)."""
 
-    _str_safe: dict[str, bool] = {}  # bounded: only names `getattr` found on `str`
+    # Bounded: only names `getattr` found on these built-in types.
+    _safe: dict[tuple[type, str], bool] = {}
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
@@ -119,13 +122,21 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if type(obj) is not str:
+        kind = type(obj)
+        if kind not in _MEMO_TYPES:
             return bool(super().is_safe_attribute(obj, attr, value))
-        # For a str the stock decision depends on the name alone (no internal or mutating attributes).
-        safe = self._str_safe.get(attr)
+        # For an instance of one of these types the stock decision depends on the
+        # type and the name alone (its internal-attribute and known-mutable checks read
+        # nothing else; `value` is not read).
+        safe = self._safe.get((kind, attr))
         if safe is None:
-            safe = self._str_safe[attr] = bool(super().is_safe_attribute(obj, attr, value))
+            safe = self._safe[kind, attr] = bool(super().is_safe_attribute(obj, attr, value))
         return safe
+
+
+# Exact types only (a subclass may add attributes of its own): the plain values a
+# template is given, and jinja's own loop and namespace objects, read on every turn.
+_MEMO_TYPES = frozenset({str, dict, list, tuple, jinja2.runtime.LoopContext, jinja2.utils.Namespace})
 
 
 _ENVIRONMENT = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols])

@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -123,19 +125,51 @@ def observe_worker_ttft(worker: str, seconds: float) -> None:
     WORKER_TTFT.labels(worker).observe(seconds)
 
 
+@dataclass(frozen=True)
+class _Series:
+    """The per-request metrics of one (api, model) pair, each looked up once: a
+    `labels()` lookup costs ~8 calls, and two of them lay on the way to the first token."""
+
+    ttft: Histogram
+    inter_token: Histogram
+    e2e: Histogram
+    prompt_tokens: Counter
+    cached_tokens: Counter
+    completion_tokens: Counter
+    prefix_reuse: Histogram
+    dispatch_lead: Histogram
+    engine_errors: Counter
+
+
+@cache  # a handful of pairs: the APIs times the served models
+def _series(api: str, model: str) -> _Series:
+    return _Series(
+        ttft=TTFT.labels(api, model),
+        inter_token=INTER_TOKEN.labels(api, model),
+        e2e=E2E.labels(api, model),
+        prompt_tokens=PROMPT_TOKENS.labels(api, model),
+        cached_tokens=CACHED_TOKENS.labels(api, model),
+        completion_tokens=COMPLETION_TOKENS.labels(api, model),
+        prefix_reuse=PREFIX_REUSE.labels(api, model),
+        dispatch_lead=DISPATCH_LEAD.labels(api, model),
+        engine_errors=ENGINE_ERRORS.labels(api, model),
+    )
+
+
 async def observed(generation: Generation, events: AsyncIterator[Event]) -> AsyncGenerator[Event]:
     """`events`, passed through while they are measured; closing this closes
     `events` (which aborts the engine request if it is still running)."""
     labels = (_API.get(), generation.pipeline.model.name)
+    series = _series(*labels)
     started = time.perf_counter()
     report = generation.prefix
     if report is not None and report.previous_tokens:
-        PREFIX_REUSE.labels(*labels).observe(report.matched_tokens / max(1, report.prompt_tokens))
+        series.prefix_reuse.observe(report.matched_tokens / max(1, report.prompt_tokens))
         if report.divergence is not None:
             DIVERGENCES.labels(*labels, report.divergence.cause).inc()
     last_output: float | None = None
     ready: list[float] = []
-    inter_token = INTER_TOKEN.labels(*labels)  # looked up once: it is observed per event
+    inter_token = series.inter_token
     try:
         async for event in events:
             now = time.perf_counter()
@@ -143,17 +177,17 @@ async def observed(generation: Generation, events: AsyncIterator[Event]) -> Asyn
             if kind is PromptProcessed or kind is Finish or kind is StreamError:
                 if type(event) is Finish:
                     usage = event.usage
-                    PROMPT_TOKENS.labels(*labels).inc(usage.prompt_tokens)
-                    CACHED_TOKENS.labels(*labels).inc(usage.cached_tokens)
-                    COMPLETION_TOKENS.labels(*labels).inc(usage.completion_tokens)
-                    E2E.labels(*labels).observe(now - started)
+                    series.prompt_tokens.inc(usage.prompt_tokens)
+                    series.cached_tokens.inc(usage.cached_tokens)
+                    series.completion_tokens.inc(usage.completion_tokens)
+                    series.e2e.observe(now - started)
                     for at in ready:
-                        DISPATCH_LEAD.labels(*labels).observe(now - at)
+                        series.dispatch_lead.observe(now - at)
                 elif kind is StreamError:
-                    ENGINE_ERRORS.labels(*labels).inc()
+                    series.engine_errors.inc()
             else:
                 if last_output is None:
-                    TTFT.labels(*labels).observe(now - started)
+                    series.ttft.observe(now - started)
                 else:
                     inter_token.observe(now - last_output)
                 last_output = now

@@ -267,7 +267,13 @@ class SlotStreamingResponse(StreamingResponse):
     whatever happens to the response. The body generator does both when it ends, but a
     client gone before the first frame means the generator never starts (and its
     `finally` never runs); the response's own call always ends, so it closes the body
-    and the events and releases here."""
+    and the events and releases here.
+
+    It sends its frames itself rather than through starlette's `StreamingResponse.__call__`:
+    under ASGI 2.3 (uvicorn) that watches for the disconnect inside an anyio task group,
+    ~70 calls into anyio on the way to every stream's first token. Here one asyncio task
+    waits for `http.disconnect` and cancels the sending; under ASGI 2.4 a `send` that
+    raises OSError means the same."""
 
     def __init__(self, body: AsyncGenerator[bytes], slot: Slot, events: Keepalive) -> None:
         super().__init__(
@@ -278,9 +284,33 @@ class SlotStreamingResponse(StreamingResponse):
         self._events = events
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sending = asyncio.current_task()
+        gone = finished = False
+
+        def client_left(watch: asyncio.Future[None]) -> None:
+            # A done callback runs a loop turn later: past `finished`, nothing is cancelled.
+            nonlocal gone
+            if not finished and sending is not None and not watch.cancelled() and watch.exception() is None:
+                gone = True
+                sending.cancel()
+
+        watch = asyncio.ensure_future(_disconnect(receive))
+        watch.add_done_callback(client_left)
         try:
-            await super().__call__(scope, receive, send)
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            async for chunk in self._body:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if not gone:
+                raise
+            if sending is not None:
+                sending.uncancel()  # the cancellation was ours: the client left
+        except OSError:  # ASGI 2.4: the client is gone
+            pass
         finally:
+            finished = True
+            watch.cancel()
             try:
                 await self._body.aclose()
                 await self._events.aclose()
