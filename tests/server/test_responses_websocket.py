@@ -252,12 +252,13 @@ def test_the_handshake_carries_the_headers_codex_reads():
 CALL_LS = {"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}}
 
 
-def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp_path):
+def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp_path, caplog):
     """The official SDK's `response.steer` while a response is in flight: accepted,
     numbered within that response; the response stops at its next output-item
     boundary, right after its first complete tool call (the second call never made,
     the generation aborted). The steer is `pending` with the owed output's stub, and
     joins the next create that continues the response, after the output."""
+    caplog.set_level(logging.INFO)
     script = [[{"reasoning": "The user wants the files."}, CALL_LS, CALL_LS], [{"text": "Done."}]]
     with running_server("qwen3", script=script, tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
         engine = _GatedEngine(state.pipeline.engine)
@@ -298,6 +299,9 @@ def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp
         turn = prompt.split("List the files.", 1)[1]
         assert turn.count("<tool_call>") == 1, "the call never made is not in the conversation"
         assert prompt.index("tokenyard-files") < prompt.index("Hidden ones too.")
+    # The steer stopped the generation, not the client: logged as what it is.
+    logged = [r.getMessage() for r in caplog.records]
+    assert [m for m in logged if "a steer stopped" in m] and not [m for m in logged if "went away" in m]
 
 
 def test_a_steer_on_a_response_that_completes_first_gets_an_automatic_successor(tmp_path):
