@@ -26,15 +26,16 @@ from websockets.uri import parse_uri
 from tokenyard.engines.base import EngineChunk
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 from tokenyard.server.app import ServerConfig
-from tokenyard.server.limits import HttpLimits, server_options
+from tokenyard.server.limits import server_options
 from tokenyard.server.metrics import REGISTRY
+from tokenyard.settings import ServeSettings
 
 from .serving import WrappedEngine, prompt_log, running_server
 from .test_disconnect import _EndlessEngine, _wait_for
 from .test_openai_responses import DEVELOPER, codex_body, user
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
-OPTIONS = server_options(HttpLimits())  # the production protocol options, as `tokenyard serve` runs
+OPTIONS = server_options(ServeSettings())  # the production protocol options, as `tokenyard serve` runs
 
 
 def ws_url(url: str) -> str:
@@ -365,7 +366,7 @@ def test_pings_keep_a_silent_response_alive_and_an_unanswered_one_stops_it():
     socket, so its pongs are never sent."""
     config = ServerConfig(max_concurrency=1, max_queue=10)
     interval = 0.2
-    options = server_options(HttpLimits(ws_ping_interval=interval))
+    options = server_options(ServeSettings(ws_ping_interval=interval))
     with running_server("qwen3", config=config, uvicorn_options=options) as (url, state):
         gated = _GatedEngine(state.pipeline.engine)
         state.pipeline.engine = gated
