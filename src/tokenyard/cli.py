@@ -9,7 +9,6 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -238,7 +237,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
     from .sealing import ReasoningSeal, load_server_key
     from .server.app import ServerConfig, ServerState, create_app
     from .server.graceful import serve
-    from .server.limits import HttpLimits, bound_heap_retention, raise_open_file_limit, server_options
+    from .server.limits import bound_heap_retention, raise_open_file_limit, server_options
     from .server.loading import load
     from .server.offload import Offload, freeze_start_up_objects, hand_the_gil_back_sooner
     from .server.pipeline import Pipeline
@@ -299,8 +298,6 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         logging.getLogger("tokenyard").warning(
             "open-file limit is %d (hard limit); many idle connections could exhaust it", after
         )
-    # Each limit that is a serve setting comes from it (the others keep their defaults).
-    limits = HttpLimits(**{f.name: getattr(args, f.name) for f in fields(HttpLimits) if hasattr(args, f.name)})
     started = serve(
         create_app(state),
         host=args.host,
@@ -309,7 +306,7 @@ def serve_process(args: argparse.Namespace, sockets: list[socket.socket] | None 
         log_level=args.log_level,
         on_shutdown=state.drain,
         sockets=sockets,
-        **server_options(limits),
+        **server_options(state.config),
     )
     return 0 if started else 1
 

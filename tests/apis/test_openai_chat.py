@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from tokenyard.apis.anthropic.stream import MessageStream
 from tokenyard.apis.errors import engine_failed
 from tokenyard.apis.openai_chat.requests import parse_request, to_conversation
 from tokenyard.apis.openai_chat.stream import ChatCompletionStream
+from tokenyard.apis.openai_responses.stream import ResponseStream
 from tokenyard.conversation import Image, Reasoning, Text, ToolCall, ToolResult
 from tokenyard.events import (
     Finish,
@@ -204,6 +206,36 @@ def test_dispatch_precedes_the_last_fragment_and_interleaved_reasoning_is_dispat
     ]
     assert wire[-1][1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 4}
     assert encoder.completion()["choices"][0]["message"]["content"] == "done"
+
+
+def test_reasoning_runs_with_only_markers_between_are_one_block_in_every_api():
+    # `<think>first</think><think>second</think>answer`: the reasoning is the model's
+    # reasoning text, markers out, joined as written (nothing added: what the client
+    # echoes or the seal restores is replayed into the next prompt as it was shown).
+    events = [
+        PromptProcessed(10, 0),
+        Marker("<think>"),
+        ReasoningDelta("first"),
+        Marker("</think>"),
+        Marker("<think>"),
+        ReasoningDelta("second"),
+        Marker("</think>"),
+        TextDelta("answer"),
+        Finish("stop"),
+    ]
+    chat = ChatCompletionStream("id", "m", 1, dispatch=True)
+    wire = _feed(chat, events)
+    assert [data["reasoning"] for name, data in wire if name == "reasoning_dispatch"] == ["firstsecond"]
+    assert chat.completion()["choices"][0]["message"]["reasoning_content"] == "firstsecond"
+    anthropic = MessageStream("msg", "m")
+    _feed(anthropic, events)
+    assert [b for b in anthropic.result()["content"] if b["type"] == "thinking"] == [
+        {"type": "thinking", "thinking": "firstsecond", "signature": ""}
+    ]
+    responses = ResponseStream("resp", {}, created_at=1)
+    _feed(responses, events)
+    items = [item for item in responses.result()["output"] if item["type"] == "reasoning"]
+    assert [item["content"] for item in items] == [[{"type": "reasoning_text", "text": "firstsecond"}]]
 
 
 def test_a_call_is_held_until_complete_and_an_error_inside_it_ends_the_stream_without_it():

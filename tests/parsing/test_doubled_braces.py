@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokenyard.events import ToolCallReady, check_events
+from tokenyard.events import Marker, ToolCallReady, check_events
 
 from .support import WEATHER, merge, parse, run_chunks, splitter_factory, summary
 
@@ -75,15 +75,20 @@ def test_malformed_doubled_braces_are_never_a_call(obj):
 
 def test_a_brace_too_many_is_read_as_with_single_braces():
     """In a fence the object no longer ends the output as a call: text. In a
-    `<tool_call>` block the complete call stands and the stray brace is text, as
-    after a single-brace call."""
+    `<tool_call>` block the complete call stands and the stray brace is block
+    syntax, as after a single-brace call: the closing tag never becomes text."""
     extra = f'{{{{"name": "get_weather", "arguments": {ARGS}}}}}}}'
     assert [kind for kind, *_ in summary(parse(recovering, f"```json\n{extra}\n```"))] == ["text"]
     assert [kind for kind, *_ in summary(parse(recovering, extra))] == ["text"]
     single = summary(parse(hermes, f'<tool_call>\n{{"name": "get_weather", "arguments": {ARGS}}}}}\n</tool_call>'))
-    assert (
-        summary(parse(hermes, f"<tool_call>\n{extra}\n</tool_call>")) == single == [CALL, ("text", "}\n</tool_call>")]
-    )
+    assert summary(parse(hermes, f"<tool_call>\n{extra}\n</tool_call>")) == single == [CALL]
+    after = f'<tool_call>\n{{"name": "get_weather", "arguments": {ARGS}}} }} }}\n</tool_call>Done.'
+    assert summary(parse(hermes, after)) == [CALL, ("text", "Done.")]
+    markers = [e.text for e in parse(hermes, after) if isinstance(e, Marker)]
+    assert "".join(markers).replace(" ", "") == "}}\n</tool_call>"
+    # A brace after the block is the model's text, outside any call.
+    closed = f'<tool_call>\n{{"name": "get_weather", "arguments": {ARGS}}}\n</tool_call>}}'
+    assert summary(parse(hermes, closed)) == [CALL, ("text", "}")]
 
 
 def test_an_undeclared_tool_is_read_as_with_single_braces():

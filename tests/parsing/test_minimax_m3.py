@@ -83,6 +83,41 @@ def test_without_a_schema_items_are_a_list_and_repeated_names_collect():
     ]
 
 
+def test_an_empty_element_no_string_can_fill_is_null_or_an_empty_container():
+    # The template writes null (a list's item), [] and {} as nothing: where the schema
+    # admits no string that is what the empty element was; where a string may fill
+    # it, or the schema is silent, it is the text written.
+    tool = ToolSpec(
+        name="t",
+        parameters={
+            "type": "object",
+            "properties": {
+                "ids": {"type": "array", "items": {"type": ["integer", "null"]}},
+                "limit": {"type": "integer"},
+                "tags": {"type": "array"},
+                "meta": {"type": "object"},
+                "label": {"type": ["string", "null"]},
+                "free": {"type": "object"},
+            },
+        },
+    )
+    body = (
+        el("ids", el("item", "1") + el("item", ""))
+        + el("limit", "")
+        + el("tags", "")
+        + el("meta", "")
+        + el("label", "")
+        + el("free", el("x", "") + el("xs", el("item", "")))
+    )
+    assert summary(parse(splitter_factory(None, "minimax_m3", [tool]), block(invoke("t", body)))) == [
+        (
+            "call",
+            "t",
+            {"ids": [1, None], "limit": None, "tags": [], "meta": {}, "label": "", "free": {"x": "", "xs": [""]}},
+        )
+    ]
+
+
 def test_reasoning_then_prose_then_several_calls():
     text = "<mm:think>Two cities.</mm:think>Checking both.\n" + block(
         invoke("get_weather", el("city", "Tokyo") + el("days", "3")),

@@ -19,7 +19,8 @@ import pytest
 
 from tokenyard.engines.base import EngineChunk
 from tokenyard.server.app import ServerConfig
-from tokenyard.server.limits import HttpLimits, server_options
+from tokenyard.server.limits import server_options
+from tokenyard.settings import ServeSettings
 
 from .serving import WrappedEngine, running_server, send_and_vanish
 
@@ -62,7 +63,7 @@ def _wait_for(condition, what: str, timeout: float = 60) -> None:
         time.sleep(0.01)
 
 
-PROTOCOLS = {"httptools-bounded": server_options(HttpLimits()), "h11": {"http": "h11"}}
+PROTOCOLS = {"httptools-bounded": server_options(ServeSettings()), "h11": {"http": "h11"}}
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
@@ -113,7 +114,7 @@ def test_a_streaming_client_that_stops_reading_frees_its_slot_after_the_send_tim
     cut, the generation aborted and the only slot serves the next request."""
     caplog.set_level(logging.INFO)
     config = ServerConfig(max_concurrency=1, max_queue=10, max_queue_wait=120)
-    options = server_options(HttpLimits(send_timeout=1.0))
+    options = server_options(ServeSettings(send_timeout=1.0))
     with running_server("qwen3", config=config, uvicorn_options=options) as (url, state):
         token = state.pipeline.model.tokenizer.encode("la")[0]
         engine = _EndlessEngine(state.pipeline.engine, token)

@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from tokenyard import wire_json
-from tokenyard.server.limits import HttpLimits, server_options
+from tokenyard.server.limits import server_options
+from tokenyard.settings import ServeSettings
 
 from .serving import prompt_log, running_server
 
@@ -195,7 +196,7 @@ def test_content_length_with_transfer_encoding_closes_the_connection():
     (never reused: the request may be a smuggling attempt). A chunked request alone
     keeps its connection."""
     with running_server(
-        "qwen3", uvicorn_options=server_options(HttpLimits(keep_alive_timeout=300, header_timeout=300))
+        "qwen3", uvicorn_options=server_options(ServeSettings(keep_alive_timeout=300, header_timeout=300))
     ) as (url, _):
         address = ("127.0.0.1", int(url.rsplit(":", 1)[1]))
         with socket.create_connection(address, timeout=60) as sock:
@@ -210,7 +211,7 @@ def test_content_length_with_transfer_encoding_closes_the_connection():
 def test_a_client_that_leaves_while_sending_its_body_is_an_info_line(caplog):
     caplog.set_level(logging.INFO)
     paths = ["/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/messages/count_tokens", "/v1/tokenize"]
-    with running_server("qwen3", uvicorn_options=server_options(HttpLimits())) as (url, _):
+    with running_server("qwen3", uvicorn_options=server_options(ServeSettings())) as (url, _):
         address = ("127.0.0.1", int(url.rsplit(":", 1)[1]))
         for path in paths:
             with socket.create_connection(address) as sock:

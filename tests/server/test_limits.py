@@ -18,7 +18,8 @@ import pytest
 
 from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.server.app import ServerConfig
-from tokenyard.server.limits import HttpLimits, is_loopback_host, server_options
+from tokenyard.server.limits import is_loopback_host, server_options
+from tokenyard.settings import ServeSettings
 
 from .serving import WrappedEngine, running_server
 
@@ -176,8 +177,27 @@ def raw_connection(url: str) -> socket.socket:
     return sock
 
 
+def test_the_http_limits_are_the_serve_settings_given():
+    # Declared once (settings.py): uvicorn's options are read from the settings, with
+    # no default of their own.
+    settings = ServeSettings(
+        max_header_bytes=1000,
+        header_timeout=2.0,
+        keep_alive_timeout=3.0,
+        send_timeout=4.0,
+        limit_concurrency=5,
+        ws_ping_interval=6.0,
+    )
+    options = server_options(settings)
+    protocol = options["http"]
+    assert (protocol.max_header_bytes, protocol.header_timeout, protocol.send_timeout) == (1000, 2.0, 4.0)
+    assert (options["timeout_keep_alive"], options["limit_concurrency"]) == (3.0, 5)
+    assert options["ws_ping_interval"] == options["ws_ping_timeout"] == 6.0
+    assert server_options(ServeSettings(ws_ping_interval=0))["ws_ping_interval"] is None
+
+
 def test_oversized_request_head_is_refused_before_it_is_read():
-    limits = HttpLimits(max_header_bytes=16 * 1024)
+    limits = ServeSettings(max_header_bytes=16 * 1024)
     with running_server("qwen3", uvicorn_options=server_options(limits)) as (url, _):
         sock = raw_connection(url)
         # 256 KiB of one header and no end of head: a server that reads heads in full
@@ -198,7 +218,7 @@ def test_oversized_request_head_is_refused_before_it_is_read():
 def test_idle_partial_heads_neither_starve_requests_nor_stay_open():
     """200 connections hold partial heads while real requests are served; each
     partial head is closed at the head deadline."""
-    limits = HttpLimits(header_timeout=1.0)
+    limits = ServeSettings(header_timeout=1.0)
     with running_server("qwen3", uvicorn_options=server_options(limits)) as (url, _):
         idle = []
         for _ in range(200):

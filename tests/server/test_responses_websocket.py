@@ -26,15 +26,16 @@ from websockets.uri import parse_uri
 from tokenyard.engines.base import EngineChunk
 from tokenyard.engines.scripted import SCRIPTED_COMMAND
 from tokenyard.server.app import ServerConfig
-from tokenyard.server.limits import HttpLimits, server_options
+from tokenyard.server.limits import server_options
 from tokenyard.server.metrics import REGISTRY
+from tokenyard.settings import ServeSettings
 
 from .serving import WrappedEngine, prompt_log, running_server
 from .test_disconnect import _EndlessEngine, _wait_for
 from .test_openai_responses import DEVELOPER, codex_body, user
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
-OPTIONS = server_options(HttpLimits())  # the production protocol options, as `tokenyard serve` runs
+OPTIONS = server_options(ServeSettings())  # the production protocol options, as `tokenyard serve` runs
 
 
 def ws_url(url: str) -> str:
@@ -252,12 +253,13 @@ def test_the_handshake_carries_the_headers_codex_reads():
 CALL_LS = {"call": {"name": "exec_command", "arguments": {"cmd": "ls"}}}
 
 
-def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp_path):
+def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp_path, caplog):
     """The official SDK's `response.steer` while a response is in flight: accepted,
     numbered within that response; the response stops at its next output-item
     boundary, right after its first complete tool call (the second call never made,
     the generation aborted). The steer is `pending` with the owed output's stub, and
     joins the next create that continues the response, after the output."""
+    caplog.set_level(logging.INFO)
     script = [[{"reasoning": "The user wants the files."}, CALL_LS, CALL_LS], [{"text": "Done."}]]
     with running_server("qwen3", script=script, tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
         engine = _GatedEngine(state.pipeline.engine)
@@ -298,6 +300,9 @@ def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp
         turn = prompt.split("List the files.", 1)[1]
         assert turn.count("<tool_call>") == 1, "the call never made is not in the conversation"
         assert prompt.index("tokenyard-files") < prompt.index("Hidden ones too.")
+    # The steer stopped the generation, not the client: logged as what it is.
+    logged = [r.getMessage() for r in caplog.records]
+    assert [m for m in logged if "a steer stopped" in m] and not [m for m in logged if "went away" in m]
 
 
 def test_a_steer_on_a_response_that_completes_first_gets_an_automatic_successor(tmp_path):
@@ -361,7 +366,7 @@ def test_pings_keep_a_silent_response_alive_and_an_unanswered_one_stops_it():
     socket, so its pongs are never sent."""
     config = ServerConfig(max_concurrency=1, max_queue=10)
     interval = 0.2
-    options = server_options(HttpLimits(ws_ping_interval=interval))
+    options = server_options(ServeSettings(ws_ping_interval=interval))
     with running_server("qwen3", config=config, uvicorn_options=options) as (url, state):
         gated = _GatedEngine(state.pipeline.engine)
         state.pipeline.engine = gated

@@ -146,9 +146,11 @@ FAMILIES: tuple[Family, ...] = (
     # Apriel 1.6 Thinker: its prompt opens `Here are my reasoning steps:`; the answer
     # follows `[BEGIN FINAL RESPONSE]`.
     Family("apriel-thinker", "apriel", "jamba", replay_markers=None, stop=("<|end|>",)),
-    # Solar Open 100B: special-token sections; `<|end|>` closes reasoning and the
-    # answer alike, so generation ends at the tokenizer's EOS.
-    Family("solar-open", "solar_open", "solar_open"),
+    # Solar Open 100B: special-token sections; `<|end|>` closes reasoning and, in
+    # history, the answer, so it cannot end generation: as llama.cpp's vocabulary
+    # rules have it (like gpt-oss's `<|return|>`/`<|call|>`), an answer ends at
+    # `<|flush|>` and a call turn at `<|calls|>`.
+    Family("solar-open", "solar_open", "solar_open", stop=("<|flush|>", "<|calls|>")),
     # Command R+ (2024): a fenced `Action:` JSON list of calls.
     Family("command-r-plus", None, "cohere_command_r", stop=("<|END_OF_TURN_TOKEN|>",)),
     # Functionary v3.1 (Llama 3.1 turns, `<function=NAME>{json}</function>`) and v3.2

@@ -272,28 +272,8 @@ def normalize_hosts(hosts: Iterable[str]) -> frozenset[str]:
 # ---------------------------------------------------------------- the HTTP server
 
 
-# The declared defaults (settings.py).
-_SERVE = ServeSettings()
-
-
-@dataclass(frozen=True)
-class HttpLimits:
-    max_header_bytes: int = _SERVE.max_header_bytes
-    # A request head must arrive within this many seconds of the connection opening
-    # (or of the previous response on a kept-alive connection).
-    header_timeout: float = _SERVE.header_timeout
-    keep_alive_timeout: float = _SERVE.keep_alive_timeout
-    # A response write that cannot proceed (the client stopped reading and its
-    # socket buffer is full) for this many seconds closes the connection: the
-    # generation stops and its slot is free again.
-    send_timeout: float = _SERVE.send_timeout
-    # Connections plus in-flight requests; beyond it uvicorn answers 503.
-    limit_concurrency: int = _SERVE.limit_concurrency
-    # The largest WebSocket message (a Responses `response.create` is a request body).
-    max_message_bytes: int = 64 * 1024 * 1024
-    # A WebSocket is pinged this often (silences included) and closed when a ping goes
-    # unanswered as long; 0: no pings.
-    ws_ping_interval: float = _SERVE.ws_ping_interval
+# The largest WebSocket message (a Responses `response.create` is a request body).
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -314,9 +294,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
       chunked framing (llhttp refuses it unless told otherwise) and its connection
       is closed after the response (RFC 9112 §6.1: it may be a smuggling attempt)."""
 
-    max_header_bytes: int = HttpLimits.max_header_bytes
-    header_timeout: float = HttpLimits.header_timeout
-    send_timeout: float = HttpLimits.send_timeout
+    # The serve settings of these names: `server_options` makes the subclass that sets them.
+    max_header_bytes: int
+    header_timeout: float
+    send_timeout: float
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -409,20 +390,21 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.close()
 
 
-def server_options(limits: HttpLimits) -> dict[str, Any]:
-    """uvicorn.Config keyword arguments that enforce `limits`."""
+def server_options(settings: ServeSettings) -> dict[str, Any]:
+    """uvicorn.Config keyword arguments that enforce the HTTP limits among the serve
+    `settings` (settings.py declares each one: its default, flag and meaning)."""
     bounds = {
-        "max_header_bytes": limits.max_header_bytes,
-        "header_timeout": limits.header_timeout,
-        "send_timeout": limits.send_timeout,
+        "max_header_bytes": settings.max_header_bytes,
+        "header_timeout": settings.header_timeout,
+        "send_timeout": settings.send_timeout,
     }
     return {
         "http": type("LimitedHttpToolsProtocol", (BoundedHttpToolsProtocol,), bounds),
-        "timeout_keep_alive": limits.keep_alive_timeout,
-        "limit_concurrency": limits.limit_concurrency,
-        "ws_max_size": limits.max_message_bytes,
-        "ws_ping_interval": limits.ws_ping_interval or None,
-        "ws_ping_timeout": limits.ws_ping_interval or None,
+        "timeout_keep_alive": settings.keep_alive_timeout,
+        "limit_concurrency": settings.limit_concurrency,
+        "ws_max_size": MAX_MESSAGE_BYTES,
+        "ws_ping_interval": settings.ws_ping_interval or None,
+        "ws_ping_timeout": settings.ws_ping_interval or None,
     }
 
 

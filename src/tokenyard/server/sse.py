@@ -228,9 +228,6 @@ async def encoded_frames(
                 sent = now
     except Exception as error:  # whatever broke: the API's own ending (fault_of logs bugs)
         yield list(encoder.error(fault_of(error)))
-    except (GeneratorExit, asyncio.CancelledError):
-        log.info("the client went away mid-stream; its generation was stopped")
-        raise
     finally:
         try:
             await events.aclose()  # aborts the engine request if it is still running
@@ -256,6 +253,11 @@ async def event_stream(state: ServerState, generation: Generation, encoder: Stre
                     yield KEEPALIVE_COMMENT if beat is None else frame_bytes(beat)
                 else:  # one write for all of an event's frames
                     yield b"".join(frame_bytes(frame) for frame in batch)
+        except (GeneratorExit, asyncio.CancelledError):
+            # Logged here, not in `encoded_frames`: over SSE only the client ends a
+            # stream early (a WebSocket also stops one for a steer, and logs its own).
+            log.info("the client went away mid-stream; its generation was stopped")
+            raise
         finally:
             await source.aclose()
 

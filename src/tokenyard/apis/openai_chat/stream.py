@@ -10,7 +10,9 @@ with `stream_options.include_usage` a final chunk with no choices carries usage.
 With streaming tool dispatch on, each complete call is announced by an
 `event: tool_call_dispatch` before the chunk that carries its last argument
 fragment (that chunk is held until the next event tells whether the call is
-complete), and each finished reasoning block by an `event: reasoning_dispatch`.
+complete), and each finished reasoning block by an `event: reasoning_dispatch` (a
+block ends at text, a call or the finish; runs of reasoning with only markers
+between them are one block, their texts joined as the model wrote them).
 Their data also has the chunk envelope with `choices: []`: the official openai SDK
 does not skip named events, it turns their data into a `ChatCompletionChunk`, and
 an empty choice list is what its stream helpers (and `data:`-only parsers) pass
@@ -89,12 +91,15 @@ class ChatCompletionStream(EventEncoder):
     # ---- the events (EventEncoder's hooks, apis/encoder.py) ----------------------------
 
     def _encode(self, event: Event) -> list[Frame]:
-        # Any other event ends the reasoning block being dispatched, and sends the
-        # held chunk of a call (a call's Ready sends it after its dispatch event).
+        # Text, a call or the finish ends the reasoning block being dispatched: markers
+        # alone between two runs of reasoning (`</think><think>`) leave it one block,
+        # as `reasoning_content` and Anthropic's and Responses' blocks join them. Any
+        # other event sends the held chunk of a call (a call's Ready sends it after
+        # its dispatch event).
         if self._open_reasoning is None and self._held is None:  # the usual case
             return super()._encode(event)
         before: list[Frame] = []
-        if self._open_reasoning is not None and type(event) is not ReasoningDelta:
+        if self._open_reasoning is not None and type(event) is not ReasoningDelta and type(event) is not Marker:
             before = self._close_reasoning()
         if self._held is not None and type(event) is not ToolCallReady and type(event) is not Marker:
             before.append(self._held)

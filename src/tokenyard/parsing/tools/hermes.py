@@ -15,7 +15,8 @@ it stand, the rest of the block is text), and a list that is not a call list fro
 its first entry is text, whole. A call object in doubled braces,
 `{{"name": ..., "arguments": {...}}}`, copies the shape Qwen2.5's template shows:
 it is the call object inside, closed by `}}` or by one brace
-(`ToolParser.doubled_braces`).
+(`ToolParser.doubled_braces`); a brace too many after a call object is syntax, as
+the block's markers are.
 """
 
 from __future__ import annotations
@@ -95,6 +96,12 @@ class HermesToolParser(JsonCallListParser):
             self._reader = JsonCallReader(self, buf[:after])
             self._state = _OBJECT
             return after
+        if stripped[:1] == "}":
+            # A brace too many after the call object (`{...}}}`: the doubled-brace
+            # shape closed once more): noise inside the block, syntax like its
+            # markers, so the closing tag after it stays syntax too.
+            self._marker(buf[: lead + 1])
+            return lead + 1
         # No closing tag (the model went straight on): the call stands.
         self._marker(buf[:lead])
         self._exit_region()

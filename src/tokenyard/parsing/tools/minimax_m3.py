@@ -8,7 +8,10 @@
 Values are raw text (never escaped: only the namespace token is structure). A
 parameter holding child elements is an object, or an array where its schema says
 so or every child is an `<item>` (how the template writes lists); repeated names
-collect into a list. Scalars are typed by the tool's schema (`true`, `3`).
+collect into a list. Scalars are typed by the tool's schema (`true`, `3`). The
+template writes null, an empty list and an empty dict as an empty element: one
+reads back as null, [] or {} where the schema admits no string, as the text
+written ("") where a string may fill it or the schema is silent (vLLM's reading).
 
 Streaming: the call starts at its `<invoke name=...>`; a parameter whose schema
 says it is a string streams as it arrives, any other is emitted whole when its
@@ -345,8 +348,10 @@ def _convert(element: _Element, schema: Any, nested: bool = False) -> Any:
             # the model's JSON value, so a number or boolean reads back as one.
             return json.loads(element) if nested and _TEMPLATE_SCALAR(element) else element
         types = schema_types(schema)
-        if kind is not None and "string" not in types and not element.strip():
-            return [] if kind == "array" else {}  # the template writes an empty list or dict as nothing
+        if types and "string" not in types and not element.strip():
+            # The template writes an empty list or dict, and null (a list's item), as
+            # nothing: where no string can fill the value, that is what it was.
+            return None if kind is None else [] if kind == "array" else {}
         return coerce_value(element, types)
     text, children = element
     if kind is None and schema is None and all(name == "item" for name, _ in children):
