@@ -90,6 +90,36 @@ def test_a_client_that_hangs_up_stops_its_non_streaming_generation(protocol, cap
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_streaming_client_that_hangs_up_mid_stream_stops_its_generation(protocol, caplog):
+    """The SSE response watches for the disconnect itself (server/sse.py): a client
+    that reads its first frames and hangs up has its engine request aborted and its
+    slot given back, one INFO line, whatever the API and the HTTP protocol."""
+    caplog.set_level(logging.INFO)
+    config = ServerConfig(max_concurrency=1, max_queue=10)
+    with running_server("qwen3", config=config, uvicorn_options=PROTOCOLS[protocol]) as (url, state):
+        token = state.pipeline.model.tokenizer.encode("la")[0]
+        engine = _EndlessEngine(state.pipeline.engine, token)
+        state.pipeline.engine = engine
+        for n, (path, body) in enumerate(BODIES.items(), start=1):
+            with httpx.stream("POST", f"{url}{path}", json={**body, "stream": True}, timeout=60) as response:
+                assert response.status_code == 200
+                lines = response.iter_lines()
+                while "la" not in next(lines):  # a frame with generated text: the stream is under way
+                    pass
+            _wait_for(lambda n=n: len(engine.closed) == n, f"the streamed generation of {path} to be aborted")
+            _wait_for(lambda: state.busy == 0, "the slot to be given back")
+        assert engine.started == engine.closed
+
+        state.pipeline.engine = engine.inner
+        served = httpx.post(f"{url}/v1/chat/completions", json=BODIES["/v1/chat/completions"], timeout=60)
+        assert served.status_code == 200 and served.json()["object"] == "chat.completion"
+
+    gone = [r for r in caplog.records if "went away mid-stream" in r.getMessage()]
+    assert len(gone) == len(BODIES) and all(r.levelno == logging.INFO for r in gone)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
 def test_a_client_that_hangs_up_while_queued_never_starts_a_generation(caplog):
     caplog.set_level(logging.INFO)
     config = ServerConfig(max_concurrency=1, max_queue=10)
