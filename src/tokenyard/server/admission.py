@@ -34,9 +34,15 @@ class PriorityGate:
     def waiting(self) -> int:
         return sum(1 for _, future in self._waiters if not future.done())
 
-    async def acquire(self, hints: AgentHints | None = None) -> None:
+    def try_acquire(self) -> bool:
+        """A slot now, if one is free and nobody waits for one."""
         if self._free > 0 and not self.waiting:
             self._free -= 1
+            return True
+        return False
+
+    async def acquire(self, hints: AgentHints | None = None) -> None:
+        if self.try_acquire():
             return
         hints = hints or AgentHints()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -77,6 +83,9 @@ class Slot:
 async def acquire_slot(state: ServerState, hints: AgentHints | None = None) -> Slot:
     """A generation slot, in agent-hint priority order, waited for at most max_queue_wait."""
     assert state.slots is not None
+    if state.slots.try_acquire():  # the common case: no queue, so no timer to arm and cancel
+        metrics.observe_queue_wait(0.0)
+        return Slot(state)
     if state.slots.locked() and state.waiting >= state.config.max_queue:
         raise overloaded("too many requests are waiting for the model; retry shortly")
     state.waiting += 1
