@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import pytest
 
+from tokenyard.families.catalog import FAMILIES
 from tokenyard.prompting.profiles import detect_profile
 
 from ..parsing.real_templates import REAL_TEMPLATES
 from ..parsing.template_turns import EOS, _render, llama_cpp_templates, render_turn
+from ..parsing.wire_examples import TOOL_EXAMPLES
 
 # Templates whose history does not show the text that ends generation.
 SHOWN_OTHERWISE = {
     "openai-gpt-oss-120b.jinja": "history writes `<|end|>` where generation ends with `<|return|>`",
     "GigaChat3-10B-A1.8B.jinja": "messages are separated by `<|message_sep|>`; generation ends with the EOS `</s>`",
     "GigaChat3.1-10B-A1.8B.jinja": "messages are separated by `<|message_sep|>`; generation ends with the EOS `</s>`",
-    "upstage-Solar-Open-100B.jinja": "history writes `<|end|>` where generation ends with `<|flush|>`",
+    "upstage-Solar-Open-100B.jinja": "history writes `<|end|>` where an answer ends at the engine's EOS",
 }
 # llama.cpp's end-of-generation token texts (`llama_vocab::impl::load`, the names it
 # promotes to end-of-generation whatever a model's metadata says).
@@ -64,6 +66,26 @@ def test_an_end_of_generation_token_ending_a_template_turn_is_a_stop_text(name, 
     if turn is None or (calls and not turn.calls):
         pytest.skip("the template renders no such turn")
     ends = [token for token in END_OF_GENERATION if turn.output.rstrip().endswith(token)]
-    if any(set(pair) <= set(profile.stop) for pair in END_CLOSES_A_MESSAGE):
+    if any(set(pair) & set(profile.stop) for pair in END_CLOSES_A_MESSAGE):
         ends = [token for token in ends if token != "<|end|>"]
     assert set(ends) <= set(profile.stop), f"{name}: the turn ends with {ends}; the family stops on {profile.stop}"
+
+
+# Upstage's own vLLM parser for Solar Open reads an answer's text, `<|flush|>`, then
+# its calls, in one turn.
+TEXT_THEN_CALLS = {
+    "solar_open": "Checking the weather.<|flush|>" + TOOL_EXAMPLES["solar_open"][1].removeprefix("<|begin|>assistant"),
+}
+
+
+@pytest.mark.parametrize(
+    "family", [f for f in FAMILIES if f.stop and f.tool_format in TOOL_EXAMPLES], ids=lambda f: f.name
+)
+def test_no_stop_text_cuts_a_call_turn_before_its_end(family):
+    """A stop text inside a call turn (text, then the calls) would end the turn there
+    and lose its calls: every stop text a family declares is at most where its turn ends."""
+    turns = [TOOL_EXAMPLES[family.tool_format][1], TEXT_THEN_CALLS.get(family.tool_format, "")]
+    for turn in filter(None, turns):
+        for stop in family.stop:
+            at = turn.find(stop)
+            assert at in (-1, len(turn) - len(stop)), f"{family.name}: {stop!r} inside its call turn {turn!r}"

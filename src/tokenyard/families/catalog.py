@@ -147,10 +147,12 @@ FAMILIES: tuple[Family, ...] = (
     # follows `[BEGIN FINAL RESPONSE]`.
     Family("apriel-thinker", "apriel", "jamba", replay_markers=None, stop=("<|end|>",)),
     # Solar Open 100B: special-token sections; `<|end|>` closes reasoning and, in
-    # history, the answer, so it cannot end generation: as llama.cpp's vocabulary
-    # rules have it (like gpt-oss's `<|return|>`/`<|call|>`), an answer ends at
-    # `<|flush|>` and a call turn at `<|calls|>`.
-    Family("solar-open", "solar_open", "solar_open", stop=("<|flush|>", "<|calls|>")),
+    # history, the answer, so it cannot end generation; a call turn ends at `<|calls|>`.
+    # `<|flush|>` (an end of generation to llama.cpp's vocabulary rules) is not a stop:
+    # Upstage's own vLLM parser reads `text<|flush|><|tool_calls|>…<|calls|>`, the
+    # answer's text and then its calls in one turn, so a stop there would cut every
+    # call that follows text. An answer without calls ends at the engine's EOS.
+    Family("solar-open", "solar_open", "solar_open", stop=("<|calls|>",)),
     # Command R+ (2024): a fenced `Action:` JSON list of calls.
     Family("command-r-plus", None, "cohere_command_r", stop=("<|END_OF_TURN_TOKEN|>",)),
     # Functionary v3.1 (Llama 3.1 turns, `<function=NAME>{json}</function>`) and v3.2
