@@ -1,7 +1,7 @@
-"""A non-streaming request whose client hangs up stops its generation: a real
+"""A request whose client hangs up stops its generation: a real
 uvicorn on loopback (the production httptools protocol, and h11), an engine that
-would generate forever, and a raw socket that sends a complete request and closes
-without reading. The engine's stream must be closed (the engine request aborted),
+would generate forever, and a client that leaves: a raw socket that sends a complete
+request and closes without reading, or a streaming client that hangs up mid-stream. The engine's stream must be closed (the engine request aborted),
 the slot given back, and the disconnect logged as one INFO line, not a traceback."""
 
 from __future__ import annotations
@@ -66,16 +66,35 @@ def _wait_for(condition, what: str, timeout: float = 60) -> None:
 PROTOCOLS = {"httptools-bounded": server_options(ServeSettings()), "h11": {"http": "h11"}}
 
 
+def _hang_up_mid_stream(url: str, path: str, body: dict) -> None:
+    """Read a streamed response until a frame holds generated text, then hang up."""
+    with httpx.stream("POST", f"{url}{path}", json={**body, "stream": True}, timeout=60) as response:
+        assert response.status_code == 200
+        lines = response.iter_lines()
+        while "la" not in next(lines):
+            pass
+
+
+# How the client hangs up → the line the server logs for it.
+HANG_UPS = {
+    "non-streaming, before reading": (send_and_vanish, "went away"),
+    # The SSE response watches for the disconnect itself (server/sse.py).
+    "streaming, mid-stream": (_hang_up_mid_stream, "went away mid-stream"),
+}
+
+
+@pytest.mark.parametrize("hang_up", list(HANG_UPS))
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))
-def test_a_client_that_hangs_up_stops_its_non_streaming_generation(protocol, caplog):
+def test_a_client_that_hangs_up_stops_its_generation(protocol, hang_up, caplog):
     caplog.set_level(logging.INFO)
+    leave, logged = HANG_UPS[hang_up]
     config = ServerConfig(max_concurrency=1, max_queue=10)
     with running_server("qwen3", config=config, uvicorn_options=PROTOCOLS[protocol]) as (url, state):
         token = state.pipeline.model.tokenizer.encode("la")[0]
         engine = _EndlessEngine(state.pipeline.engine, token)
         state.pipeline.engine = engine
         for n, (path, body) in enumerate(BODIES.items(), start=1):
-            send_and_vanish(url, path, body)
+            leave(url, path, body)
             _wait_for(lambda n=n: len(engine.closed) == n, f"the generation of {path} to be aborted")
             _wait_for(lambda: state.busy == 0, "the slot to be given back")
         assert engine.started == engine.closed
@@ -85,37 +104,7 @@ def test_a_client_that_hangs_up_stops_its_non_streaming_generation(protocol, cap
         served = httpx.post(f"{url}/v1/chat/completions", json=BODIES["/v1/chat/completions"], timeout=60)
         assert served.status_code == 200 and served.json()["object"] == "chat.completion"
 
-    gone = [r for r in caplog.records if "went away" in r.getMessage()]
-    assert len(gone) == len(BODIES) and all(r.levelno == logging.INFO for r in gone)
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
-
-
-@pytest.mark.parametrize("protocol", list(PROTOCOLS))
-def test_a_streaming_client_that_hangs_up_mid_stream_stops_its_generation(protocol, caplog):
-    """The SSE response watches for the disconnect itself (server/sse.py): a client
-    that reads its first frames and hangs up has its engine request aborted and its
-    slot given back, one INFO line, whatever the API and the HTTP protocol."""
-    caplog.set_level(logging.INFO)
-    config = ServerConfig(max_concurrency=1, max_queue=10)
-    with running_server("qwen3", config=config, uvicorn_options=PROTOCOLS[protocol]) as (url, state):
-        token = state.pipeline.model.tokenizer.encode("la")[0]
-        engine = _EndlessEngine(state.pipeline.engine, token)
-        state.pipeline.engine = engine
-        for n, (path, body) in enumerate(BODIES.items(), start=1):
-            with httpx.stream("POST", f"{url}{path}", json={**body, "stream": True}, timeout=60) as response:
-                assert response.status_code == 200
-                lines = response.iter_lines()
-                while "la" not in next(lines):  # a frame with generated text: the stream is under way
-                    pass
-            _wait_for(lambda n=n: len(engine.closed) == n, f"the streamed generation of {path} to be aborted")
-            _wait_for(lambda: state.busy == 0, "the slot to be given back")
-        assert engine.started == engine.closed
-
-        state.pipeline.engine = engine.inner
-        served = httpx.post(f"{url}/v1/chat/completions", json=BODIES["/v1/chat/completions"], timeout=60)
-        assert served.status_code == 200 and served.json()["object"] == "chat.completion"
-
-    gone = [r for r in caplog.records if "went away mid-stream" in r.getMessage()]
+    gone = [r for r in caplog.records if logged in r.getMessage()]
     assert len(gone) == len(BODIES) and all(r.levelno == logging.INFO for r in gone)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
