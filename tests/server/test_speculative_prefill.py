@@ -67,15 +67,20 @@ def test_the_next_turns_prefix_is_prefilled_while_the_tools_run(qwen3, speculate
 def test_the_prefilled_answer_carries_a_broken_call_as_the_text_the_client_got():
     """The next request carries a call that never completed as text (apis/call_hold.py),
     so the answer the prefill renders must too, or its prefix would not match."""
-    from tokenyard.events import TextDelta, ToolCallIncomplete
+    from tokenyard.events import Marker, TextDelta, ToolCallIncomplete, ToolCallStart
     from tokenyard.server.pipeline import _TurnParts
 
     parts = _TurnParts()
-    parts.add(TextDelta("Listing."))
-    parts.add(
-        ToolCallIncomplete(0, "c0", "Bash", '{"command": ', '<tool_call>{"name": "Bash", x}', "invalid_arguments")
-    )
-    parts.add(ToolCallReady(1, "c1", "Bash", '{"command": "ls"}', "raw"))
+    for event in [
+        TextDelta("Listing."),
+        Marker(" "),  # text once the call after it never completed
+        ToolCallStart(0, "c0", "Bash"),
+        ToolCallIncomplete(0, "c0", "Bash", '{"command": ', '<tool_call>{"name": "Bash", x}', "invalid_arguments"),
+        Marker("\n"),  # the next call's edge
+        ToolCallStart(1, "c1", "Bash"),
+        ToolCallReady(1, "c1", "Bash", '{"command": "ls"}', "raw"),
+    ]:
+        parts.add(event)
     message = parts.message()
     assert [type(p).__name__ for p in message.parts] == ["Text", "ToolCall"]
-    assert message.parts[0].text == 'Listing.<tool_call>{"name": "Bash", x}'
+    assert message.parts[0].text == 'Listing. <tool_call>{"name": "Bash", x}'

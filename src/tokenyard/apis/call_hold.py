@@ -31,6 +31,9 @@ class CallHold:
     def __init__(self) -> None:
         self._start: ToolCallStart | None = None  # the call being held
         self._arguments: list[str] = []  # its argument fragments (joined once: linear)
+        # Since the last text: None once anything but whitespace or a call being held
+        # came after it, else the whitespace markers held.
+        self._gap: str | None = None
 
     @property
     def holding(self) -> bool:
@@ -44,7 +47,17 @@ class CallHold:
             return []
         start = self._start
         if start is None:
-            return [event]
+            gap = self._gap
+            if type(event) is TextDelta:
+                self._gap = ""
+                return [TextDelta(gap + event.text)] if gap else [event]
+            if gap is None:  # not after text: the usual case for everything else
+                return [event]
+            if type(event) is Marker and not event.text.strip():
+                self._gap = gap + event.text
+                return []
+            self._gap = None
+            return [Marker(gap), event] if gap else [event]
         if type(event) is ToolCallDelta:
             self._arguments.append(event.arguments)
             return []
@@ -52,12 +65,21 @@ class CallHold:
             self._start = None
             arguments = "".join(self._arguments)
             self._arguments = []
-            return [start, ToolCallDelta(start.index, arguments), event] if arguments else [start, event]
+            released: list[Event] = (
+                [start, ToolCallDelta(start.index, arguments), event] if arguments else [start, event]
+            )
+            if self._gap:
+                released.insert(0, Marker(self._gap))
+            self._gap = None
+            return released
         if type(event) is ToolCallIncomplete:
             self._start = None
             self._arguments = []
-            raw = event.raw
-            return [TextDelta(raw)] if raw else []
+            if not event.raw:
+                return []
+            text = event.raw if self._gap is None else self._gap + event.raw
+            self._gap = ""
+            return [TextDelta(text)]
         if type(event) is Marker:
             return []  # the call's own syntax: its text is in `raw` if it never completes
         return [event]

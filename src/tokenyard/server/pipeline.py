@@ -47,6 +47,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..apis.call_hold import CallHold
 from ..conversation import Conversation, Message, Reasoning, Text, ToolCall
 from ..engines.base import (
     CallGuide,
@@ -73,11 +74,9 @@ from ..events import (
     ReasoningDelta,
     StreamError,
     TextDelta,
-    ToolCallIncomplete,
     ToolCallReady,
     ToolCallStart,
     Usage,
-    characters,
 )
 from ..families.call_syntax import CallSyntax, call_syntax
 from ..faults import (
@@ -812,27 +811,29 @@ class _Turn:
 
 
 class _TurnParts:
-    """The answer as the next request will carry it: its parts in the order produced."""
+    """The answer as the next request will carry it: its parts in the order produced,
+    as every API delivers them (apis/call_hold.py: a call that never completed is
+    its text, and whitespace is text only between runs of text)."""
 
     def __init__(self) -> None:
         self._parts: list[Reasoning | Text | ToolCall] = []
+        self._hold = CallHold()
 
     def add(self, event: ParseEvent) -> None:
-        last = self._parts[-1] if self._parts else None
-        if type(event) is ReasoningDelta:
-            if isinstance(last, Reasoning):
-                last.text += event.text
-            else:
-                self._parts.append(Reasoning(text=event.text))
-        elif type(event) is TextDelta or type(event) is ToolCallIncomplete:
-            # A call that never completed reaches the client as its text (apis/call_hold.py).
-            text = characters(event)
-            if isinstance(last, Text):
-                last.text += text
-            elif text:
-                self._parts.append(Text(text=text))
-        elif type(event) is ToolCallReady:
-            self._parts.append(ToolCall(id=event.id, name=event.name, arguments=event.arguments))
+        for one in self._hold.feed(event):
+            last = self._parts[-1] if self._parts else None
+            if type(one) is ReasoningDelta:
+                if isinstance(last, Reasoning):
+                    last.text += one.text
+                else:
+                    self._parts.append(Reasoning(text=one.text))
+            elif type(one) is TextDelta:
+                if isinstance(last, Text):
+                    last.text += one.text
+                elif one.text:
+                    self._parts.append(Text(text=one.text))
+            elif type(one) is ToolCallReady:
+                self._parts.append(ToolCall(id=one.id, name=one.name, arguments=one.arguments))
 
     def message(self) -> Message:
         return Message(role="assistant", parts=list(self._parts))
