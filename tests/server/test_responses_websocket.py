@@ -34,6 +34,10 @@ from .serving import WrappedEngine, prompt_log, running_server
 from .test_disconnect import _EndlessEngine, _wait_for
 from .test_openai_responses import DEVELOPER, codex_body, user
 
+# No client here may use a deprecated API (the openai SDK's sync connection did: it
+# calls websockets' connect() outside a context manager).
+pytestmark = pytest.mark.filterwarnings("error::DeprecationWarning")
+
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 OPTIONS = server_options(ServeSettings())  # the production protocol options, as `tokenyard serve` runs
 
@@ -57,45 +61,56 @@ def test_sdk_tool_round_trip_continues_from_the_previous_response(tmp_path):
     the prompt is exactly what the HTTP replay of the same items renders."""
     before = _websocket_responses()
     with running_server("qwen3", tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
-        client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
         turn1 = [DEVELOPER, user("List the files.")]
         body = {k: v for k, v in codex_body(turn1).items() if k != "stream"}
-        with client.responses.connect() as connection:
-            connection.response.create(**body)
-            first = [event for event in _sdk_events(connection)]
-            assert [e.sequence_number for e in first] == list(range(len(first)))
-            assert first[0].type == "response.created" and first[-1].type == "response.completed"
-            response = first[-1].response
-            assert [i.type for i in response.output] == ["reasoning", "function_call"]
-            call = response.output[1]
-            assert call.name == "exec_command" and json.loads(call.arguments) == {"cmd": SCRIPTED_COMMAND}
 
-            output = {"type": "function_call_output", "call_id": call.call_id, "output": "tokenyard-scripted-42"}
-            connection.response.create(**{**body, "input": [output], "previous_response_id": response.id})
-            second = [event for event in _sdk_events(connection)]
-            final = second[-1].response
-            assert second[-1].type == "response.completed" and final.id != response.id
-            assert [i.type for i in final.output] == ["reasoning", "message"]
-            assert "tokenyard-scripted-42" in final.output_text
+        async def scenario():
+            async with openai.AsyncOpenAI(base_url=url + "/v1", api_key="x", max_retries=0) as client:
+                async with client.responses.connect() as connection:
+                    await connection.response.create(**body)
+                    first = await _sdk_events(connection)
+                    assert [e.sequence_number for e in first] == list(range(len(first)))
+                    assert first[0].type == "response.created" and first[-1].type == "response.completed"
+                    response = first[-1].response
+                    assert [i.type for i in response.output] == ["reasoning", "function_call"]
+                    call = response.output[1]
+                    assert call.name == "exec_command" and json.loads(call.arguments) == {"cmd": SCRIPTED_COMMAND}
 
-        ws_sent = prompt_log(state)
-        assert len(ws_sent) == 2
-        # The same conversation over HTTP, replayed in full as a stateless client sends it.
-        http = client.responses.create(
-            **{**body, "input": [*turn1, *(i.model_dump() for i in response.output), output]}
-        )
-        assert http.status == "completed"
-        assert prompt_log(state)[-1]["prompt_text"] == ws_sent[1]["prompt_text"]
-        assert ws_sent[1]["prefix_matched_tokens"] >= ws_sent[0]["prompt_tokens"]
+                    output = {
+                        "type": "function_call_output",
+                        "call_id": call.call_id,
+                        "output": "tokenyard-scripted-42",
+                    }
+                    await connection.response.create(**{**body, "input": [output], "previous_response_id": response.id})
+                    second = await _sdk_events(connection)
+                    final = second[-1].response
+                    assert second[-1].type == "response.completed" and final.id != response.id
+                    assert [i.type for i in final.output] == ["reasoning", "message"]
+                    assert "tokenyard-scripted-42" in final.output_text
+
+                ws_sent = prompt_log(state)
+                assert len(ws_sent) == 2
+                # The same conversation over HTTP, replayed in full as a stateless client sends it.
+                http = await client.responses.create(
+                    **{**body, "input": [*turn1, *(i.model_dump() for i in response.output), output]}
+                )
+                assert http.status == "completed"
+                assert prompt_log(state)[-1]["prompt_text"] == ws_sent[1]["prompt_text"]
+                assert ws_sent[1]["prefix_matched_tokens"] >= ws_sent[0]["prompt_tokens"]
+
+        asyncio.run(scenario())  # the SDK's async connection: see pytestmark
     # Both turns went over the WebSocket (the HTTP replay is not counted there).
     assert _websocket_responses() - before == 2
 
 
-def _sdk_events(connection):
-    for event in connection:
-        yield event
+async def _sdk_events(events) -> list:
+    """One response's events, up to its end (`events`: a connection or its iterator)."""
+    out = []
+    async for event in events:
+        out.append(event)
         if event.type in TERMINAL or event.type == "error":
-            return
+            break
+    return out
 
 
 def _websocket_responses() -> float:
@@ -264,34 +279,40 @@ def test_sdk_steer_stops_the_response_after_a_tool_call_and_joins_its_output(tmp
     with running_server("qwen3", script=script, tmp_path=tmp_path, uvicorn_options=OPTIONS) as (url, state):
         engine = _GatedEngine(state.pipeline.engine)
         state.pipeline.engine = engine
-        client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
         body = {k: v for k, v in codex_body([DEVELOPER, user("List the files.")]).items() if k != "stream"}
-        with client.responses.connect() as connection:
-            connection.response.create(**body)
-            events = iter(connection)
-            created, in_progress = next(events), next(events)
-            assert (created.type, in_progress.type) == ("response.created", "response.in_progress")
-            first = created.response.id
-            connection.response.steer(previous_response_id=first, input="Hidden ones too.")
-            accepted = next(events)
-            assert accepted.type == "response.steer.accepted" and accepted.steer.previous_response_id == first
-            engine.gate.set()
-            original = [created, in_progress, accepted, *_sdk_events(events)]
-            assert [e.sequence_number for e in original] == list(range(len(original)))
-            stopped = original[-1].response
-            assert original[-1].type == "response.incomplete" and stopped.id == first
-            assert stopped.incomplete_details.reason == "steered"
-            assert [i.type for i in stopped.output] == ["reasoning", "function_call"]
-            pending = next(events)
-            assert pending.type == "response.steer.pending" and pending.steer.id == accepted.steer.id
-            call = stopped.output[1]
-            assert [(i.type, i.call_id, i.name) for i in pending.required_input] == [
-                ("function_call_output", call.call_id, "exec_command")
-            ]
-            output = {"type": "function_call_output", "call_id": call.call_id, "output": "tokenyard-files"}
-            connection.response.create(**{**body, "input": [output], "previous_response_id": first})
-            answer = list(_sdk_events(events))
-            assert answer[-1].type == "response.completed" and answer[-1].response.output_text == "Done."
+
+        async def scenario():
+            async with (
+                openai.AsyncOpenAI(base_url=url + "/v1", api_key="x", max_retries=0) as client,
+                client.responses.connect() as connection,
+            ):
+                await connection.response.create(**body)
+                events = aiter(connection)
+                created, in_progress = await anext(events), await anext(events)
+                assert (created.type, in_progress.type) == ("response.created", "response.in_progress")
+                first = created.response.id
+                await connection.response.steer(previous_response_id=first, input="Hidden ones too.")
+                accepted = await anext(events)
+                assert accepted.type == "response.steer.accepted" and accepted.steer.previous_response_id == first
+                engine.gate.set()
+                original = [created, in_progress, accepted, *await _sdk_events(events)]
+                assert [e.sequence_number for e in original] == list(range(len(original)))
+                stopped = original[-1].response
+                assert original[-1].type == "response.incomplete" and stopped.id == first
+                assert stopped.incomplete_details.reason == "steered"
+                assert [i.type for i in stopped.output] == ["reasoning", "function_call"]
+                pending = await anext(events)
+                assert pending.type == "response.steer.pending" and pending.steer.id == accepted.steer.id
+                call = stopped.output[1]
+                assert [(i.type, i.call_id, i.name) for i in pending.required_input] == [
+                    ("function_call_output", call.call_id, "exec_command")
+                ]
+                output = {"type": "function_call_output", "call_id": call.call_id, "output": "tokenyard-files"}
+                await connection.response.create(**{**body, "input": [output], "previous_response_id": first})
+                answer = await _sdk_events(events)
+                assert answer[-1].type == "response.completed" and answer[-1].response.output_text == "Done."
+
+        asyncio.run(scenario())
         _wait_for(lambda: len(engine.closed) == 1, "the steered generation to be aborted")
         sent = prompt_log(state)
         assert len(sent) == 2
