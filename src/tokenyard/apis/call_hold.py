@@ -20,6 +20,14 @@ An error event instead would make these clients retry the same turn, or fail it,
 where the model's text for the broken call is a faithful answer. Holding costs
 only the live display of one call's arguments (clients show a call once it is
 complete); the server sends keep-alives while a long call is held (server/sse.py).
+
+Whitespace a parser reported as a block edge (a `Marker`) after a run of text is
+held too, until the next event says what it was: the edge of a block (reasoning, a
+delivered call, other syntax), which the chat template writes itself on the next
+turn, so it stays a marker; or, when the next run of text follows with no block
+between (the call there never completed), the model's text, released with that
+text. A turn of text alone is replayed verbatim, so its whitespace must be the
+model's; and every API, Chat's one `content` string included, gets the same runs.
 """
 
 from __future__ import annotations
