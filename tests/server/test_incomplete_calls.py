@@ -82,6 +82,14 @@ CASES = {
         "length",
         max_tokens=17,
     ),
+    # Text around a call with arguments that are not JSON: the whole turn is text, the
+    # whitespace at the call's edges included, byte for byte (replayed verbatim).
+    "qwen3-text-around-invalid-json": Case(
+        "qwen3",
+        'Checking. <tool_call>\n{"name": "Bash", "arguments": {"command": ls}}\n</tool_call>\nThen more.',
+        'Checking. <tool_call>\n{"name": "Bash", "arguments": {"command": ls}}\n</tool_call>\nThen more.',
+        "stop",
+    ),
     # A complete call, then a broken one: only the first is a call.
     "kimi-k2-valid-then-invalid": Case(
         "kimi-k2",
