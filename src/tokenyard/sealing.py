@@ -41,7 +41,7 @@ class ReasoningSeal:
     def tag(self, text: str, length: int) -> str:
         """`length` hex digits authenticating `text` under the key: the same on every
         replica sharing it, unguessable without it."""
-        return hmac.new(self._tag_key, text.encode("utf-8"), hashlib.sha256).hexdigest()[:length]
+        return hmac.digest(self._tag_key, text.encode("utf-8"), "sha256").hex()[:length]
 
     def open(self, token: str | None, context: str = "") -> str | None:
         """The reasoning sealed in `token`, or None if it is not ours, or altered."""

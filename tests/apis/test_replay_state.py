@@ -22,6 +22,11 @@ def issue(state: ReplayState, prefix: str = "toolu_") -> str:
     return state.call_id_prefix(prefix) + "0123456789abcdef00"
 
 
+def test_an_id_prefix_is_the_same_in_every_release():
+    # Clients echo ids back turns later, past an upgrade: the tag's algorithm is fixed.
+    assert replica().call_id_prefix("toolu_") == "toolu_tyd1243d9"
+
+
 def test_styles_are_recognised():
     assert argument_style('{"a": 1, "b": [1, 2]}') == "d"
     assert argument_style('{"a":1,"b":[1,2]}') == "c"

@@ -109,3 +109,24 @@ def test_the_grafana_dashboard_only_uses_exported_series(pooled, tmp_path):
         exported = {name for name, _ in samples(url)}
     # Series that have seen no observation yet still export (histograms, labelled after first use).
     assert used <= exported | {"tokenyard_prefix_divergences_total", "tokenyard_engine_errors_total"}, used - exported
+
+
+@pytest.mark.parametrize(
+    ("api", "path", "body"),
+    [
+        ("anthropic", "/v1/messages", {"max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}),
+        ("openai_chat", "/v1/chat/completions", {"max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}),
+        ("openai_responses", "/v1/responses", {"max_output_tokens": 16, "input": "Hi"}),
+    ],
+)
+def test_each_generation_route_counts_under_its_own_api(tmp_path, api, path, body):
+    # These routes skip the router (app.Dispatch): the label must be named there too.
+    with serving.running_server("qwen3", tmp_path=tmp_path) as (url, state):
+        model = state.model_ids()[0]
+        before = samples(url)
+        for stream in (False, True):
+            response = httpx.post(f"{url}{path}", json={**body, "model": model, "stream": stream}, timeout=60)
+            assert response.status_code == 200, response.text
+        found = {key: value - before.get(key, 0) for key, value in samples(url).items()}
+    assert total(found, "tokenyard_request_duration_seconds_count", api=api, model=model) == 2
+    assert total(found, "tokenyard_request_duration_seconds_count", api="other") == 0

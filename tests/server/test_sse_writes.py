@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from tokenyard.server.sse import Keepalive
+from tokenyard.server.sse import Keepalive, sse
 
 from .serving import WrappedEngine, running_server
 
@@ -81,3 +81,14 @@ def test_the_first_tokens_frames_go_out_in_one_write(tmp_path):
     assert text == b"".join(writes).decode() and text.rstrip().endswith('{"type":"message_stop"}')
     data = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
     assert "".join(d["delta"]["text"] for d in data if d["type"] == "content_block_delta") == "Hello there, streaming."
+
+
+def test_a_frame_is_compact_utf8_json_and_holds_what_orjson_refuses():
+    data = {"text": 'naïve → ✓ \n"', "n": 1.5, "big": 2**70, 7: None}
+    frame = sse("content_block_delta", data)
+    head, body = frame.split(b"\n", 1)
+    assert head == b"event: content_block_delta"
+    assert body.startswith(b"data: ") and body.endswith(b"\n\n") and b"\\u" not in body
+    assert json.loads(body[6:]) == {"text": data["text"], "n": 1.5, "big": 2**70, "7": None}
+    assert sse(None, {"a": [1, "é"]}) == 'data: {"a":[1,"é"]}\n\n'.encode()
+    assert sse(None, "[DONE]") == b"data: [DONE]\n\n"

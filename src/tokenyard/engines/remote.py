@@ -82,6 +82,7 @@ from typing import Any, Literal
 
 import aiohttp
 
+from .. import json_out
 from ..faults import EngineError, PromptTooLong
 from .base import Constraints, EngineChunk, EngineFinish, EngineInfo, EngineRequest, OutputGuide, ReasoningBudgetTracker
 from .gbnf import calls_grammar
@@ -426,8 +427,9 @@ class RemoteEngine:
         else:
             reader = CompletionStreamReader(set(request.stop_token_ids), self.base_url)
             url, body = f"{self.base_url}/v1/completions", self.completion_body(request)
+        headers["Content-Type"] = "application/json"
         try:
-            async with self._session.post(url, json=body, headers=headers) as response:
+            async with self._session.post(url, data=json_out.dumps(body), headers=headers) as response:
                 finished = False
                 try:
                     if response.status != 200:

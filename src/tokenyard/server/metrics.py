@@ -10,8 +10,8 @@ decisions by reason, prompt tokens routed and the overlap expected there, in-fli
 requests and load, health, blocks indexed from KV events, event gaps, errors, and
 the time to first token seen from each worker.
 
-The `api` label comes from the request path (`MetricsMiddleware`), so no route has
-to pass it along.
+The `api` label comes from the request path (`name_api`, called for every request
+before its route), so no route has to pass it along.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..events import Event, Finish, PromptProcessed, StreamError, ToolCallReady
 
@@ -104,17 +103,9 @@ _API_PATHS = {
 }
 
 
-class MetricsMiddleware:
-    """Names the API a request came in on, for the labels of what it produces."""
-
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            path = scope.get("path", "")
-            _API.set(next((api for prefix, api in _API_PATHS.items() if path.startswith(prefix)), "other"))
-        await self.app(scope, receive, send)
+def name_api(path: str) -> None:
+    """Names the API a request came in on (by its path), for the labels of what it produces."""
+    _API.set(next((api for prefix, api in _API_PATHS.items() if path.startswith(prefix)), "other"))
 
 
 def observe_queue_wait(seconds: float) -> None:

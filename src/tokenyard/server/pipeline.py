@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -565,7 +565,15 @@ class _Turn:
         self.violation: ToolChoiceViolation | None = None
         self.review = generation.review
 
-    async def events(self) -> AsyncGenerator[Event]:
+    def events(self) -> AsyncGenerator[Event]:
+        # Each layer of generators costs every event a resumption: the plain turn has none.
+        if self.review is None and not self.pipeline.check_events:
+            return self._events()
+        return self._watched_events()
+
+    async def _watched_events(self) -> AsyncGenerator[Event]:
+        """The turn's events checked against the event grammar (`check_events`), and
+        its tool-call review cancelled when the turn ends early."""
         grammar = EventGrammar() if self.pipeline.check_events else None
         try:
             async for event in self._events():
@@ -582,7 +590,7 @@ class _Turn:
             if self.review is not None:  # the turn ended early: its classifications are moot
                 self.review.cancel()
 
-    async def _events(self) -> AsyncIterator[Event]:
+    async def _events(self) -> AsyncGenerator[Event]:
         request, engine = self._engine_request(), self.pipeline.engine
         if self.constraints.reason_first is not None:
             stream = reason_then_call(engine, request, self.tokenizer)

@@ -5,7 +5,6 @@ API's `StreamEncoder` (apis/spoke.py)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from typing import Any, TypeVar
@@ -13,6 +12,7 @@ from typing import Any, TypeVar
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from .. import json_out
 from ..apis.errors import fault_of, stream_failure
 from ..apis.spoke import Frame, StreamEncoder
 from ..events import StreamError
@@ -31,9 +31,8 @@ T = TypeVar("T")
 
 def sse(event: str | None, data: Any) -> bytes:
     """One frame on the wire; `data` is JSON unless it is a literal string."""
-    body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {body}\n\n".encode()
+    body = data.encode() if isinstance(data, str) else json_out.dumps(data)
+    return b"".join((b"event: ", event.encode(), b"\ndata: ", body, b"\n\n")) if event else b"data: " + body + b"\n\n"
 
 
 class Keepalive:

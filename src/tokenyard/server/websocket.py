@@ -24,13 +24,13 @@ closed; Codex then reconnects and resends the conversation in full.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .. import json_out
 from ..apis.errors import fault_of, invalid_request
 from ..apis.openai_responses.spoke import SPOKE
 from ..apis.openai_responses.stream import ResponseStream
@@ -64,7 +64,7 @@ async def responses_socket(websocket: WebSocket) -> None:
 
     async def send(event: dict[str, Any]) -> None:
         async with lock:
-            await websocket.send_text(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+            await websocket.send_text(json_out.dumps(event).decode())
 
     lifetime = state.config.ws_max_lifetime
     running: asyncio.Task[None] | None = None
