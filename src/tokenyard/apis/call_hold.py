@@ -43,10 +43,6 @@ class CallHold:
         # came after it, else the whitespace markers held.
         self._gap: str | None = None
 
-    @property
-    def holding(self) -> bool:
-        return self._start is not None
-
     def feed(self, event: Event) -> list[Event]:
         """What to encode now for `event` (in order)."""
         if type(event) is ToolCallStart:
