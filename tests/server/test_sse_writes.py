@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from tokenyard.server.sse import Keepalive, sse
+from tokenyard.server.sse import MAX_QUEUED, Keepalive, sse
 
 from .serving import WrappedEngine, running_server
 
@@ -92,3 +92,28 @@ def test_a_frame_is_compact_utf8_json_and_holds_what_orjson_refuses():
     assert json.loads(body[6:]) == {"text": data["text"], "n": 1.5, "big": 2**70, "7": None}
     assert sse(None, {"a": [1, "é"]}) == 'data: {"a":[1,"é"]}\n\n'.encode()
     assert sse(None, "[DONE]") == b"data: [DONE]\n\n"
+
+
+def test_the_pump_reads_no_further_ahead_than_its_bound_and_resumes_as_items_are_taken():
+    pulled = []
+
+    async def source():
+        for n in range(1000):
+            pulled.append(n)
+            yield n
+
+    async def run():
+        events = Keepalive(source(), interval=60)
+        try:
+            await asyncio.sleep(0.01)
+            ahead = len(pulled)
+            taken = [await anext(events) for _ in range(10)]
+            await asyncio.sleep(0.01)
+            return ahead, taken, len(pulled), [*taken, *events.ready()]
+        finally:
+            await events.aclose()
+
+    ahead, taken, later, everything = asyncio.run(run())
+    assert MAX_QUEUED <= ahead <= MAX_QUEUED + 1  # a slow client does not make the engine's stream pile up
+    assert taken == list(range(10)) and later > ahead
+    assert everything == list(range(len(everything)))  # in order, nothing lost or repeated

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from typing import Any, TypeVar
 
@@ -24,7 +25,8 @@ from .state import ServerState
 log = logging.getLogger("tokenyard.server")
 
 KEEPALIVE_COMMENT = b": keepalive\n\n"  # an SSE comment: every client skips it
-IDLE = object()  # what `with_keepalive` yields when the source has been silent
+IDLE = object()  # what a `Keepalive` yields when its source has been silent
+MAX_QUEUED = 64  # items the pump reads ahead of the consumer
 _END = object()
 T = TypeVar("T")
 
@@ -47,7 +49,12 @@ class Keepalive:
         self._source = source
         self._interval = interval
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[tuple[object, Any]] = asyncio.Queue(maxsize=64)
+        # What the pump has read and the consumer not yet taken (kind, value); one
+        # producer and one consumer, so a deque and at most one waiter on each side:
+        # an asyncio.Queue cost ~8 calls an item.
+        self._items: deque[tuple[object, Any]] = deque()
+        self._waiting: asyncio.Future[None] | None = None  # the consumer, for an item
+        self._room: asyncio.Future[None] | None = None  # the pump, while `_items` is full
         self._last = self._loop.time()
         self._ended = False
         self._held: tuple[object, Any] | None = None  # an end, error or silence `ready` took
@@ -57,16 +64,30 @@ class Keepalive:
     async def _pump(self) -> None:
         try:
             async for item in self._source:
-                await self._queue.put((None, item))
+                self._put(None, item)
                 self._last = self._loop.time()
-            await self._queue.put((_END, None))
+                if len(self._items) >= MAX_QUEUED:  # the consumer is behind: read no further
+                    self._room = self._loop.create_future()
+                    await self._room
+            self._put(_END, None)
         except Exception as error:  # handed to the consumer, which raises it
-            await self._queue.put((_END, error))
+            self._put(_END, error)
+
+    def _put(self, kind: object, value: Any) -> None:
+        self._items.append((kind, value))
+        if self._waiting is not None and not self._waiting.done():
+            self._waiting.set_result(None)
+
+    def _take(self) -> tuple[object, Any]:
+        item = self._items.popleft()
+        if self._room is not None and not self._room.done():
+            self._room.set_result(None)
+        return item
 
     def _check_silence(self) -> None:
         now = self._loop.time()
-        if now - self._last >= self._interval and self._queue.empty():
-            self._queue.put_nowait((IDLE, None))
+        if now - self._last >= self._interval and not self._items:
+            self._put(IDLE, None)
             self._last = now
         self._timer = self._loop.call_at(self._last + self._interval, self._check_silence)
 
@@ -79,7 +100,10 @@ class Keepalive:
         if self._held is not None:
             (kind, value), self._held = self._held, None
         else:
-            kind, value = await self._queue.get()
+            while not self._items:
+                self._waiting = self._loop.create_future()
+                await self._waiting
+            kind, value = self._take()
         if kind is None:
             return value
         if kind is IDLE:
@@ -94,8 +118,8 @@ class Keepalive:
         the last one was being handled (a token's events come several at once). An
         end, an error or a silence stays for `__anext__`."""
         items: list[Any] = []
-        while self._held is None and not self._ended and not self._queue.empty():
-            kind, value = self._queue.get_nowait()
+        while self._held is None and not self._ended and self._items:
+            kind, value = self._take()
             if kind is None:
                 items.append(value)
             else:
