@@ -1,13 +1,14 @@
 """Answer text is the same on every API, streamed or whole: the runs of text the
-parsers report, joined, and nothing else.
+parsers report, and nothing else but the whitespace between them.
 
 Whitespace a parser reports as a block edge (`Marker`) is the block's syntax where a
-block (reasoning, a delivered call) stands between two runs of text: the chat
-template writes its own separators around it on the next turn, so it is never
-content. Where none does (a call that never completed is its text), that
-whitespace is the model's text: the turn is all text, which the template replays
-verbatim, so anything else would stop the next prompt being a prefix-extension of
-this one.
+block (reasoning, a delivered call) stands between two runs of text: Anthropic and
+Responses give each run its own block, and Chat, whose content is one string, keeps
+that whitespace between the runs (as vLLM and SGLang do), so their words never run
+together. Where no block does (a call that never completed is its text), that
+whitespace is the model's text on every API: the turn is all text, which the template
+replays verbatim, so anything else would stop the next prompt being a
+prefix-extension of this one.
 """
 
 from __future__ import annotations
@@ -63,12 +64,16 @@ def _texts(events: list[Event]) -> dict[str, tuple[list[str], str]]:
 
 
 def _agree(events: list[Event]) -> list[str]:
-    """The text runs every API agrees on (Chat's content is their join)."""
+    """The text runs every API agrees on (Chat's content: the runs, whitespace between)."""
     texts = _texts(events)
     runs, streamed = texts["anthropic"]
     assert texts["responses"] == (runs, streamed)
-    assert texts["chat"] == (["".join(runs)] if runs else [], streamed)
     assert streamed == "".join(runs)
+    content, chat_streamed = texts["chat"]
+    assert content == ([chat_streamed] if chat_streamed else [])
+    assert chat_streamed.split() == " ".join(runs).split()  # every run, none glued to the next
+    if len(runs) == 1:
+        assert content == runs
     return runs
 
 

@@ -10,9 +10,10 @@ KnownBroken fixtures). Cases whose source repo is `tokenyard` are our own (from
 the issues), run the same way but not counted as peer cases.
 
 What is compared, and why:
-- content is the text the Chat Completions message would carry: text runs plus
-  the raw text of calls that could not be delivered (cut, or invalid arguments),
-  in order. Whitespace is collapsed before comparing and an empty string equals
+- content is the text the Chat Completions message carries, made by the real
+  encoder (apis/openai_chat/stream.py): text runs, the whitespace between them,
+  and the raw text of calls that could not be delivered (cut, or invalid
+  arguments), in order; so a change to what Chat returns shows here. Whitespace is collapsed before comparing and an empty string equals
   null: peers disagree among themselves on trimming around markers, and
   tokenyard reports block-edge whitespace as markers.
 - reasoning likewise.
@@ -31,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tokenyard.apis.openai_chat.stream import ChatCompletionStream
 from tokenyard.conversation import ToolSpec
-from tokenyard.events import Marker, ParseEvent, ReasoningDelta, TextDelta, ToolCallIncomplete, ToolCallReady
+from tokenyard.events import ParseEvent
 from tokenyard.families.catalog import FAMILIES
 from tokenyard.parsing.splitter import OutputSplitter
 from tokenyard.parsing.tools.base import CallIds
@@ -224,21 +226,16 @@ def chunkings(text: str, seed: str, rounds: int = 4) -> list[list[str]]:
 
 
 def outcome(events: list[ParseEvent]) -> dict[str, Any]:
-    reasoning: list[str] = []
-    content: list[str] = []
-    calls: list[dict[str, Any]] = []
+    """What the Chat Completions message carries for these events: the real encoder's."""
+    chat = ChatCompletionStream("conformance", "m", 0)
     for event in events:
-        kind = type(event)
-        if kind is ReasoningDelta:
-            reasoning.append(event.text)  # type: ignore[union-attr]
-        elif kind is TextDelta or (kind is Marker and not event.text.strip()):  # type: ignore[union-attr]
-            # Whitespace between text runs is content, as the Chat message joins them.
-            content.append(event.text)  # type: ignore[union-attr]
-        elif kind is ToolCallIncomplete:
-            content.append(event.raw)  # type: ignore[union-attr]
-        elif kind is ToolCallReady:
-            calls.append({"name": event.name, "arguments": json.loads(event.arguments), "id": event.id})  # type: ignore[union-attr]
-    return {"reasoning": "".join(reasoning), "content": "".join(content), "calls": calls}
+        chat.feed(event)
+    message = chat.completion()["choices"][0]["message"]
+    calls = [
+        {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"]), "id": c["id"]}
+        for c in message.get("tool_calls") or []
+    ]
+    return {"reasoning": message.get("reasoning_content") or "", "content": message["content"] or "", "calls": calls}
 
 
 def _text(value: str | None) -> str:

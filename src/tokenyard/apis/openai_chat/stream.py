@@ -70,6 +70,10 @@ class ChatCompletionStream(EventEncoder):
         self._reasoning: list[str] = []
         self._open_reasoning: list[str] | None = None  # the block being streamed, for reasoning_dispatch
         self._held: Frame | None = None  # the latest chunk of a call, until we know if it completed it
+        # Whitespace the parser reported as block-edge markers since the last text:
+        # content is one string here, so it goes back between two text runs (as vLLM's
+        # and SGLang's content keeps it), or the runs' words would run together.
+        self._gap = ""
         self.finish_reason: str | None = None
         self.usage = Usage()
 
@@ -105,8 +109,8 @@ class ChatCompletionStream(EventEncoder):
         return before + frames if before else frames
 
     def on_text(self, text: str) -> list[Frame]:
-        # The runs of text joined, as the other APIs' text blocks: whitespace between
-        # runs is text only where no block stands between them (apis/call_hold.py).
+        if self._gap:
+            text, self._gap = self._gap + text, ""
         self._text.append(text)
         return [self._chunk({"content": text})]
 
@@ -145,6 +149,12 @@ class ChatCompletionStream(EventEncoder):
             out.append(self._held)
             self._held = None
         return out
+
+    def on_marker(self, event: Marker) -> list[Frame]:
+        # No content; a call's closing markers come before its Ready.
+        if self._text and not event.text.strip():
+            self._gap += event.text
+        return []
 
     def on_prompt_processed(self, event: PromptProcessed) -> list[Frame]:
         return [self._chunk({"role": "assistant", "content": ""})]
