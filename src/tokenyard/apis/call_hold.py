@@ -27,7 +27,8 @@ delivered call, other syntax), which the chat template writes itself on the next
 turn, so it stays a marker; or, when the next run of text follows with no block
 between (the call there never completed), the model's text, released with that
 text. A turn of text alone is replayed verbatim, so its whitespace must be the
-model's; and every API, Chat's one `content` string included, gets the same runs.
+model's; and every API gets the same runs (Chat, whose `content` is one string, puts
+the block edges' whitespace back between them: apis/openai_chat/stream.py).
 """
 
 from __future__ import annotations

@@ -821,7 +821,7 @@ class _Turn:
 class _TurnParts:
     """The answer as the next request will carry it: its parts in the order produced,
     as every API delivers them (apis/call_hold.py: a call that never completed is
-    its text, and whitespace is text only between runs of text)."""
+    its text, with the whitespace at its edges)."""
 
     def __init__(self) -> None:
         self._parts: list[Reasoning | Text | ToolCall] = []
