@@ -2,8 +2,11 @@
 
 import gc
 import json
+import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tokenyard import wire_json
 from tokenyard.faults import JsonTooDeep
@@ -43,6 +46,96 @@ def test_deep_json_is_refused_not_taken_for_text():
     assert wire_json.loads("[" * 64 + "]" * 64) is not None
     with pytest.raises(ValueError):
         wire_json.loads("not json")
+
+
+def stdlib_rule(data):
+    """What the rule gives with the stdlib's decoder alone: its value or its error."""
+    try:
+        return wire_json._checked(json.loads(data), wire_json.MAX_DEPTH, None)
+    except RecursionError:
+        raise JsonTooDeep(wire_json.MAX_DEPTH, None) from None
+
+
+def same(a, b) -> bool:
+    """Equal, keys in the same order, and of the same types all the way down (1 is
+    not 1.0, -0.0 is not 0.0)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (a == b and math.copysign(1, a) == math.copysign(1, b)) or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def read_as_the_stdlib_reads(data) -> bool:
+    outcomes = []
+    for loads in (wire_json.loads, stdlib_rule):
+        try:
+            outcomes.append(("value", loads(data)))
+        except (ValueError, JsonTooDeep) as error:
+            outcomes.append(("error", type(error)))
+    (ours, value), (theirs, expected) = outcomes
+    return ours == theirs and (same(value, expected) if ours == "value" else value is expected)
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES, st.booleans(), st.booleans())
+def test_any_json_reads_as_with_the_stdlibs_decoder(value, ensure_ascii, as_bytes):
+    # orjson decodes what it can: the value must be the one the stdlib would give.
+    text = json.dumps(value, ensure_ascii=ensure_ascii)
+    assert read_as_the_stdlib_reads(text.encode("utf-8", "surrogatepass") if as_bytes else text)
+
+
+@given(st.text(alphabet=st.sampled_from('{}[],:"\\ 0123456789.eE-+tfnrulasNIy\ud800\u00e9'), max_size=30))
+def test_any_text_is_read_or_refused_as_with_the_stdlibs_decoder(text):
+    assert read_as_the_stdlib_reads(text)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '"\\ud800"',  # orjson refuses a lone surrogate
+        '["\\udfff", "\\ud83d\\ude00"]',
+        "NaN",
+        "[Infinity, -Infinity]",
+        "1e400",
+        "-1e400",
+        str(2**64),  # orjson makes a float of these two
+        f'{{"id": [{-(2**63) - 1}]}}',
+        str(2**64 - 1),
+        str(-(2**63)),
+        "[1e19, -9.3e18]",
+        '{"a": 1, "a": 2}',
+        "[1.0, 1, -0.0, -0, 1E2, 5e-324, 2.2250738585072014e-308, 1e-400]",
+        ' \t\n{"k": "v"}\r\n ',
+        "[1,]",
+        "{} x",
+        "",
+        "[" * 65 + "]" * 65,
+        "[" * 2000 + "]" * 2000,  # past orjson's own limit
+        json.dumps({"é": "✓"}).encode("utf-16"),
+        json.dumps({"é": "✓"}).encode("utf-32-le"),
+        b"\xef\xbb\xbf{}",  # a UTF-8 byte-order mark
+        b'"\xed\xa0\x80"',  # a surrogate encoded in UTF-8
+        b'"\xff"',
+        bytearray(b'{"ids": [1, 2, 3]}'),
+    ],
+)
+def test_where_orjson_and_the_stdlib_differ_the_stdlib_is_followed(data):
+    assert read_as_the_stdlib_reads(data)
 
 
 PIECEWISE_CASES = [

@@ -9,6 +9,13 @@ and the JSON clients put inside string fields (tool-call arguments, Claude Code'
 - Nesting deeper than `MAX_DEPTH` is refused (`JsonTooDeep`): no API needs it, and
   it bounds every recursive walk downstream (pydantic, jinja, `json.dumps`).
 
+A body is decoded by orjson (a cold 2 KB body: ~9 µs against the stdlib's ~27),
+and by the stdlib where orjson refuses what the stdlib accepts (a lone surrogate,
+`NaN`, a number past a double's range, UTF-16 bytes) or where orjson read an integer
+past 64 bits as a float, losing its digits: the walk below sees any float of that
+size and the body is decoded again by the stdlib. Either way the value is the
+stdlib's (tests/test_wire_json.py compares them).
+
 A large body is decoded a value at a time (`_loads_in_pieces`): `json.loads` holds
 the GIL for its whole run, so decoding 12 MB of tools on a worker thread froze the
 event loop for seconds; decoded piece by piece, the loop gets the GIL between
@@ -34,6 +41,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from .faults import JsonTooDeep
 from .parsing.patterns import always_match
 
@@ -54,10 +63,25 @@ def loads(data: str | bytes | bytearray, *, where: str | None = None, max_depth:
     try:
         if len(data) >= PIECEWISE_BYTES:
             return _loads_in_pieces(data, max_depth, where)
-        value = json.loads(data)
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:  # what only the stdlib reads, or its error
+            return _checked(json.loads(data), max_depth, where)
+        try:
+            return _checked(value, max_depth, where, widened=True)
+        except _Widened:
+            return _checked(json.loads(data), max_depth, where)
     except RecursionError:
         raise JsonTooDeep(max_depth, where) from None
-    return _checked(value, max_depth, where)
+
+
+class _Widened(Exception):
+    """orjson read an integer past 64 bits as a float."""
+
+
+# orjson keeps every integer from -2**63 to 2**64 - 1; past that it makes a float at
+# least this large.
+_WIDENED = float(2**63)
 
 
 _DECODER = json.JSONDecoder()
@@ -136,13 +160,17 @@ def _array_in_pieces(text: str, at: int, limit: int, where: str | None) -> tuple
         at = skip(text, at + 1).end()
 
 
-def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False) -> Any:
+def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False, widened: bool = False) -> Any:
     """`value` nested at most `limit` levels (iteratively: no recursion) with every
     lone surrogate in its strings and keys as U+FFFD (a valid pair was already joined
     by the decoder), and with `untrack`, its containers out of the garbage
-    collector's sight. Containers are fixed in place: the decoder made them."""
+    collector's sight. Containers are fixed in place: the decoder made them.
+    `widened`: a float as large as orjson makes of an integer past 64 bits raises
+    `_Widened`."""
     if isinstance(value, str):
         return _without_lone_surrogates(value)
+    if widened and type(value) is float and abs(value) >= _WIDENED:
+        raise _Widened
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -159,6 +187,8 @@ def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False
                         node[key] = _without_lone_surrogates(item)
                 elif isinstance(item, (dict, list)):
                     stack.append((item, depth + 1))
+                elif widened and type(item) is float and abs(item) >= _WIDENED:
+                    raise _Widened
         elif isinstance(node, list):
             for i, item in enumerate(node):
                 if isinstance(item, str):
@@ -166,6 +196,8 @@ def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False
                         node[i] = _without_lone_surrogates(item)
                 elif isinstance(item, (dict, list)):
                     stack.append((item, depth + 1))
+                elif widened and type(item) is float and abs(item) >= _WIDENED:
+                    raise _Widened
         else:
             continue  # a scalar at the top (only containers are pushed): nothing to untrack
         if untrack:  # after the node's own changes: putting a container in a dict tracks it again
