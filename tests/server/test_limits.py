@@ -89,6 +89,21 @@ def test_allowed_hosts_and_api_key_open_other_names():
         )
 
 
+def test_a_repeated_header_is_read_by_its_first_value_at_every_step():
+    # The request guard makes the headers' dict once; auth and the routes read it.
+    def send(path, body, *headers):
+        raw = [("content-type", "application/json"), *headers]
+        return httpx.post(f"{url}{path}", content=json.dumps(body), headers=raw, timeout=30)
+
+    with running_server("qwen3", config=ServerConfig(api_key="k")) as (url, _):
+        for path, body in [("/v1/messages/count_tokens", COUNT), ("/v1/messages", {**COUNT, "max_tokens": 1})]:
+            assert send(path, body, ("x-api-key", "k"), ("x-api-key", "wrong")).status_code == 200
+            assert send(path, body, ("x-api-key", "wrong"), ("x-api-key", "k")).status_code == 401
+    with running_server("qwen3") as (url, _):
+        assert send("/v1/tokenize", TOKENIZE, ("origin", "https://evil.example"), ("origin", url)).status_code == 403
+        assert send("/v1/tokenize", TOKENIZE, ("origin", url), ("origin", "https://evil.example")).status_code == 200
+
+
 def test_cross_origin_browser_requests_are_refused():
     with running_server("qwen3") as (url, _):
         # The classic CSRF shape: a "simple" cross-origin POST needs no preflight.

@@ -7,6 +7,7 @@ import hmac
 from typing import Any
 
 from starlette.requests import HTTPConnection, Request
+from starlette.types import Scope
 
 from ..apis.errors import invalid_request
 from ..faults import ApiError, Fault, JsonTooDeep
@@ -14,13 +15,30 @@ from ..wire_json import loads
 from .offload import Offload, free_in_pieces
 from .state import ServerState
 
+# Where a request's headers are kept as a dict once made (an ASGI extension key).
+HEADERS_KEY = "tokenyard.headers"
+
+
+def header_map(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-case name, made once per request (the request
+    guard makes them first) and read from there by every step after it. A repeated
+    name has its first value, as Starlette's `Headers` reads it. Starlette's
+    `Headers.get` of an absent name walks the list and raises KeyError inside; a
+    request asks for ~11 absent names."""
+    headers: dict[str, str] | None = scope.get(HEADERS_KEY)
+    if headers is None:
+        raw = scope["headers"]
+        headers = scope[HEADERS_KEY] = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(raw)}
+    return headers
+
 
 def check_auth(request: HTTPConnection, state: ServerState) -> None:
     key = state.config.api_key
     if not key:
         return
-    given = request.headers.get("x-api-key")
-    bearer = request.headers.get("authorization", "")
+    headers = header_map(request.scope)
+    given = headers.get("x-api-key")
+    bearer = headers.get("authorization", "")
     if not given and bearer.lower().startswith("bearer "):
         given = bearer[7:].strip()
     if not given or not hmac.compare_digest(given.encode(), key.encode()):
@@ -57,7 +75,7 @@ def check_tool_count(body: Any) -> None:
 async def read_json(request: Request, limit: int, offload: Offload | None = None) -> tuple[Any, int]:
     """The request's JSON body, at most `limit` bytes, and its size; a large body is
     parsed off the event loop when `offload` is given."""
-    declared = request.headers.get("content-length")
+    declared = header_map(request.scope).get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise ApiError(Fault.REQUEST_TOO_LARGE, f"request body exceeds {limit} bytes")
     body = bytearray()

@@ -39,6 +39,7 @@ from ..apis.errors import ErrorTable
 from ..apis.openai_chat.errors import ERRORS as OPENAI_ERRORS
 from ..faults import ApiError, Fault
 from ..settings import ServeSettings
+from .intake import header_map
 
 log = logging.getLogger("tokenyard.server.limits")
 
@@ -180,7 +181,7 @@ class RequestGuard:
             message = f"more than {self.config.max_header_count} headers"
             await refuse(ApiError(Fault.HEADERS_TOO_LARGE, message))
             return
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
+        headers = header_map(scope)
         host = headers.get("host", "")
         if not self.config.api_key_set and host and not self._host_allowed(host):
             message = (

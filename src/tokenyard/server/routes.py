@@ -22,7 +22,7 @@ from ..apis.openai_chat.spoke import SPOKE as OPENAI_CHAT
 from ..apis.openai_responses.spoke import SPOKE as OPENAI_RESPONSES
 from ..apis.spoke import ParsedRequest, RequestContext, Spoke, StreamEncoder
 from ..prompting.streams import inferred_session
-from .intake import check_auth, check_tool_count, read_json
+from .intake import check_auth, check_tool_count, header_map, read_json
 from .pipeline import Generation
 from .prompt_log import log_prompt
 from .safeguards import CallReviewer
@@ -103,7 +103,7 @@ def generate(spoke: Spoke[Any]) -> Callable[[Request], Awaitable[Response]]:
 
     async def handler(request: Request, state: ServerState) -> Response:
         body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
-        parsed, generation, encoder = await start_generation(spoke, body, size, request.headers, state)
+        parsed, generation, encoder = await start_generation(spoke, body, size, header_map(request.scope), state)
         if parsed.stream:
             return await event_stream(state, generation, encoder)
         result = await run_to_end(state, generation, encoder, request.receive)
@@ -119,7 +119,9 @@ async def count_tokens(request: Request, state: ServerState) -> Response:
     (the named model's template and tokenizer)."""
     body, size = await read_json(request, state.config.max_body_bytes, state.pipeline.offload)
     await state.pipeline.offload.run_if_large(size, check_tool_count, body)
-    parsed = await state.pipeline.offload.run_if_large(size, parse_count_tokens, body, context(request.headers, state))
+    parsed = await state.pipeline.offload.run_if_large(
+        size, parse_count_tokens, body, context(header_map(request.scope), state)
+    )
     return JSONResponse(
         {"input_tokens": await state.pipeline_for(parsed.model).count_prompt_tokens(parsed.conversation)}
     )

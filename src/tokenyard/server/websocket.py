@@ -39,7 +39,7 @@ from ..events import Finish
 from ..faults import ApiError, Fault
 from . import metrics
 from .admission import acquire_slot
-from .intake import check_auth, decode_json
+from .intake import check_auth, decode_json, header_map
 from .limits import deny_websocket
 from .routes import context, start_generation
 from .sse import encoded_frames
@@ -156,7 +156,9 @@ async def respond_one(
         if not create.generate:
             await warm_up(state, websocket, socket, create, send)
             return
-        parsed, generation, encoder = await start_generation(SPOKE, create.body, create.size, websocket.headers, state)
+        parsed, generation, encoder = await start_generation(
+            SPOKE, create.body, create.size, header_map(websocket.scope), state
+        )
     except Exception as error:
         for event in socket.failed(error):
             await send(event)
@@ -195,7 +197,7 @@ async def warm_up(state: ServerState, websocket: WebSocket, socket: ResponsesSoc
     """`generate: false`: the request is validated and its model looked up, and the
     response is created and completed at once, with no output; a later create may
     continue from it (with the same input, as Codex does after its prewarm)."""
-    ctx = context(websocket.headers, state)
+    ctx = context(header_map(websocket.scope), state)
     parsed = await state.pipeline.offload.run_if_large(create.size, SPOKE.parse, create.body, ctx)
     state.pipeline_for(parsed.model)
     encoder = SPOKE.encoder(parsed, ctx)
