@@ -384,3 +384,17 @@ def test_sandbox_decides_as_jinjas_immutable_sandbox(source):
     assert type(_ENVIRONMENT) is not ImmutableSandboxedEnvironment
     for _ in range(2):  # the second round reads what the first remembered
         assert outcome(_ENVIRONMENT) == outcome(stock)
+
+
+def test_a_template_reads_every_global_jinja_and_we_provide():
+    # The template's globals are a plain copy of the environment's (not jinja's chain).
+    source = (
+        "{% set ns = namespace(n=0) %}{% for i in range(3) %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}"
+        "{{ dict(a=1)['a'] }}{% set c = cycler('x', 'y') %}{{ c.next() }}{{ c.next() }}"
+        "{% set j = joiner('|') %}{{ j() }}{{ j() }}{{ lipsum(1, False, 2, 3) | length > 0 }}"
+        "{{ strftime_now('%Y') }}{% if fail %}{{ raise_exception('refused') }}{% endif %}"
+    )
+    template = ChatTemplate(source)
+    assert template.render([], now=datetime(2026, 1, 2)) == "31xy|True2026"
+    with pytest.raises(TemplateError, match="refused"):
+        template.render([], now=datetime(2026, 1, 2), fail=True)

@@ -227,6 +227,10 @@ def _compile(source: str) -> tuple[jinja2.Template, TemplateTraits]:
         template = _ENVIRONMENT.from_string(tree)
     except jinja2.TemplateError as error:
         raise TemplateError(f"chat template does not compile: {error}") from error
+    # jinja chains the template's globals to the environment's (a ChainMap), and each
+    # render copies them into a dict: a KeyError raised inside for every environment
+    # global (7 a render). Ours are all set at import, so a plain dict reads the same.
+    template.globals = dict(template.globals)
     return template, inspect_template(tree)
 
 
