@@ -32,7 +32,7 @@ from tokenyard.engines.base import (
     ReasoningBudget,
 )
 from tokenyard.engines.reason_first import reason_then_call
-from tokenyard.engines.remote import RemoteEngine, merge_chunks, structural_tag
+from tokenyard.engines.remote import CompletionStreamReader, RemoteEngine, merge_chunks, structural_tag
 from tokenyard.faults import ENGINE_FAILED_MESSAGE, EngineError
 from tokenyard.prompting.prefix_watch import PrefixWatch
 from tokenyard.sealing import ReasoningSeal
@@ -537,3 +537,18 @@ def test_reasoning_before_a_forced_call_is_two_requests_the_second_guided(standi
     assert "structural_tag" in call["structured_outputs"]
     assert call["prompt"] == reasoning["prompt"] + OUTPUT_IDS[:2] + injected
     assert call["max_tokens"] == 50 - 2 - len(injected)
+
+
+def test_a_chunk_orjson_refuses_or_widens_is_read_as_the_stdlib_reads_it():
+    reader = CompletionStreamReader(set(), "http://engine")
+    line = 'data: {"choices": [{"index": 0, "text": "a\\ud800", "finish_reason": null}], "usage": null}'
+    chunk = reader.feed(line)  # orjson refuses the lone surrogate; the stdlib keeps it
+    assert chunk is not None and chunk.text == "a\ud800"
+    assert reader.feed('data: {"choices": [{"index": 0, "token_ids": [7, 8], "finish_reason": null}]}').token_ids == [
+        7,
+        8,
+    ]
+    with pytest.raises(EngineError, match="not a completions chunk"):  # orjson reads 2**70 as a float
+        reader.feed(f'data: {{"choices": [{{"index": 0, "token_ids": [{2**70}], "finish_reason": null}}]}}')
+    with pytest.raises(EngineError, match="not JSON"):
+        reader.feed('data: {"choices": [')

@@ -81,6 +81,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 import aiohttp
+import orjson
 
 from .. import json_out
 from ..faults import EngineError, PromptTooLong
@@ -725,7 +726,13 @@ def _sse_json(line: str, source: str) -> tuple[dict[str, Any], str] | None:
     if value == "[DONE]":
         return None  # the body ends next; reading it out returns the connection to the pool
     try:
-        payload = json.loads(value)
+        # orjson: ~3x faster on a cold line. What it refuses the stdlib may read (a lone
+        # surrogate, NaN); an integer past 64 bits it reads as a float (no chunk
+        # field holds one: a float where an id belongs is refused below).
+        try:
+            payload = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            payload = json.loads(value)
     except ValueError:
         raise EngineError(f"{source} sent a chunk that is not JSON: {value[:SHOWN_CHARACTERS]!r}") from None
     if not isinstance(payload, dict):
