@@ -85,7 +85,16 @@ import orjson
 
 from .. import json_out
 from ..faults import EngineError, PromptTooLong
-from .base import Constraints, EngineChunk, EngineFinish, EngineInfo, EngineRequest, OutputGuide, ReasoningBudgetTracker
+from .base import (
+    Constraints,
+    EngineChunk,
+    EngineFinish,
+    EngineInfo,
+    EngineRequest,
+    OutputGuide,
+    ReasoningBudget,
+    ReasoningBudgetTracker,
+)
 from .gbnf import calls_grammar
 from .session_headers import DEFAULT_FORWARDING, SessionForwarding, session_headers
 
@@ -357,16 +366,19 @@ class RemoteEngine:
         body.update(_sampling(request, "llama.cpp"))
         return body
 
-    async def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
-        """The generation; with a reasoning budget, once it is spent inside a reasoning
-        block the server's request is closed (aborted there) and a continuation is
-        requested whose prompt is the prompt, the output so far and the block's end
-        marker (the server's prefix cache makes that prefill cheap)."""
+    def generate(self, request: EngineRequest) -> AsyncGenerator[EngineChunk, None]:
+        """The generation: the server's stream itself (no generator around it, which
+        would cost a resumption per chunk), or with a reasoning budget `_budgeted`."""
         budget = request.constraints.reasoning_budget
         if budget is None:
-            async for chunk in self._generate_once(request):
-                yield chunk
-            return
+            return self._generate_once(request)
+        return self._budgeted(request, budget)
+
+    async def _budgeted(self, request: EngineRequest, budget: ReasoningBudget) -> AsyncGenerator[EngineChunk, None]:
+        """Once the reasoning budget is spent inside a reasoning block the server's
+        request is closed (aborted there) and a continuation is requested whose prompt
+        is the prompt, the output so far and the block's end marker (the server's
+        prefix cache makes that prefill cheap)."""
         tracker = ReasoningBudgetTracker(budget)
         output: list[int] = []
         first = True
