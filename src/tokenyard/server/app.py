@@ -14,7 +14,6 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -142,6 +141,23 @@ class Dispatch:
         await response(scope, receive, send)
 
 
+class _App(Starlette):
+    """Starlette with the request guard and `Dispatch` outermost, outside its own
+    error middleware as well: a generation's endpoint answers every error itself, and
+    that middleware wraps `send` (one more coroutine for every frame of a stream). A
+    request the dispatch hands on gets Starlette's whole stack, as before."""
+
+    def __init__(
+        self, guard: GuardConfig, endpoints: Mapping[str, Callable[[Request], Awaitable[Response]]], **kwargs: Any
+    ):
+        self._guard = guard
+        self._endpoints = endpoints
+        super().__init__(**kwargs)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return RequestGuard(Dispatch(super().build_middleware_stack(), self._endpoints), config=self._guard)
+
+
 def direct_endpoints(routes: list[Route]) -> dict[str, Callable[[Request], Awaitable[Response]]]:
     """The POST-only routes without path parameters, by their path."""
     return {r.path: r.endpoint for r in routes if r.methods == {"POST"} and not r.param_convertors}
@@ -186,13 +202,11 @@ def create_app(state: ServerState) -> Starlette:
         allowed_hosts=normalize_hosts(config.allowed_hosts.split(",")),
         allowed_origins=normalize_origins(config.allowed_origins.split(",")),
     )
-    app = Starlette(
+    app = _App(
+        guard,
+        direct_endpoints(generation),
         routes=routes,
         lifespan=lifespan,
-        middleware=[
-            Middleware(RequestGuard, config=guard),
-            Middleware(Dispatch, endpoints=direct_endpoints(generation)),
-        ],
         exception_handlers={404: unknown_path, 405: unknown_path},
     )
     app.state.tokenyard = state
