@@ -86,6 +86,40 @@ def test_heartbeats_are_not_output_and_reset_the_timer(served):
     assert isinstance(events[-1], Finish) and events[-1].reason == "stop"
 
 
+class PacedEngine(WrappedEngine):
+    """The scripted engine's chunks, each `pause` seconds after the last."""
+
+    def __init__(self, inner, pause: float):
+        super().__init__(inner)
+        self.pause = pause
+
+    async def generate(self, request):
+        async for chunk in self.inner.generate(request):
+            await asyncio.sleep(self.pause)
+            yield chunk
+
+
+def test_only_one_wait_for_the_engine_counts_toward_the_timeout(served):
+    # Chunks 0.6 timeouts apart (the whole answer takes many), and a reader that takes
+    # longer than the timeout over each event: neither is a silence of the engine.
+    _, state = served
+    pipeline = Pipeline(state.pipeline.model, PacedEngine(state.pipeline.engine, TIMEOUT * 0.6), engine_timeout=TIMEOUT)
+    events = collect(pipeline, conversation())
+    assert isinstance(events[-1], Finish) and len(events) > 4, events[-1]
+
+    async def slow_reader():
+        pipeline = Pipeline(state.pipeline.model, state.pipeline.engine, engine_timeout=TIMEOUT)
+        out = []
+        async for event in pipeline.start(conversation()).events():
+            out.append(event)
+            if len(out) < 4:
+                await asyncio.sleep(TIMEOUT * 1.5)
+        return out
+
+    events = asyncio.run(asyncio.wait_for(slow_reader(), 30))
+    assert isinstance(events[-1], Finish), events[-1]
+
+
 def test_a_stall_reaches_every_api_as_its_error(served):
     url, state = served
     original, timeout = state.pipeline.engine, state.pipeline.engine_timeout
