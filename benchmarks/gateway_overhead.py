@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -218,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from tokenyard.prompting.tokenizer import Tokenizer
 
-    rounds = 3 if args.quick else 30
+    rounds = 3 if args.quick else 100
     # Throughput: alternating rounds of this many seconds per server.
     tput_rounds, tput_seconds = (1, 1.0) if args.quick else (5, 4.0)
     baseline = args.baseline or (None if args.quick else BASELINE)
@@ -336,13 +337,16 @@ def main(argv: list[str] | None = None) -> int:
                 for url, shape in paths.values():  # warm up connections and caches
                     for _ in range(3):
                         timed_stream(client, url, bodies[shape], headers)
-                # Each round starts at the next path: whatever one path leaves running
-                # after its answer (the engine's or a server's tail work) then slows every
-                # path equally often, not always the one measured after it.
+                # Each round in its own order: whatever one path leaves running after its
+                # answer (LiteLLM's logging, a server's tail work) or evicts from the caches
+                # then slows every path equally often, not always the one after it (a
+                # rotated fixed order kept each path's neighbours: the direct path followed
+                # LiteLLM in four rounds of five).
                 order = list(paths.items())
-                for round_ in range(rounds):
-                    shift = round_ % len(order)
-                    for name, (url, shape) in order[shift:] + order[:shift]:
+                shuffler = random.Random(0)
+                for _ in range(rounds):
+                    shuffler.shuffle(order)
+                    for name, (url, shape) in order:
                         samples[name].append(timed_stream(client, url, bodies[shape], headers))
             throughput: dict[str, list[float]] = {name: [] for name in servers}
             failed = dict.fromkeys(servers, 0)
