@@ -703,15 +703,14 @@ class _Turn:
                     raise EngineError(SHUTTING_DOWN)
                 pipeline.awaiting_engine(task, True)
                 if silence is not None:
-                    silence.since = silence.loop.time()
-                    silence.arm()
+                    silence.waiting()
                 try:
                     chunk = await anext(stream)
                 except StopAsyncIteration:
                     return
                 except asyncio.CancelledError:
-                    if silence is not None and silence.fired and task is not None:
-                        task.uncancel()
+                    # The watch's own cancellation, unless another came too (as asyncio.timeout decides).
+                    if silence is not None and silence.fired and task is not None and task.uncancel() == 0:
                         raise EngineTimeout(silence.seconds) from None
                     if not pipeline.draining or task is None:
                         raise
@@ -720,7 +719,7 @@ class _Turn:
                 finally:
                     pipeline.awaiting_engine(task, False)
                     if silence is not None:
-                        silence.since = None
+                        silence.since = None  # between waits: no silence of the engine's
                 if chunk.token_ids or chunk.text is not None or chunk.finish_reason or chunk.cached_tokens is not None:
                     yield chunk
         finally:
@@ -845,7 +844,12 @@ class _SilenceWatch:
         self.fired = False
         self._timer: asyncio.TimerHandle | None = None
 
-    def arm(self) -> None:
+    def waiting(self) -> None:
+        """A wait for the engine's next chunk begins."""
+        self.since = self.loop.time()
+        self._arm()
+
+    def _arm(self) -> None:
         if self._timer is None and self.since is not None:
             self._timer = self.loop.call_at(self.since + self.seconds, self._check)
 
@@ -857,7 +861,7 @@ class _SilenceWatch:
             self.fired = True
             self.task.cancel()
         else:
-            self.arm()
+            self._arm()
 
     def stop(self) -> None:
         if self._timer is not None:
