@@ -38,7 +38,7 @@ from __future__ import annotations
 import ctypes
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -181,25 +181,19 @@ def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False
                 items = list(node.items())
                 node.clear()
                 node.update((_without_lone_surrogates(key), item) for key, item in items)
-            for key, item in node.items():
-                if isinstance(item, str):
-                    if not item.isascii():
-                        node[key] = _without_lone_surrogates(item)
-                elif isinstance(item, (dict, list)):
-                    stack.append((item, depth + 1))
-                elif widened and type(item) is float and abs(item) >= _WIDENED:
-                    raise _Widened
+            entries: Iterable[tuple[Any, Any]] = node.items()  # a value replaced in place: no resize
         elif isinstance(node, list):
-            for i, item in enumerate(node):
-                if isinstance(item, str):
-                    if not item.isascii():
-                        node[i] = _without_lone_surrogates(item)
-                elif isinstance(item, (dict, list)):
-                    stack.append((item, depth + 1))
-                elif widened and type(item) is float and abs(item) >= _WIDENED:
-                    raise _Widened
+            entries = enumerate(node)
         else:
             continue  # a scalar at the top (only containers are pushed): nothing to untrack
+        for slot, item in entries:
+            if isinstance(item, str):
+                if not item.isascii():
+                    node[slot] = _without_lone_surrogates(item)
+            elif isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
+            elif widened and type(item) is float and abs(item) >= _WIDENED:
+                raise _Widened
         if untrack:  # after the node's own changes: putting a container in a dict tracks it again
             _untrack(node)
     return value
