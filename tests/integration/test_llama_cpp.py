@@ -198,7 +198,8 @@ def test_llama_cpp_streams_token_ids_and_reports_the_cache_hit(llama, frontend):
 def test_a_closed_stream_frees_the_slot(llama, frontend):
     _, state = frontend
     prompt = _prompt(state, "Count from 1 to 500, one number a line.", system="[abort]")
-    # No stop token ids and a large cap: only closing the stream ends it early.
+    # No stop token ids and a large cap; greedy counting to 500 reaches no EOS before
+    # the stream is closed (llama.cpp stops at the model's EOS whatever the request says).
     request = EngineRequest("abort-me", prompt, max_tokens=1500, temperature=0.0)
     assert len(_generate(RemoteEngine(llama.url), request, stop_after=2)) == 2
     deadline = time.monotonic() + 20
