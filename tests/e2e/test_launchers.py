@@ -106,6 +106,23 @@ def test_tokenyard_codex(tmp_path):
     assert_untouched_home(tmp_path, ".codex")
 
 
+def test_tokenyard_codex_lean_profile_drops_the_subagent_tools_without_a_deprecation_warning(tmp_path):
+    """`--lean`: Codex's first request carries its core tools and none of the surfaces
+    the profile turns off (sub-agents, goals), and Codex warns about nothing in the
+    config the launcher wrote (0.169 deprecates `[features].multi_agent`)."""
+    codex_binary()
+    log = tmp_path / "prompts.jsonl"
+    result = launch(tmp_path, "codex", "--lean", "exec", PROMPT, serve_args=("--prompt-log", str(log)))
+    assert result.returncode == 0, result.report()
+    assert TOOL_OUTPUT in result.stdout, result.report()
+    assert "tokenyard codex: lean profile" in result.stderr, result.report()
+    assert "deprecated" not in result.stderr, result.report()
+    first = json.loads(log.read_text().splitlines()[0])["request"]
+    names = {tool.get("name") for tool in first["tools"]}
+    assert "exec_command" in names, names
+    assert not {n for n in names if n and ("agent" in n or "goal" in n)}, names
+
+
 def test_tokenyard_codex_tui_leaves_nothing_running(tmp_path):
     """The interactive TUI runs a tool turn and is quit with Ctrl-C: nothing it
     started (Codex's managed `codex app-server` daemon and its updater loop run in

@@ -185,6 +185,7 @@ def test_codex_lean_config_drops_what_codex_lets_a_config_drop(tmp_path):
     assert lean["model_instructions_file"] == str(instructions)
     assert all(lean[name] is False for name in codex.LEAN_SECTIONS_OFF)
     assert lean["features"] == {"daemon_auto_start": False, **dict.fromkeys(codex.LEAN_FEATURES_OFF, False)}
+    assert lean["agents"] == {"enabled": False}
     full = tomllib.loads(codex.codex_config("http://127.0.0.1:8000", SMOLLM2, catalog=True))
     assert full["features"] == {"daemon_auto_start": False} and "model_instructions_file" not in full
     assert not any(name in full for name in codex.LEAN_SECTIONS_OFF)

@@ -73,7 +73,7 @@ LEAN_SECTIONS_OFF = (
     "include_apps_instructions",
     "include_collaboration_mode_instructions",
 )
-LEAN_FEATURES_OFF = ("goals", "multi_agent", "image_generation", "plugins", "tool_suggest")
+LEAN_FEATURES_OFF = ("goals", "image_generation", "plugins", "tool_suggest")
 
 
 def codex_config(
@@ -118,7 +118,10 @@ def codex_config(
     features = ["daemon_auto_start = false"]
     if lean:
         features += [f"{name} = false" for name in LEAN_FEATURES_OFF]
-    lines += ["", "[features]", *features, ""]
+    lines += ["", "[features]", *features]
+    if lean:  # sub-agents: 0.169 warns, twice a run, that `[features].multi_agent` is deprecated
+        lines += ["", "[agents]", "enabled = false"]
+    lines.append("")
     return "\n".join(lines)
 
 
