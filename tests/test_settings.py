@@ -69,6 +69,13 @@ def test_every_model_setting_is_a_models_file_key():
         (["serve"], {"TOKENYARD_PORT": "abc"}, ("TOKENYARD_PORT", "--port", "integer")),
         (["serve"], {"TOKENYARD_KEEP_ANTHROPIC_PREAMBLE": "maybe"}, ("TOKENYARD_KEEP_ANTHROPIC_PREAMBLE", "true")),
         (["serve"], {"TOKENYARD_MAX_QUEUE_WAIT": "soon"}, ("TOKENYARD_MAX_QUEUE_WAIT", "number")),
+        # Out of the declared range: a server that started would refuse or hang on every request.
+        (["serve", "--max-concurrency", "0"], {}, ("--max-concurrency", "'0'", "integer of at least 1")),
+        (["serve", "--max-model-len", "-5"], {}, ("--max-model-len", "'-5'", "integer of at least 1")),
+        (["serve", "--port", "99999"], {}, ("--port", "'99999'", "integer from 1 to 65535")),
+        (["serve"], {"TOKENYARD_SEND_TIMEOUT": "0"}, ("TOKENYARD_SEND_TIMEOUT", "--send-timeout", "number above 0")),
+        (["serve", "--engine-timeout", "nan"], {}, ("--engine-timeout", "'nan'", "number of at least 0")),
+        (["serve", "--max-queue-wait", "inf"], {}, ("--max-queue-wait", "'inf'")),
         (["serve", "--no-such-flag"], {}, ("--no-such-flag",)),
         (["codex-catalog", "--context-window", "big", "--served-model-name", "m"], {}, ("--context-window",)),
         (["codex-catalog", "--context-window", "8"], {}, ("--served-model-name",)),
@@ -86,6 +93,23 @@ def test_a_bad_value_is_one_line_and_exit_2(argv, env, names, monkeypatch, capsy
         assert name in err
 
 
+@pytest.mark.parametrize("item", [i for i in SERVE_SETTINGS if i.kind in (int, float)], ids=lambda item: item.name)
+def test_each_number_declares_its_range_and_its_default_is_in_it(item):
+    low, above, high = item.spec.at_least, item.spec.above, item.spec.at_most
+    assert (low is None) != (above is None), "declare the range a number setting takes"
+    assert item.default is None or item.within(item.default)
+    refused = [above - 1, above] if above is not None else [low - 1]
+    for value in refused:
+        with pytest.raises(cli.CommandLineError, match=item.flag):
+            parse(item.flag, f"{value:g}")
+    if low is not None:
+        assert getattr(parse(item.flag, f"{low:g}"), item.name) == low
+    if high is not None:
+        assert getattr(parse(item.flag, f"{high:g}"), item.name) == high
+        with pytest.raises(cli.CommandLineError, match=item.flag):
+            parse(item.flag, f"{high + 1:g}")
+
+
 def test_a_serve_setting_in_the_environment_does_not_break_other_commands(monkeypatch, capsys):
     monkeypatch.setenv("TOKENYARD_PORT", "abc")
     assert cli.main(["parse", "--list"]) == 0
@@ -97,6 +121,10 @@ def test_a_bad_models_file_value_names_the_entry_and_the_key():
         entry_settings({"model": "/m", "max_model_len": "big"}, ModelSettings(), "f.toml: models[0]")
     with pytest.raises(ModelsConfigError, match=r"`engine` = 3 is not one of"):
         entry_settings({"model": "/m", "engine": 3}, ModelSettings(), "f.toml: models[0]")
+    # Out of range, as the file's own numbers (TOML reads `nan` as a float) and as text.
+    for key, value in (("max_model_len", 0), ("time_scale", -1.0), ("token_delay", float("nan")), ("workers", "0")):
+        with pytest.raises(ModelsConfigError, match=rf"models\[0\]: `{key}`.* is not an? \w+ (of at least|above)"):
+            entry_settings({"model": "/m", key: value}, ModelSettings(), "f.toml: models[0]")
     read = entry_settings({"model": "/m", "time_scale": 2, "forward_priority": "on"}, ModelSettings(), "f")
     assert read.time_scale == 2.0 and read.forward_priority is True
 
@@ -120,3 +148,6 @@ def test_a_launcher_refuses_a_bad_serve_setting_before_starting_a_server(monkeyp
     assert cli.main(["claude", "--serve-arg=--max-concurrency=many", "-p", "hi"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--max-concurrency" in err and "integer" in err, err
+    assert cli.main(["claude", "--serve-arg=--max-concurrency=0", "-p", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-concurrency" in err and "at least 1" in err, err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import re
 import types
 import typing
@@ -69,6 +70,11 @@ class Spec:
     alone: bool = False
     # A models-file key (ModelSettings fields), under this name when not the field's.
     key: str | None = None
+    # The range a number may take (`above`: that value itself refused, as a timeout of 0
+    # that would close every connection at once). A float is always finite.
+    at_least: float | None = None
+    above: float | None = None
+    at_most: float | None = None
 
 
 def setting(default: Any, help: str, **spec: Any) -> Any:
@@ -107,12 +113,27 @@ class Setting:
     def accepts(self) -> str:
         if self.spec.choices:
             return "one of " + ", ".join((*self.spec.choices, *(p + "…" for p in self.spec.prefixed_choices)))
-        return {
+        kind = {
             int: "an integer",
             float: "a number",
             bool: "1/0, true/false, yes/no or on/off",
             Path: "a file path",
         }.get(self.kind, "text")
+        low, above, high = self.spec.at_least, self.spec.above, self.spec.at_most
+        if low is not None and high is not None:
+            return f"{kind} from {low:g} to {high:g}"
+        if low is not None:
+            return f"{kind} of at least {low:g}"
+        if above is not None:
+            return f"{kind} above {above:g}"
+        return kind
+
+    def within(self, value: float) -> bool:
+        """Whether a number is in the declared range (and, a float, finite)."""
+        if self.kind is float and not math.isfinite(value):
+            return False
+        low, above, high = self.spec.at_least, self.spec.above, self.spec.at_most
+        return (low is None or value >= low) and (above is None or value > above) and (high is None or value <= high)
 
     def read(self, text: str, where: str) -> Any:
         """One value as written in a variable or a file; `where` names it."""
@@ -138,6 +159,8 @@ class Setting:
         if self.spec.choices and value not in self.spec.choices:
             if not any(value.startswith(p) for p in self.spec.prefixed_choices):
                 raise ValueError(text)
+        if self.kind in (int, float) and not self.within(value):
+            raise ValueError(text)
         return Path(value).expanduser() if self.kind is Path else value
 
     def from_env(self, environ: Mapping[str, str]) -> tuple[bool, Any]:
@@ -233,12 +256,18 @@ class ModelSettings:
         metavar="FILE",
         per_model=True,
     )
-    token_delay: float = setting(0.0, "scripted engine: delay per token", metavar="SECONDS")
-    max_model_len: int | None = setting(None, "context window to enforce", metavar="TOKENS", per_model=True, alone=True)
-    time_scale: float = setting(1.0, "simulated engine: real seconds per simulated second", table="scale-out")
-    kv_block_size: int = setting(16, "simulated engine: tokens per KV block", table="scale-out")
-    kv_blocks: int | None = setting(None, "simulated engine: KV blocks in the pool", table="scale-out")
-    max_batched_tokens: int = setting(8192, "simulated engine: tokens per scheduler step", table="scale-out")
+    token_delay: float = setting(0.0, "scripted engine: delay per token", metavar="SECONDS", at_least=0)
+    max_model_len: int | None = setting(
+        None, "context window to enforce", metavar="TOKENS", per_model=True, alone=True, at_least=1
+    )
+    time_scale: float = setting(
+        1.0, "simulated engine: real seconds per simulated second", table="scale-out", at_least=0
+    )
+    kv_block_size: int = setting(16, "simulated engine: tokens per KV block", table="scale-out", at_least=1)
+    kv_blocks: int | None = setting(None, "simulated engine: KV blocks in the pool", table="scale-out", at_least=1)
+    max_batched_tokens: int = setting(
+        8192, "simulated engine: tokens per scheduler step", table="scale-out", at_least=1
+    )
     # A single remote engine, for callers that build settings in code.
     engine_url: str | None = None
     engine_urls: tuple[str, ...] = setting(
@@ -276,6 +305,7 @@ class ModelSettings:
         "hashes as vLLM publishes them (demos, benchmarks)",
         metavar="N",
         table="scale-out",
+        at_least=1,
     )
     forward_priority: bool = setting(
         False,
@@ -302,9 +332,9 @@ class ModelSettings:
         None, "remote engine: the model name it serves (default: the first it lists)", metavar="NAME", per_model=True
     )
     engine_api_key: str | None = setting(None, "remote engine: its API key", metavar="KEY")
-    engine_slots: int = setting(2, "llama.cpp engine: requests llama-server runs at once", metavar="N")
+    engine_slots: int = setting(2, "llama.cpp engine: requests llama-server runs at once", metavar="N", at_least=1)
     engine_threads: int | None = setting(
-        None, "llama.cpp engine: CPU threads (default: llama-server's choice)", metavar="N"
+        None, "llama.cpp engine: CPU threads (default: llama-server's choice)", metavar="N", at_least=1
     )
 
 
@@ -354,6 +384,7 @@ class ServeSettings:
         "how long one tool call's verdict may take; a call without a verdict is not run, nor are the turn's later "
         "calls sent",
         metavar="SECONDS",
+        above=0,
     )
     api_key: str | None = setting(None, "require this key (x-api-key or Authorization: Bearer)", metavar="KEY")
     server_key: str | None = setting(
@@ -367,28 +398,31 @@ class ServeSettings:
         None, "file holding the sealing key (64 hex digits, or any text, hashed): what replicas share", metavar="FILE"
     )
     host: str = setting("127.0.0.1", "where to listen", metavar="HOST")
-    port: int = setting(8000, "the port to listen on", metavar="PORT")
+    port: int = setting(8000, "the port to listen on", metavar="PORT", at_least=1, at_most=65535)
     processes: int = setting(
         1,
         "serve from N processes on one port (uvicorn --workers style), each loading its own models and engines; "
         "they share the sealing key, which is all exact replay needs (see *Replicas and processes*)",
         metavar="N",
+        at_least=1,
     )
-    max_concurrency: int = setting(4, "generations at once; more requests queue", metavar="N")
+    max_concurrency: int = setting(4, "generations at once; more requests queue", metavar="N", at_least=1)
     engine_timeout: float = setting(
         DEFAULT_ENGINE_TIMEOUT,
         "abort a generation whose engine sends nothing for this long (a stalled engine): the client gets the "
         "API's error; 0 waits forever (the embedded engine sends heartbeats while it prefills)",
         metavar="SECONDS",
+        at_least=0,
     )
     offload_workers: int | None = setting(
         None,
         "threads that render, tokenize and parse large bodies off the event loop (default: one; more only add GIL contention, except for tokenizing many long prompts at once)",
         metavar="N",
+        at_least=1,
     )
     no_offload: bool = setting(False, "render and tokenize on the event loop (for measuring; slows every request)")
     default_max_tokens: int = setting(
-        DEFAULT_MAX_TOKENS, "the output cap of a request that states none (Codex sends none)", metavar="N"
+        DEFAULT_MAX_TOKENS, "the output cap of a request that states none (Codex sends none)", metavar="N", at_least=1
     )
     prompt_log: Path | None = setting(
         None, "append each request and its rendered prompt as a JSON line", metavar="FILE"
@@ -419,38 +453,46 @@ class ServeSettings:
         60.0,
         "how long a request may wait for a generation slot before it is refused as overloaded",
         metavar="SECONDS",
+        at_least=0,
     )
     max_header_bytes: int = setting(
         64 * 1024,
         "largest request head (request line and headers) read; larger heads are refused unread",
         metavar="BYTES",
+        at_least=1,
     )
     header_timeout: float = setting(
         30.0,
         "a connection that has not sent a complete request head within this time is closed",
         metavar="SECONDS",
+        above=0,
     )
-    keep_alive_timeout: float = setting(5.0, "idle time before a kept-alive connection is closed", metavar="SECONDS")
+    keep_alive_timeout: float = setting(
+        5.0, "idle time before a kept-alive connection is closed", metavar="SECONDS", at_least=0
+    )
     send_timeout: float = setting(
         30.0,
         "a client that reads nothing of its response for this long is disconnected (its generation stops and "
         "frees its slot)",
         metavar="SECONDS",
+        above=0,
     )
     limit_concurrency: int = setting(
-        4096, "open connections plus in-flight requests; beyond it the server answers 503", metavar="N"
+        4096, "open connections plus in-flight requests; beyond it the server answers 503", metavar="N", at_least=1
     )
     ws_ping_interval: float = setting(
         20.0,
         "a Responses WebSocket is pinged this often, silences included (a long prefill or tool call), and "
         "closed when a ping goes unanswered this long (its generation stops); 0: no pings",
         metavar="SECONDS",
+        at_least=0,
     )
     ws_max_lifetime: float = setting(
         3600.0,
         "a Responses WebSocket is closed this long after it opened, once its response in flight ends, with "
         "OpenAI's websocket_connection_limit_reached error (clients reconnect); 0: no limit",
         metavar="SECONDS",
+        at_least=0,
     )
     codex_profile: str | None = setting(
         None,
