@@ -128,8 +128,11 @@ class Setting:
             return f"{kind} above {above:g}"
         return kind
 
-    def within(self, value: float) -> bool:
-        """Whether a number is in the declared range (and, a float, finite)."""
+    def within(self, value: Any) -> bool:
+        """Whether a number is in the declared range (and, a float, finite); any other
+        kind of value is."""
+        if self.kind not in (int, float):
+            return True
         if self.kind is float and not math.isfinite(value):
             return False
         low, above, high = self.spec.at_least, self.spec.above, self.spec.at_most
@@ -159,7 +162,7 @@ class Setting:
         if self.spec.choices and value not in self.spec.choices:
             if not any(value.startswith(p) for p in self.spec.prefixed_choices):
                 raise ValueError(text)
-        if self.kind in (int, float) and not self.within(value):
+        if not self.within(value):
             raise ValueError(text)
         return Path(value).expanduser() if self.kind is Path else value
 

@@ -91,7 +91,7 @@ def _typed(item: Setting, value: Any, where: str) -> Any:
         or (item.kind is int and isinstance(value, int) and not isinstance(value, bool))
         or (item.kind is float and isinstance(value, int | float) and not isinstance(value, bool))
     )
-    if not native or (item.kind in (int, float) and not item.within(value)):
+    if not native or not item.within(value):
         raise ModelsConfigError(f"{where}: `{item.key}` = {value!r} is not {item.accepts}")
     return float(value) if item.kind is float else value
 
