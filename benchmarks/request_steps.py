@@ -8,6 +8,8 @@ back to back) and cold: between two calls 16 MB of memory is touched and a 20K-e
 JSON document written, as a server's other work does between two requests. The
 cold figures are what the server's timeline shows (5-10x the warm ones); fewer
 calls into compiled extensions, fewer objects and fewer exceptions show there most.
+`--turns N` times a late agent request instead (`tool_loop_body`: ~140 KB at 40
+turns), what every turn of a long session pays before its engine request.
 
 `--baseline REF` (e.g. main) runs the same steps for that commit's `src/` (from
 `git archive`) in alternating worker processes, and prints both side by side with
@@ -34,7 +36,48 @@ from common import REPO, fixture_model  # noqa: E402
 from gateway_overhead import SYSTEM, baseline_tree  # noqa: E402
 
 
-def worker(rounds: int) -> dict[str, dict[str, float]]:
+def tool_loop_body(turns: int) -> dict[str, Any]:
+    """A late Claude Code-like request: a 42 KB system prompt, 20 tools, and `turns`
+    earlier turns of a short text, a call, and 60 lines of its output (some non-ASCII,
+    as tool output often is)."""
+    tools = [
+        {
+            "name": f"Tool{i}",
+            "description": "Does one thing in the repository. " * 25,
+            "input_schema": {
+                "type": "object",
+                "properties": {f"p{j}": {"type": "string", "description": "a parameter " * 8} for j in range(6)},
+                "required": ["p0"],
+            },
+        }
+        for i in range(20)
+    ]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the failing test."}]
+    for turn in range(turns):
+        call = f"toolu_{turn:04d}"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"Running step {turn}."},
+                    {"type": "tool_use", "id": call, "name": "Tool1", "input": {"p0": f"ls -la dir{turn}"}},
+                ],
+            }
+        )
+        output = f"├── line of output {turn}\n" * 60
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": output}]})
+    system = [{"type": "text", "text": "You are a coding agent. " * 1750}]
+    return {
+        "model": "bench-model",
+        "stream": True,
+        "max_tokens": 4096,
+        "system": system,
+        "tools": tools,
+        "messages": messages,
+    }
+
+
+def worker(rounds: int, turns: int) -> dict[str, dict[str, float]]:
     from datetime import UTC, datetime
 
     from tokenyard.apis.anthropic.spoke import SPOKE
@@ -57,14 +100,18 @@ def worker(rounds: int) -> dict[str, dict[str, float]]:
     )
     model, engine = load(settings)
     state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(bytes(32)), ServerConfig())
-    body = {
-        "model": "bench-model",
-        "stream": True,
-        "max_tokens": 205,
-        "system": SYSTEM,
-        "messages": [{"role": "user", "content": "Explain streaming."}],
-    }
-    raw = json.dumps(body).encode()
+    body = (
+        tool_loop_body(turns)
+        if turns
+        else {
+            "model": "bench-model",
+            "stream": True,
+            "max_tokens": 205,
+            "system": SYSTEM,
+            "messages": [{"role": "user", "content": "Explain streaming."}],
+        }
+    )
+    raw = json.dumps(body, ensure_ascii=False).encode()
     headers = {"anthropic-version": "2023-06-01", "content-type": "application/json"}
     ctx = context(headers, state)
     conversation = SPOKE.parse(loads(raw), ctx).conversation
@@ -111,10 +158,10 @@ def worker(rounds: int) -> dict[str, dict[str, float]]:
     return out
 
 
-def run_worker(src: Path, rounds: int) -> dict[str, dict[str, float]]:
+def run_worker(src: Path, rounds: int, turns: int) -> dict[str, dict[str, float]]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     done = subprocess.run(
-        [sys.executable, __file__, "--worker", "--rounds", str(rounds)],
+        [sys.executable, __file__, "--worker", "--rounds", str(rounds), "--turns", str(turns)],
         env=env,
         capture_output=True,
         text=True,
@@ -127,10 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", help="a commit whose src/ is timed beside this tree's")
     parser.add_argument("--rounds", type=int, default=200, help="cold calls per step (warm: five times as many)")
+    parser.add_argument(
+        "--turns", type=int, default=0, help="time a late tool-loop body of this many turns (~3.3 KB each) instead"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.rounds)))
+        print(json.dumps(worker(args.rounds, args.turns)))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this tree": REPO / "src"}
@@ -139,13 +189,14 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
         for _ in range(2):  # alternating, so both see the same moments of a shared machine
             for name, src in trees.items():
-                results[name].append(run_worker(src, args.rounds))
+                results[name].append(run_worker(src, args.rounds, args.turns))
     best = {
         name: {step: {kind: min(run[step][kind] for run in runs) for kind in ("warm", "cold")} for step in runs[0]}
         for name, runs in results.items()
     }
     names = list(trees)
-    print(f"µs per call, median (lower of two workers); load average {os.getloadavg()[0]:.1f}")
+    body = f"a {args.turns}-turn tool loop" if args.turns else "one message"
+    print(f"µs per call, median (lower of two workers), {body}; load average {os.getloadavg()[0]:.1f}")
     header = "".join(f"{name + ' warm':>18}{name + ' cold':>18}" for name in names)
     print(f"  {'step':34}{header}" + ("   ratio warm / cold" if len(names) > 1 else ""))
     for step in best[names[0]]:

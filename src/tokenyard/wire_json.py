@@ -12,8 +12,9 @@ and the JSON clients put inside string fields (tool-call arguments, Claude Code'
 A body is decoded by orjson (a cold 2 KB body: ~9 µs against the stdlib's ~27),
 and by the stdlib where orjson refuses what the stdlib accepts (a lone surrogate,
 `NaN`, a number past a double's range, UTF-16 bytes) or where orjson read an integer
-past 64 bits as a float, losing its digits: the walk below sees any float of that
-size and the body is decoded again by the stdlib. Either way the value is the
+past 64 bits as a float, losing its digits: a walk over orjson's value sees any float
+of that size (and the depth; its strings need no look, orjson has refused every lone
+surrogate) and the body is decoded again by the stdlib. Either way the value is the
 stdlib's (tests/test_wire_json.py compares them).
 
 A large body is decoded a value at a time (`_loads_in_pieces`): `json.loads` holds
@@ -67,16 +68,11 @@ def loads(data: str | bytes | bytearray, *, where: str | None = None, max_depth:
             value = orjson.loads(data)
         except orjson.JSONDecodeError:  # what only the stdlib reads, or its error
             return _checked(json.loads(data), max_depth, where)
-        try:
-            return _checked(value, max_depth, where, widened=True)
-        except _Widened:
+        if _widened_or_too_deep(value, max_depth, where):
             return _checked(json.loads(data), max_depth, where)
+        return value
     except RecursionError:
         raise JsonTooDeep(max_depth, where) from None
-
-
-class _Widened(Exception):
-    """orjson read an integer past 64 bits as a float."""
 
 
 # orjson keeps every integer from -2**63 to 2**64 - 1; past that it makes a float at
@@ -160,17 +156,37 @@ def _array_in_pieces(text: str, at: int, limit: int, where: str | None) -> tuple
         at = skip(text, at + 1).end()
 
 
-def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False, widened: bool = False) -> Any:
+def _widened_or_too_deep(value: Any, limit: int, where: str | None) -> bool:
+    """Whether orjson's `value` holds a float as large as orjson makes of an integer
+    past 64 bits; raises `JsonTooDeep` for nesting past `limit`. orjson refuses every
+    lone surrogate, so its strings need no look (that look was 2/3 of a 130 KB Claude
+    Code body's walk). A level at a time, iteratively: no recursion."""
+    level = [value]
+    depth = 0
+    while level:
+        below = []
+        for node in level:
+            kind = type(node)
+            if kind is dict or kind is list:
+                below.append(node)
+            elif kind is float and abs(node) >= _WIDENED:
+                return True
+        if not below:
+            return False
+        depth += 1
+        if depth > limit:
+            raise JsonTooDeep(limit, where)
+        level = [item for node in below for item in (node.values() if type(node) is dict else node)]
+    return False
+
+
+def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False) -> Any:
     """`value` nested at most `limit` levels (iteratively: no recursion) with every
     lone surrogate in its strings and keys as U+FFFD (a valid pair was already joined
     by the decoder), and with `untrack`, its containers out of the garbage
-    collector's sight. Containers are fixed in place: the decoder made them.
-    `widened`: a float as large as orjson makes of an integer past 64 bits raises
-    `_Widened`."""
+    collector's sight. Containers are fixed in place: the decoder made them."""
     if isinstance(value, str):
         return _without_lone_surrogates(value)
-    if widened and type(value) is float and abs(value) >= _WIDENED:
-        raise _Widened
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()
@@ -192,8 +208,6 @@ def _checked(value: Any, limit: int, where: str | None, *, untrack: bool = False
                     node[slot] = _without_lone_surrogates(item)
             elif isinstance(item, (dict, list)):
                 stack.append((item, depth + 1))
-            elif widened and type(item) is float and abs(item) >= _WIDENED:
-                raise _Widened
         if untrack:  # after the node's own changes: putting a container in a dict tracks it again
             _untrack(node)
     return value
