@@ -1,6 +1,7 @@
 """Settings declared once (settings.py): each declaration is a flag, a TOKENYARD_*
 variable, a models-file key and a README row, and a bad value is one line, exit 2."""
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,8 @@ def test_every_model_setting_is_a_models_file_key():
         (["serve", "--no-such-flag"], {}, ("--no-such-flag",)),
         (["codex-catalog", "--context-window", "big", "--served-model-name", "m"], {}, ("--context-window",)),
         (["codex-catalog", "--context-window", "8"], {}, ("--served-model-name",)),
+        (["codex-catalog", "--context-window", "0", "--served-model-name", "m"], {}, ("'0'", "at least 1")),
+        (["parse", "--chunk-size", "-3"], {}, ("--chunk-size", "'-3'", "integer of at least 0")),
         # `parse` names its parsers as `serve` does: flag or TOKENYARD_*.
         (["parse"], {"TOKENYARD_TOOL_CALL_PARSER": "no-such"}, ("tokenyard parse", "'no-such'")),
     ],
@@ -151,3 +154,13 @@ def test_a_launcher_refuses_a_bad_serve_setting_before_starting_a_server(monkeyp
     assert cli.main(["claude", "--serve-arg=--max-concurrency=0", "-p", "hi"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--max-concurrency" in err and "at least 1" in err, err
+
+
+def test_no_command_takes_a_number_without_a_range():
+    """Every number flag of every command refuses what it cannot use (a serve
+    setting's range, or `whole_number`'s), never a bare `int`/`float`."""
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in commands.choices.items():
+        for action in command._actions:
+            assert action.type not in (int, float), f"tokenyard {name} {action.option_strings[0]}: no range"

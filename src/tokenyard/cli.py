@@ -26,6 +26,7 @@ from .settings import (
     ServeSettings,
     Setting,
     SettingError,
+    Spec,
     declared,
 )
 
@@ -364,6 +365,12 @@ def add_settings(command: SettingsParser, settings: Sequence[Setting]) -> None:
         command.add_argument(item.flag, **options)
 
 
+def whole_number(name: str, at_least: int) -> Callable[[str], int]:
+    """argparse's `type` for a command's own integer flag: refused below `at_least`
+    in the words a declared setting uses."""
+    return Setting(name, int, False, False, None, Spec("", at_least=at_least)).parse_flag
+
+
 def serve_settings(*names: str) -> list[Setting]:
     """The serve settings another command takes too, by name."""
     return [item for item in SERVE_SETTINGS if item.name in names]
@@ -390,7 +397,11 @@ def build_parser() -> argparse.ArgumentParser:
     parse = add_command(commands, "parse", run_parse)
     parse.add_argument("--tools", metavar="FILE", help="JSON list of tools (OpenAI, Anthropic or flat shape)")
     parse.add_argument(
-        "--chunk-size", type=int, default=0, metavar="N", help="feed N characters at a time (default: all at once)"
+        "--chunk-size",
+        type=whole_number("chunk_size", 0),
+        default=0,
+        metavar="N",
+        help="feed N characters at a time (default: all at once)",
     )
     parse.add_argument("--merge", action="store_true", help="coalesce adjacent deltas of one kind")
     parse.add_argument("--thinking-off", action="store_true", help="the request turned thinking off")
@@ -408,7 +419,13 @@ def build_parser() -> argparse.ArgumentParser:
     catalog = add_command(commands, "codex-catalog", run_codex_catalog)
     # The ids and the Codex profile as `serve` takes them (flags and TOKENYARD_*).
     add_settings(catalog, serve_settings("served_model_names", "codex_profile", "codex_models"))
-    catalog.add_argument("--context-window", type=int, required=True, metavar="TOKENS", help="the real window")
+    catalog.add_argument(
+        "--context-window",
+        type=whole_number("context_window", 1),
+        required=True,
+        metavar="TOKENS",
+        help="the real window",
+    )
     catalog.add_argument("--no-reasoning", action="store_true", help="the model does not reason")
     catalog.add_argument(
         "--effort", action="store_true", help="the chat template reads reasoning_effort (offer low/medium/high)"
