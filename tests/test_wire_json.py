@@ -4,6 +4,7 @@ import gc
 import json
 import math
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,6 +47,16 @@ def test_deep_json_is_refused_not_taken_for_text():
     assert wire_json.loads("[" * 64 + "]" * 64) is not None
     with pytest.raises(ValueError):
         wire_json.loads("not json")
+
+
+@pytest.mark.parametrize(
+    "data", [b'"\\ud800"', b'"a\\udc00b"', b'{"\\udbff": 1}', b'["\\udbff\\udbff"]', b'"\xed\xa0\x80"', '"\ud800"']
+)
+def test_orjson_refuses_every_lone_surrogate(data):
+    # What lets `loads` skip the look into orjson's strings: such a body goes to the stdlib.
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(data)
+    assert "\ufffd" in json.dumps(wire_json.loads(data), ensure_ascii=False)
 
 
 def stdlib_rule(data):
