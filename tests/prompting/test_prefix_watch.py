@@ -1,6 +1,10 @@
 """prefix_watch on character-level token ids (ord), so positions are readable."""
 
 import logging
+from array import array
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tokenyard.prompting import prefix_watch as pw
 from tokenyard.prompting.prefix_watch import PrefixWatch, PromptFacts
@@ -24,7 +28,7 @@ FACTS = PromptFacts(tool_names=("Bash", "Read"), system_digest="s1")
 
 
 def watch_two(first, second, facts1=FACTS, facts2=FACTS):
-    watch = PrefixWatch(block_size=8)
+    watch = PrefixWatch()
     one = watch.observe("s", toks(first), decode, facts1)
     two = watch.observe("s", toks(second), decode, facts2)
     return one, two
@@ -88,7 +92,7 @@ def test_shorter_prompt_that_is_a_prefix_is_not_a_divergence_of_content():
 
 
 def test_sessions_are_independent_and_bounded():
-    watch = PrefixWatch(block_size=8, max_sessions=3)
+    watch = PrefixWatch(max_sessions=3)
     for i in range(5):
         watch.observe(f"s{i}", toks(SYSTEM), decode)
     assert len(watch) == 3
@@ -96,19 +100,29 @@ def test_sessions_are_independent_and_bounded():
     assert watch.observe("s4", toks(SYSTEM), decode).matched_tokens == len(SYSTEM)
 
 
-def test_memory_is_compact():
+def test_a_prompt_is_remembered_in_four_bytes_a_token():
     watch = PrefixWatch()
-    prompt = list(range(1000)) * 12  # a Claude Code-sized prompt
+    prompt = list(range(150_000, 151_000)) * 12  # a Claude Code-sized prompt, ids of a large vocabulary
     watch.observe("s", prompt, decode=lambda ids: "")
-    remembered = watch._sessions["s"].branches[-1]
-    assert len(remembered.tokens_z) < len(prompt) * 4 and len(remembered.block_hashes) == len(prompt) // 32
+    remembered = watch._sessions["s"].branches[-1].tokens
+    assert remembered.itemsize == 4 and remembered.tolist() == prompt  # one buffer, no object per id
+
+
+IDS = st.lists(st.integers(0, 2), max_size=40)  # few values: long shared runs
+
+
+@given(IDS, IDS, IDS)
+def test_the_shared_prefix_is_where_the_first_id_differs(common, one, other):
+    old, new = common + one, common + other
+    expected = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    assert pw.shared_prefix(array("I", old), array("I", new)) == expected
 
 
 COMPACT = "<|im_start|>user\nCRITICAL: Respond with TEXT ONLY. Summarise.<|im_end|>\n<|im_start|>assistant\n"
 
 
 def test_a_fork_is_not_a_divergence_and_the_stream_goes_on_from_before_it():
-    watch = PrefixWatch(block_size=8)
+    watch = PrefixWatch()
     turn1 = SYSTEM + TOOLS + TURN1
     turn2 = turn1 + OUT1 + TURN2
     watch.observe("s", toks(turn1), decode, FACTS)
@@ -122,7 +136,7 @@ def test_a_fork_is_not_a_divergence_and_the_stream_goes_on_from_before_it():
 
 
 def test_the_first_request_after_a_compaction_starts_the_stream_over():
-    watch = PrefixWatch(block_size=8)
+    watch = PrefixWatch()
     watch.observe("s", toks(SYSTEM + TOOLS + TURN1 + OUT1), decode, FACTS)
     resumed = SYSTEM + TOOLS + "<|im_start|>user\nThis session is being continued…<|im_end|>\n"
     report = watch.observe("s", toks(resumed), decode, FACTS, kind=StreamKind.RESUMED)
@@ -133,7 +147,7 @@ def test_the_first_request_after_a_compaction_starts_the_stream_over():
 
 
 def test_a_subagent_is_its_own_stream_and_records_its_parent():
-    watch = PrefixWatch(block_size=8)
+    watch = PrefixWatch()
     watch.observe("s/main/m", toks(SYSTEM + TOOLS + TURN1), decode, FACTS)
     child = watch.observe("s/a1/m", toks(SYSTEM + "<|im_start|>user\nsub task"), decode, FACTS, parent="main")
     assert child.stable and child.new_stream and child.parent == "main"
@@ -176,7 +190,7 @@ def test_a_template_dropping_earlier_reasoning_at_a_new_user_turn_is_expected():
 
 
 def test_side_queries_diverging_from_each_other_are_their_own_cause():
-    watch = PrefixWatch(block_size=8)
+    watch = PrefixWatch()
     title = SYSTEM + "<|im_start|>user\nWrite a title<|im_end|>\n"
     classify = SYSTEM + "<|im_start|>user\nIs this command safe?<|im_end|>\n"
     watch.observe("s#side", toks(title), decode, FACTS, kind=StreamKind.SIDE_QUERY)

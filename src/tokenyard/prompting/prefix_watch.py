@@ -2,10 +2,11 @@
 
 An agent stream's turn N+1 prompt should start with turn N's prompt token for
 token (plus the model's output); that is what lets the engine reuse its KV cache.
-`PrefixWatch` remembers each stream's recent prompts compactly — chained hashes of
-fixed-size token blocks for the fast comparison, and the token ids compressed for
-the rare diagnosis — in a bounded LRU, and for each new prompt reports how many
-tokens matched. A stream keeps a few branches, because a client forks it (a
+`PrefixWatch` remembers each stream's recent prompts as arrays of 4-byte token ids,
+in a bounded LRU, and for each new prompt reports how many tokens matched: two
+arrays are compared in C, ~10 µs for 36K tokens. (Chained block hashes for the
+comparison and the ids compressed for the diagnosis took about as much memory, and
+1.5-3.5 ms of the event loop's time for every 36K-token prompt.) A stream keeps a few branches, because a client forks it (a
 compaction or summary request extends the history, then the conversation goes on
 from the point before the fork): a prompt that extends any remembered branch is
 stable. When a prompt extends none it explains where and why: the token position,
@@ -27,13 +28,11 @@ first request after a compaction starts its stream over instead of diverging.
 from __future__ import annotations
 
 import logging
-import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..kv_blocks import BlockHash, block_hashes
 from .streams import StreamKind
 
 Decode = Callable[[Sequence[int]], str]
@@ -118,10 +117,12 @@ class PrefixReport:
 
 @dataclass
 class _Remembered:
-    block_hashes: list[BlockHash]
-    length: int
-    tokens_z: bytes
+    tokens: array[int]
     facts: PromptFacts = field(default_factory=PromptFacts)
+
+    @property
+    def length(self) -> int:
+        return len(self.tokens)
 
 
 @dataclass
@@ -130,21 +131,24 @@ class _Stream:
     parent: str | None = None
 
 
-def _pack(tokens: Sequence[int]) -> bytes:
-    return zlib.compress(array("I", tokens).tobytes(), 1)
-
-
-def _unpack(data: bytes) -> array[int]:
-    out: array[int] = array("I")
-    out.frombytes(zlib.decompress(data))
-    return out
+def shared_prefix(old: array[int], new: array[int]) -> int:
+    """How many leading ids `old` and `new` share: one comparison when one extends
+    the other (a growing session), else a binary search of slice comparisons."""
+    shorter = min(len(old), len(new))
+    if old[:shorter] == new[:shorter]:
+        return shorter
+    same, differ = 0, shorter  # old[:same] == new[:same]; old[:differ] != new[:differ]
+    while differ - same > 1:
+        middle = (same + differ) // 2
+        if old[same:middle] == new[same:middle]:
+            same = middle
+        else:
+            differ = middle
+    return same
 
 
 class PrefixWatch:
-    def __init__(
-        self, *, block_size: int = 32, max_sessions: int = 512, context_chars: int = 80, max_branches: int = 4
-    ):
-        self.block_size = block_size
+    def __init__(self, *, max_sessions: int = 512, context_chars: int = 80, max_branches: int = 4):
         self.max_sessions = max_sessions
         self.context_chars = context_chars
         self.max_branches = max_branches
@@ -165,13 +169,12 @@ class PrefixWatch:
     ) -> PrefixReport:
         """Compare `tokens` with the stream's remembered prompts, then remember it."""
         facts = facts or PromptFacts()
-        hashes = block_hashes(tokens, self.block_size)
         stream = self._sessions.pop(session, None)
-        remembered = _Remembered(hashes, len(tokens), _pack(tokens), facts)
+        remembered = _Remembered(array("I", tokens), facts)
         if stream is None or not stream.branches:
             self._remember(session, _Stream([remembered], parent))
             return PrefixReport(session, len(tokens), 0, 0, None, kind.value, parent, new_stream=True)
-        compared = [(self._matched(tokens, hashes, branch), branch) for branch in stream.branches]
+        compared = [(shared_prefix(branch.tokens, remembered.tokens), branch) for branch in stream.branches]
         extended = [branch for matched, branch in compared if matched == branch.length]
         if extended:  # the prompt extends a branch: it replaces it, or forks from it
             branch = max(extended, key=lambda b: b.length)
@@ -187,7 +190,7 @@ class PrefixWatch:
             return PrefixReport(
                 session, len(tokens), matched, closest.length, None, kind.value, stream.parent, new_stream=True
             )
-        divergence = self._diagnose(matched, _unpack(closest.tokens_z), tokens, decode, facts, closest.facts)
+        divergence = self._diagnose(matched, closest.tokens, tokens, decode, facts, closest.facts)
         if kind is StreamKind.SIDE_QUERY:
             divergence = replace(divergence, cause=CAUSE_SIDE_QUERY)
         stream.branches.append(remembered)
@@ -199,21 +202,6 @@ class PrefixWatch:
         self._sessions[session] = stream
         while len(self._sessions) > self.max_sessions:
             self._sessions.popitem(last=False)
-
-    def _matched(self, tokens: Sequence[int], hashes: list[BlockHash], previous: _Remembered) -> int:
-        """Leading tokens shared with `previous`: whole blocks by hash, then token by token."""
-        blocks = 0
-        for old, new in zip(previous.block_hashes, hashes, strict=False):
-            if old != new:
-                break
-            blocks += 1
-        matched = blocks * self.block_size
-        limit = min(previous.length, len(tokens))
-        if matched < limit:
-            old_tokens = _unpack(previous.tokens_z)
-            while matched < limit and old_tokens[matched] == tokens[matched]:
-                matched += 1
-        return matched
 
     def _diagnose(
         self,
