@@ -101,12 +101,19 @@ _PROSE = (
 )
 
 
+# The system prompt and tools of a Claude Code session's later requests (`turns`), in
+# tokens: agent_session.py's recorded session's ~24K.
+LATE_TURN_TOKENS = 24_000
+
+
 def claude_code_body(
-    model: str, billing_suffix: str, user_prompt: str, target_tokens: int, session: str
+    model: str, billing_suffix: str, user_prompt: str, target_tokens: int, session: str, turns: int = 0
 ) -> tuple[dict, dict]:
     """A first request as Claude Code 2.1.330 sends it (tests/e2e/CLAUDE_CODE_NOTES.md),
     with the system prompt and tool descriptions scaled so the rendered prompt is about
-    `target_tokens` (4 characters a token)."""
+    `target_tokens` (4 characters a token). `turns`: a later request of the session
+    instead, after that many tool turns (a Bash call and 60 lines of its output, some
+    non-ASCII as tool output often is; ~3.5 KB of body and ~1,100 tokens a turn)."""
     per_tool = max(200, target_tokens * 4 // (len(_TOOL_NAMES) + 2))
     reps = max(1, per_tool // len(_PROSE))
     tools = [
@@ -141,11 +148,28 @@ def claude_code_body(
             "cache_control": {"type": "ephemeral"},
         },
     ]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": user_prompt, "cache_control": {"type": "ephemeral"}}]}
+    ]
+    for turn in range(turns):
+        call = f"toolu_bench{turn:04d}"
+        command = {"command": f"ls -la src/part{turn}", "timeout": 120}
+        messages += [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"Listing part {turn}."},
+                    {"type": "tool_use", "id": call, "name": "Bash", "input": command},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": call, "content": f"├── part{turn} file\n" * 60}],
+            },
+        ]
     body = {
         "model": model,
-        "messages": [
-            {"role": "user", "content": [{"type": "text", "text": user_prompt, "cache_control": {"type": "ephemeral"}}]}
-        ],
+        "messages": messages,
         "system": system,
         "tools": tools,
         "metadata": {"user_id": json.dumps({"device_id": "bench", "session_id": session})},

@@ -8,8 +8,9 @@ back to back) and cold: between two calls 16 MB of memory is touched and a 20K-e
 JSON document written, as a server's other work does between two requests. The
 cold figures are what the server's timeline shows (5-10x the warm ones); fewer
 calls into compiled extensions, fewer objects and fewer exceptions show there most.
-`--turns N` times a late agent request instead (`tool_loop_body`: ~140 KB at 40
-turns), what every turn of a long session pays before its engine request.
+`--turns N` times a later request of a Claude Code session instead
+(`common.claude_code_body`: ~190 KB and ~57K tokens after 40 tool turns), what every
+turn of a long session pays before its engine request.
 
 `--baseline REF` (e.g. main) runs the same steps for that commit's `src/` (from
 `git archive`) in alternating worker processes, and prints both side by side with
@@ -32,49 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO, fixture_model  # noqa: E402
+from common import LATE_TURN_TOKENS, REPO, claude_code_body, fixture_model  # noqa: E402
 from gateway_overhead import SYSTEM, baseline_tree  # noqa: E402
-
-
-def tool_loop_body(turns: int) -> dict[str, Any]:
-    """A late Claude Code-like request: a 42 KB system prompt, 20 tools, and `turns`
-    earlier turns of a short text, a call, and 60 lines of its output (some non-ASCII,
-    as tool output often is)."""
-    tools = [
-        {
-            "name": f"Tool{i}",
-            "description": "Does one thing in the repository. " * 25,
-            "input_schema": {
-                "type": "object",
-                "properties": {f"p{j}": {"type": "string", "description": "a parameter " * 8} for j in range(6)},
-                "required": ["p0"],
-            },
-        }
-        for i in range(20)
-    ]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the failing test."}]
-    for turn in range(turns):
-        call = f"toolu_{turn:04d}"
-        messages.append(
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "text", "text": f"Running step {turn}."},
-                    {"type": "tool_use", "id": call, "name": "Tool1", "input": {"p0": f"ls -la dir{turn}"}},
-                ],
-            }
-        )
-        output = f"├── line of output {turn}\n" * 60
-        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": output}]})
-    system = [{"type": "text", "text": "You are a coding agent. " * 1750}]
-    return {
-        "model": "bench-model",
-        "stream": True,
-        "max_tokens": 4096,
-        "system": system,
-        "tools": tools,
-        "messages": messages,
-    }
 
 
 def worker(rounds: int, turns: int) -> dict[str, dict[str, float]]:
@@ -100,19 +60,18 @@ def worker(rounds: int, turns: int) -> dict[str, dict[str, float]]:
     )
     model, engine = load(settings)
     state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(bytes(32)), ServerConfig())
-    body = (
-        tool_loop_body(turns)
-        if turns
-        else {
-            "model": "bench-model",
-            "stream": True,
-            "max_tokens": 205,
-            "system": SYSTEM,
-            "messages": [{"role": "user", "content": "Explain streaming."}],
-        }
-    )
-    raw = json.dumps(body, ensure_ascii=False).encode()
+    body: dict[str, Any] = {
+        "model": "bench-model",
+        "stream": True,
+        "max_tokens": 205,
+        "system": SYSTEM,
+        "messages": [{"role": "user", "content": "Explain streaming."}],
+    }
     headers = {"anthropic-version": "2023-06-01", "content-type": "application/json"}
+    if turns:
+        body, session = claude_code_body("bench-model", "0", "Fix the failing test.", LATE_TURN_TOKENS, "s1", turns)
+        headers |= session
+    raw = json.dumps(body, ensure_ascii=False).encode()
     ctx = context(headers, state)
     conversation = SPOKE.parse(loads(raw), ctx).conversation
     renderer = model.renderer
@@ -175,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", help="a commit whose src/ is timed beside this tree's")
     parser.add_argument("--rounds", type=int, default=200, help="cold calls per step (warm: five times as many)")
     parser.add_argument(
-        "--turns", type=int, default=0, help="time a late tool-loop body of this many turns (~3.3 KB each) instead"
+        "--turns", type=int, default=0, help="time a Claude Code request after this many tool turns instead"
     )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -195,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, runs in results.items()
     }
     names = list(trees)
-    body = f"a {args.turns}-turn tool loop" if args.turns else "one message"
+    body = f"a Claude Code request after {args.turns} tool turns" if args.turns else "one message"
     print(f"µs per call, median (lower of two workers), {body}; load average {os.getloadavg()[0]:.1f}")
     header = "".join(f"{name + ' warm':>18}{name + ' cold':>18}" for name in names)
     print(f"  {'step':34}{header}" + ("   ratio warm / cold" if len(names) > 1 else ""))

@@ -57,14 +57,16 @@ def test_dispatch_latency_quick(capsys):
         assert f"  {api}" in out
 
 
-def test_gateway_overhead_quick(capsys):
-    assert load("gateway_overhead").main(["--quick"]) == 0
+@pytest.mark.parametrize("later", [[], ["--turns", "3"]], ids=["one message", "a later turn"])
+def test_gateway_overhead_quick(capsys, later):
+    assert load("gateway_overhead").main(["--quick", *later]) == 0
     out = capsys.readouterr().out
     assert "tokenyard" in out and "direct" in out and "bare hop" in out
 
 
-def test_request_steps_quick(capsys):
-    assert load("request_steps").main(["--rounds", "3"]) == 0
+@pytest.mark.parametrize("later", [[], ["--turns", "3"]], ids=["one message", "a later turn"])
+def test_request_steps_quick(capsys, later):
+    assert load("request_steps").main(["--rounds", "3", *later]) == 0
     out = capsys.readouterr().out
     for step in ("JSON + body → Conversation", "chat template", "tokenization", "start_generation"):
         assert f"  {step} " in out
