@@ -1,5 +1,5 @@
-"""Chained block hashes of token prefixes: one definition shared by the prefix watch,
-the simulated engine and the router.
+"""Chained block hashes of token prefixes: one definition shared by the simulated engine
+and the router.
 
 A token sequence is cut into fixed-size blocks. Block i's hash chains block i-1's
 hash with block i's tokens, so it stands for every token from the start to the end
