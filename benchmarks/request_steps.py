@@ -45,6 +45,7 @@ def worker(rounds: int, turns: int) -> dict[str, dict[str, float]]:
     from tokenyard.sealing import ReasoningSeal
     from tokenyard.server.app import ServerConfig, ServerState
     from tokenyard.server.loading import load
+    from tokenyard.server.offload import freeze_start_up_objects
     from tokenyard.server.pipeline import Pipeline
     from tokenyard.server.routes import context, start_generation
     from tokenyard.settings import ModelSettings
@@ -59,6 +60,7 @@ def worker(rounds: int, turns: int) -> dict[str, dict[str, float]]:
         max_model_len=131072,
     )
     model, engine = load(settings)
+    freeze_start_up_objects()  # as `tokenyard serve` does: a full collection then walks only what requests made
     state = ServerState(Pipeline(model, engine, prefix_watch=PrefixWatch()), ReasoningSeal(bytes(32)), ServerConfig())
     body: dict[str, Any] = {
         "model": "bench-model",
