@@ -4,21 +4,22 @@ An agent stream's turn N+1 prompt should start with turn N's prompt token for
 token (plus the model's output); that is what lets the engine reuse its KV cache.
 `PrefixWatch` remembers each stream's recent prompts as arrays of 4-byte token ids,
 in a bounded LRU, and for each new prompt reports how many tokens matched: two
-arrays are compared in C, ~10 µs for 36K tokens. (Chained block hashes for the
-comparison and the ids compressed for the diagnosis took about as much memory, and
-1.5-3.5 ms of the event loop's time for every 36K-token prompt.) A stream keeps a few branches, because a client forks it (a
-compaction or summary request extends the history, then the conversation goes on
-from the point before the fork): a prompt that extends any remembered branch is
-stable. When a prompt extends none it explains where and why: the token position,
-the token counts and the likely cause (billing header, changed reasoning,
-reordered or changed tools, changed system prompt, edited history). Two causes are
-expected, not faults, and are logged below WARNING: a template that drops earlier
-turns' reasoning once a new user turn starts (Qwen3 keeps only the current agentic
-turn's), and a side query (a request without tools, such as a title or a permission
-classifier's question) diverging from an earlier side query in its own stream.
-The text on
-both sides is kept for an operator who asks for it (`describe(excerpts=True)`);
-by default no prompt text reaches a log.
+arrays are compared in C, ~10 µs for 36K tokens. (It used to hash every 32-token
+block and compress the ids: 3.2 bytes a token of prose and code against 4 now, but
+1.5-3.5 ms of the event loop for every 36K-token prompt.)
+
+A stream keeps a few branches, because a client forks it (a compaction or summary
+request extends the history, then the conversation goes on from the point before
+the fork): a prompt that extends any remembered branch is stable. When a prompt
+extends none it explains where and why: the token position, the token counts and
+the likely cause (billing header, changed reasoning, reordered or changed tools,
+changed system prompt, edited history). Two causes are expected, not faults, and
+are logged below WARNING: a template that drops earlier turns' reasoning once a new
+user turn starts (Qwen3 keeps only the current agentic turn's), and a side query (a
+request without tools, such as a title or a permission classifier's question)
+diverging from an earlier side query in its own stream. The text on both sides is
+kept for an operator who asks for it (`describe(excerpts=True)`); by default no
+prompt text reaches a log.
 
 A stream is keyed by session, agent and model (see streams.py); a subagent's
 stream records its parent, a compaction request is labelled as such, and the
